@@ -1,0 +1,1 @@
+//! Drop-tail FIFO with a limit in packets or bytes.

@@ -1,0 +1,122 @@
+//! Queue disciplines: [`Queue`] dispatches over drop-tail, RED and token bucket filter.
+//!
+//! A link owns one queue. The link offers each arriving packet with [`Queue::enqueue`]
+//! (which may drop it) and, whenever its transmitter is free, asks [`Queue::dequeue`] for
+//! the next packet, which answers with a packet, "not before" an instant (a token bucket
+//! waiting for tokens), or empty. Queues hold [`QueuedPacket`]s: an opaque slot index into
+//! the driver's packet arena plus what the discipline needs to know (size, flow, arrival).
+
+mod droptail;
+mod red;
+mod tbf;
+
+use fairstream_core::{Bitrate, DataSize, Duration, Instant, RngStream};
+
+pub use droptail::DropTail;
+pub use red::{Red, RedConfig};
+pub use tbf::{Tbf, TbfConfig};
+
+/// A packet waiting in a queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueuedPacket {
+    /// The driver's handle for the packet (an arena index).
+    pub slot: u32,
+    /// Size on the wire, bytes.
+    pub size: u32,
+    /// When it was enqueued.
+    pub enqueued_at: Instant,
+}
+
+/// The answer of [`Queue::dequeue`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dequeue {
+    /// Send this packet now.
+    Packet(QueuedPacket),
+    /// Packets wait, but none may leave before this instant (token bucket).
+    NotBefore(Instant),
+    /// Nothing is waiting.
+    Empty,
+}
+
+/// A queue limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    /// At most this many packets.
+    Packets(u32),
+    /// At most this many bytes.
+    Bytes(DataSize),
+}
+
+/// A queue discipline and its parameters, before it is built for a link.
+#[derive(Clone, Debug, PartialEq)]
+pub enum QueueConfig {
+    /// First in, first out; arrivals beyond the limit are dropped.
+    DropTail(QueueLimit),
+    /// Random Early Detection.
+    Red(RedConfig),
+    /// Token bucket filter.
+    Tbf(TbfConfig),
+}
+
+/// A built queue discipline.
+#[derive(Clone, Debug)]
+pub enum Queue {
+    /// Drop-tail FIFO.
+    DropTail(DropTail),
+    /// RED.
+    Red(Box<Red>),
+    /// Token bucket filter.
+    Tbf(Tbf),
+}
+
+impl Queue {
+    /// Builds `config` for a link of rate `link_rate` and propagation delay `link_delay`
+    /// (RED derives its automatic parameters from them); `rng` drives RED's random drops.
+    pub fn new(config: &QueueConfig, link_rate: Bitrate, link_delay: Duration, rng: RngStream) -> Self {
+        match config {
+            QueueConfig::DropTail(limit) => Self::DropTail(DropTail::new(*limit)),
+            QueueConfig::Red(c) => Self::Red(Box::new(Red::new(c.clone(), link_rate, link_delay, rng))),
+            QueueConfig::Tbf(c) => Self::Tbf(Tbf::new(c.clone())),
+        }
+    }
+
+    /// Offers `pkt`; gives it back as `Err` if the discipline drops it.
+    #[inline]
+    pub fn enqueue(&mut self, now: Instant, pkt: QueuedPacket) -> Result<(), QueuedPacket> {
+        match self {
+            Self::DropTail(q) => q.enqueue(now, pkt),
+            Self::Red(q) => q.enqueue(now, pkt),
+            Self::Tbf(q) => q.enqueue(now, pkt),
+        }
+    }
+
+    /// The next packet to send at `now`, if any may leave.
+    #[inline]
+    pub fn dequeue(&mut self, now: Instant) -> Dequeue {
+        match self {
+            Self::DropTail(q) => q.dequeue(now),
+            Self::Red(q) => q.dequeue(now),
+            Self::Tbf(q) => q.dequeue(now),
+        }
+    }
+
+    /// Packets waiting.
+    #[inline]
+    pub fn len_packets(&self) -> usize {
+        match self {
+            Self::DropTail(q) => q.len_packets(),
+            Self::Red(q) => q.len_packets(),
+            Self::Tbf(q) => q.len_packets(),
+        }
+    }
+
+    /// Bytes waiting.
+    #[inline]
+    pub fn len_bytes(&self) -> u64 {
+        match self {
+            Self::DropTail(q) => q.len_bytes(),
+            Self::Red(q) => q.len_bytes(),
+            Self::Tbf(q) => q.len_bytes(),
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! Piecewise-constant capacity schedules: a link's rate as a step function of time.
+
+use fairstream_core::{Bitrate, Instant};
+
+/// A rate that changes at given instants; before the first step the base rate applies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CapacitySchedule {
+    base: Bitrate,
+    /// `(from, rate)` steps, sorted by time.
+    steps: Vec<(Instant, Bitrate)>,
+}
+
+impl CapacitySchedule {
+    /// A constant rate.
+    pub fn constant(rate: Bitrate) -> Self {
+        Self { base: rate, steps: Vec::new() }
+    }
+
+    /// `base` until the first step, then each step's rate from its instant on.
+    /// Steps are sorted by time; a later step at the same instant wins.
+    pub fn new(base: Bitrate, mut steps: Vec<(Instant, Bitrate)>) -> Self {
+        steps.sort_by_key(|&(t, _)| t);
+        Self { base, steps }
+    }
+
+    /// The rate in force at `now`.
+    pub fn rate_at(&self, now: Instant) -> Bitrate {
+        match self.steps.partition_point(|&(t, _)| t <= now) {
+            0 => self.base,
+            i => self.steps[i - 1].1,
+        }
+    }
+
+    /// The rate before any step.
+    pub fn base(&self) -> Bitrate {
+        self.base
+    }
+
+    /// The steps, sorted by time.
+    pub fn steps(&self) -> &[(Instant, Bitrate)] {
+        &self.steps
+    }
+
+    /// Whether the rate never changes.
+    pub fn is_constant(&self) -> bool {
+        self.steps.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_follows_steps() {
+        let s = CapacitySchedule::new(
+            Bitrate::mbps(10),
+            vec![(Instant::from_nanos(200), Bitrate::mbps(2)), (Instant::from_nanos(100), Bitrate::mbps(5))],
+        );
+        assert_eq!(s.rate_at(Instant::ZERO), Bitrate::mbps(10));
+        assert_eq!(s.rate_at(Instant::from_nanos(100)), Bitrate::mbps(5));
+        assert_eq!(s.rate_at(Instant::from_nanos(199)), Bitrate::mbps(5));
+        assert_eq!(s.rate_at(Instant::from_nanos(10_000)), Bitrate::mbps(2));
+    }
+}

@@ -1,0 +1,204 @@
+//! Unresponsive UDP constant-bit-rate source (optionally on/off) and the UDP sink.
+
+use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant};
+
+use crate::{
+    Direction, Endpoint, EndpointStats, Header, IP_UDP_HEADER, MetricSink, Packet, UdpDatagram,
+};
+
+/// Fixed on/off periods: send for `on`, stay silent for `off`, repeat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OnOff {
+    /// Length of a sending period.
+    pub on: Duration,
+    /// Length of a silent period.
+    pub off: Duration,
+}
+
+/// Parameters of a [`CbrSource`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CbrConfig {
+    /// Sending rate (counting whole packets on the wire).
+    pub rate: Bitrate,
+    /// Size of every packet on the wire.
+    pub packet_size: DataSize,
+    /// When the first packet leaves.
+    pub start: Instant,
+    /// When the source falls silent (`None`: never).
+    pub stop: Option<Instant>,
+    /// Optional on/off pattern, starting with an on period at `start`.
+    pub on_off: Option<OnOff>,
+}
+
+impl Default for CbrConfig {
+    fn default() -> Self {
+        Self {
+            rate: Bitrate::mbps(1),
+            packet_size: DataSize::bytes(1000),
+            start: Instant::ZERO,
+            stop: None,
+            on_off: None,
+        }
+    }
+}
+
+/// A source that sends fixed-size packets at a constant rate and ignores all feedback.
+#[derive(Clone, Debug)]
+pub struct CbrSource {
+    flow: FlowId,
+    config: CbrConfig,
+    /// Start of the current on period; packet `k` of it leaves at `base + k·interval`.
+    base: Instant,
+    k: u64,
+    next_seq: u64,
+    stats: EndpointStats,
+}
+
+impl CbrSource {
+    /// A source for `flow`.
+    pub fn new(flow: FlowId, config: CbrConfig) -> Self {
+        Self { flow, base: config.start, config, k: 0, next_seq: 0, stats: EndpointStats::default() }
+    }
+
+    /// When packet `k` of the current period is due, skipping silent periods; `None` once stopped.
+    fn next_send(&mut self) -> Option<Instant> {
+        if self.config.rate.is_zero() || self.config.packet_size.as_bytes() == 0 {
+            return None;
+        }
+        loop {
+            let offset = self.config.packet_size.as_bits() as u128 * 1_000_000_000u128 * self.k as u128
+                / self.config.rate.as_bps() as u128;
+            let t = self.base.saturating_add(Duration::from_nanos(offset.min(u64::MAX as u128) as u64));
+            if let Some(on_off) = self.config.on_off {
+                if t.saturating_since(self.base) >= on_off.on {
+                    self.base = self.base + on_off.on + on_off.off;
+                    self.k = 0;
+                    continue;
+                }
+            }
+            return match self.config.stop {
+                Some(stop) if t >= stop => None,
+                _ => Some(t),
+            };
+        }
+    }
+}
+
+impl Endpoint for CbrSource {
+    fn handle_packet(&mut self, _now: Instant, _packet: &Packet, _metrics: &mut dyn MetricSink) {}
+
+    fn handle_timeout(&mut self, _now: Instant, _metrics: &mut dyn MetricSink) {}
+
+    fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
+        let due = self.next_send()?;
+        if due > now {
+            return None;
+        }
+        self.k += 1;
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let size = self.config.packet_size;
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += size.as_bytes();
+        Some(Packet {
+            flow: self.flow,
+            direction: Direction::Forward,
+            size,
+            payload: size.as_bytes().saturating_sub(IP_UDP_HEADER) as u32,
+            sent_at: now,
+            header: Header::Udp(UdpDatagram { seq }),
+        })
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.clone().next_send()
+    }
+
+    fn stats(&self) -> EndpointStats {
+        self.stats
+    }
+}
+
+/// Receives UDP datagrams and counts them; sends nothing back.
+#[derive(Clone, Debug, Default)]
+pub struct UdpSink {
+    stats: EndpointStats,
+}
+
+impl UdpSink {
+    /// An empty sink.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Endpoint for UdpSink {
+    fn handle_packet(&mut self, _now: Instant, packet: &Packet, _metrics: &mut dyn MetricSink) {
+        self.stats.packets_received += 1;
+        self.stats.app_bytes_received += u64::from(packet.payload);
+    }
+    fn handle_timeout(&mut self, _now: Instant, _metrics: &mut dyn MetricSink) {}
+    fn poll_transmit(&mut self, _now: Instant) -> Option<Packet> {
+        None
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+    fn stats(&self) -> EndpointStats {
+        self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NullSink;
+
+    fn drain(src: &mut CbrSource, until: Instant) -> Vec<Instant> {
+        let mut sent = Vec::new();
+        while let Some(t) = src.poll_timeout() {
+            if t > until {
+                break;
+            }
+            src.handle_timeout(t, &mut NullSink);
+            while let Some(p) = src.poll_transmit(t) {
+                sent.push(p.sent_at);
+            }
+        }
+        sent
+    }
+
+    #[test]
+    fn sends_at_exact_rate_without_drift() {
+        let cfg = CbrConfig { rate: Bitrate::kbps(1500), packet_size: DataSize::bytes(1500), ..Default::default() };
+        let mut src = CbrSource::new(FlowId(0), cfg);
+        let sent = drain(&mut src, Instant::from_nanos(10_000_000_000 - 1));
+        // 1.5 Mbit/s of 1500-byte packets = 125 packets/s.
+        assert_eq!(sent.len(), 1250);
+        assert_eq!(sent[1] - sent[0], Duration::from_millis(8));
+    }
+
+    #[test]
+    fn on_off_skips_silent_periods_and_stop_ends_it() {
+        let cfg = CbrConfig {
+            rate: Bitrate::kbps(80),
+            packet_size: DataSize::bytes(1000),
+            start: Instant::ZERO,
+            stop: Some(Instant::from_nanos(4_000_000_000)),
+            on_off: Some(OnOff { on: Duration::from_secs(1), off: Duration::from_secs(1) }),
+        };
+        let mut src = CbrSource::new(FlowId(0), cfg);
+        let sent = drain(&mut src, Instant::MAX);
+        // 10 packets/s, on during [0,1) and [2,3).
+        assert_eq!(sent.len(), 20);
+        assert!(sent.iter().all(|t| t.as_secs_f64() < 1.0 || (2.0..3.0).contains(&t.as_secs_f64())));
+        assert_eq!(src.poll_timeout(), None);
+    }
+
+    #[test]
+    fn zero_rate_never_sends() {
+        let mut src = CbrSource::new(FlowId(0), CbrConfig { rate: Bitrate::ZERO, ..Default::default() });
+        assert_eq!(src.poll_timeout(), None);
+        assert!(src.poll_transmit(Instant::from_nanos(1)).is_none());
+    }
+}

@@ -1,0 +1,36 @@
+//! Sans-IO protocol endpoints.
+//!
+//! Every endpoint here is a state machine that never reads a clock, touches a socket, sleeps
+//! or spawns: the driver (the simulator, later the real-time runtime or the emulator) feeds it
+//! and drains it through the [`Endpoint`] trait:
+//!
+//! - `handle_packet(now, packet, metrics)` and `handle_timeout(now, metrics)` feed it;
+//! - `poll_transmit(now)` drains the packets it wants to send, until `None`;
+//! - `poll_timeout()` says when `handle_timeout` is next due.
+//!
+//! After every `handle_*` call the driver drains `poll_transmit` and then re-reads
+//! `poll_timeout`. A spurious `handle_timeout` (earlier than due, or twice) does nothing.
+//! Metric records (cwnd, RTT, RTO, rate, …) go to the [`MetricSink`] passed to each handler.
+//!
+//! ```
+//! use fairstream_core::{FlowId, Instant};
+//! use fairstream_proto::{CbrConfig, CbrSource, Endpoint, NullSink};
+//! let mut src = CbrSource::new(FlowId(0), CbrConfig::default());
+//! let now = src.poll_timeout().unwrap(); // the flow's start time
+//! src.handle_timeout(now, &mut NullSink);
+//! let first = src.poll_transmit(now).expect("a CBR source sends at its start");
+//! assert_eq!(first.size.as_bytes(), 1000);
+//! ```
+
+mod any;
+mod cbr;
+mod endpoint;
+mod metric;
+mod packet;
+pub mod tcp;
+
+pub use any::AnyEndpoint;
+pub use cbr::{CbrConfig, CbrSource, OnOff, UdpSink};
+pub use endpoint::{Endpoint, EndpointStats};
+pub use metric::{Metric, MetricSink, NullSink, VecSink};
+pub use packet::{Direction, Header, Packet, TcpFlags, TcpSegment, UdpDatagram, IP_TCP_HEADER, IP_UDP_HEADER};

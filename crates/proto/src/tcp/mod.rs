@@ -1,0 +1,16 @@
+//! TCP Reno and NewReno in ns-2 one-way mode (PROTOCOLS.md §1): packet-counted windows,
+//! a bulk (FTP) or finite source, and a sink with optional delayed ACKs.
+//!
+//! - [`config`]: every parameter with its ns-2 default, and a modern-stack preset;
+//! - [`sender`]: the sender state machine;
+//! - [`rtt`]: the tick-based RTT estimator and RTO (ns-2 `rtt_update`/`rtt_timeout`);
+//! - [`sink`]: the receiver.
+
+pub mod config;
+pub mod rtt;
+pub mod sender;
+pub mod sink;
+
+pub use config::{TcpConfig, TcpSinkConfig, TcpVariant};
+pub use sender::TcpSender;
+pub use sink::TcpSink;
