@@ -18,6 +18,14 @@ pub enum AnyEndpoint {
     UdpSink(UdpSink),
 }
 
+impl AnyEndpoint {
+    /// Whether this endpoint, as a receiver, sends packets back to its flow's source
+    /// (ACKs, feedback), so that the flow needs a route in both directions.
+    pub fn sends_feedback(&self) -> bool {
+        !matches!(self, Self::UdpSink(_) | Self::Cbr(_))
+    }
+}
+
 macro_rules! dispatch {
     ($self:ident, $e:ident => $body:expr) => {
         match $self {

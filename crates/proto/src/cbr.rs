@@ -57,7 +57,14 @@ pub struct CbrSource {
 impl CbrSource {
     /// A source for `flow`.
     pub fn new(flow: FlowId, config: CbrConfig) -> Self {
-        Self { flow, base: config.start, config, k: 0, next_seq: 0, stats: EndpointStats::default() }
+        Self {
+            flow,
+            base: config.start,
+            config,
+            k: 0,
+            next_seq: 0,
+            stats: EndpointStats::default(),
+        }
     }
 
     /// When packet `k` of the current period is due, skipping silent periods; `None` once stopped.
@@ -66,15 +73,18 @@ impl CbrSource {
             return None;
         }
         loop {
-            let offset = self.config.packet_size.as_bits() as u128 * 1_000_000_000u128 * self.k as u128
-                / self.config.rate.as_bps() as u128;
-            let t = self.base.saturating_add(Duration::from_nanos(offset.min(u64::MAX as u128) as u64));
-            if let Some(on_off) = self.config.on_off {
-                if t.saturating_since(self.base) >= on_off.on {
-                    self.base = self.base + on_off.on + on_off.off;
-                    self.k = 0;
-                    continue;
-                }
+            let offset =
+                self.config.packet_size.as_bits() as u128 * 1_000_000_000u128 * self.k as u128
+                    / self.config.rate.as_bps() as u128;
+            let t = self
+                .base
+                .saturating_add(Duration::from_nanos(offset.min(u64::MAX as u128) as u64));
+            if let Some(on_off) = self.config.on_off
+                && t.saturating_since(self.base) >= on_off.on
+            {
+                self.base = self.base + on_off.on + on_off.off;
+                self.k = 0;
+                continue;
             }
             return match self.config.stop {
                 Some(stop) if t >= stop => None,
@@ -170,7 +180,11 @@ mod tests {
 
     #[test]
     fn sends_at_exact_rate_without_drift() {
-        let cfg = CbrConfig { rate: Bitrate::kbps(1500), packet_size: DataSize::bytes(1500), ..Default::default() };
+        let cfg = CbrConfig {
+            rate: Bitrate::kbps(1500),
+            packet_size: DataSize::bytes(1500),
+            ..Default::default()
+        };
         let mut src = CbrSource::new(FlowId(0), cfg);
         let sent = drain(&mut src, Instant::from_nanos(10_000_000_000 - 1));
         // 1.5 Mbit/s of 1500-byte packets = 125 packets/s.
@@ -185,19 +199,31 @@ mod tests {
             packet_size: DataSize::bytes(1000),
             start: Instant::ZERO,
             stop: Some(Instant::from_nanos(4_000_000_000)),
-            on_off: Some(OnOff { on: Duration::from_secs(1), off: Duration::from_secs(1) }),
+            on_off: Some(OnOff {
+                on: Duration::from_secs(1),
+                off: Duration::from_secs(1),
+            }),
         };
         let mut src = CbrSource::new(FlowId(0), cfg);
         let sent = drain(&mut src, Instant::MAX);
         // 10 packets/s, on during [0,1) and [2,3).
         assert_eq!(sent.len(), 20);
-        assert!(sent.iter().all(|t| t.as_secs_f64() < 1.0 || (2.0..3.0).contains(&t.as_secs_f64())));
+        assert!(
+            sent.iter()
+                .all(|t| t.as_secs_f64() < 1.0 || (2.0..3.0).contains(&t.as_secs_f64()))
+        );
         assert_eq!(src.poll_timeout(), None);
     }
 
     #[test]
     fn zero_rate_never_sends() {
-        let mut src = CbrSource::new(FlowId(0), CbrConfig { rate: Bitrate::ZERO, ..Default::default() });
+        let mut src = CbrSource::new(
+            FlowId(0),
+            CbrConfig {
+                rate: Bitrate::ZERO,
+                ..Default::default()
+            },
+        );
         assert_eq!(src.poll_timeout(), None);
         assert!(src.poll_transmit(Instant::from_nanos(1)).is_none());
     }

@@ -33,4 +33,6 @@ pub use any::AnyEndpoint;
 pub use cbr::{CbrConfig, CbrSource, OnOff, UdpSink};
 pub use endpoint::{Endpoint, EndpointStats};
 pub use metric::{Metric, MetricSink, NullSink, VecSink};
-pub use packet::{Direction, Header, Packet, TcpFlags, TcpSegment, UdpDatagram, IP_TCP_HEADER, IP_UDP_HEADER};
+pub use packet::{
+    Direction, Header, IP_TCP_HEADER, IP_UDP_HEADER, Packet, TcpFlags, TcpSegment, UdpDatagram,
+};

@@ -12,5 +12,6 @@ pub mod sender;
 pub mod sink;
 
 pub use config::{TcpConfig, TcpSinkConfig, TcpVariant};
-pub use sender::TcpSender;
+pub use rtt::RttEstimator;
+pub use sender::{CwndAction, TcpSender};
 pub use sink::TcpSink;
