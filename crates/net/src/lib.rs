@@ -12,6 +12,6 @@ pub mod error;
 pub mod queue;
 pub mod schedule;
 
-pub use error::ErrorModel;
+pub use error::{ErrorModel, GeState};
 pub use queue::{Dequeue, Queue, QueueConfig, QueueLimit, QueuedPacket, RedConfig, TbfConfig};
 pub use schedule::CapacitySchedule;

@@ -13,7 +13,10 @@ pub struct CapacitySchedule {
 impl CapacitySchedule {
     /// A constant rate.
     pub fn constant(rate: Bitrate) -> Self {
-        Self { base: rate, steps: Vec::new() }
+        Self {
+            base: rate,
+            steps: Vec::new(),
+        }
     }
 
     /// `base` until the first step, then each step's rate from its instant on.
@@ -55,7 +58,10 @@ mod tests {
     fn rate_follows_steps() {
         let s = CapacitySchedule::new(
             Bitrate::mbps(10),
-            vec![(Instant::from_nanos(200), Bitrate::mbps(2)), (Instant::from_nanos(100), Bitrate::mbps(5))],
+            vec![
+                (Instant::from_nanos(200), Bitrate::mbps(2)),
+                (Instant::from_nanos(100), Bitrate::mbps(5)),
+            ],
         );
         assert_eq!(s.rate_at(Instant::ZERO), Bitrate::mbps(10));
         assert_eq!(s.rate_at(Instant::from_nanos(100)), Bitrate::mbps(5));

@@ -1,1 +1,229 @@
 //! Drop-tail FIFO with a limit in packets or bytes.
+//!
+//! Also home of [`Fifo`], the packet store that every discipline of this module is built on:
+//! a ring buffer preallocated from the queue limit plus a running byte count, so that enqueue
+//! and dequeue are O(1) and allocate nothing once the ring has reached its working size.
+
+use std::collections::VecDeque;
+
+use fairstream_core::Instant;
+
+use super::{Dequeue, QueueLimit, QueuedPacket};
+
+/// Most slots reserved up front; a queue with a larger limit grows on demand (amortised,
+/// and a ring never shrinks, so the steady state does not allocate either way).
+const MAX_PREALLOC: usize = 4096;
+
+/// Smallest packet assumed when sizing the ring for a byte limit (a bare TCP/IP header
+/// is 40 B; 64 B is the Ethernet minimum frame).
+const MIN_PACKET_FOR_PREALLOC: u64 = 64;
+
+/// A FIFO of packets with a running byte count.
+#[derive(Clone, Debug)]
+pub(super) struct Fifo {
+    pkts: VecDeque<QueuedPacket>,
+    bytes: u64,
+}
+
+impl Fifo {
+    /// An empty FIFO with room for as many packets as `limit` can hold (capped).
+    pub(super) fn for_limit(limit: QueueLimit) -> Self {
+        let slots = match limit {
+            QueueLimit::Packets(n) => u64::from(n),
+            QueueLimit::Bytes(b) => b.as_bytes() / MIN_PACKET_FOR_PREALLOC + 1,
+        };
+        let slots = usize::try_from(slots)
+            .unwrap_or(MAX_PREALLOC)
+            .min(MAX_PREALLOC);
+        Self {
+            pkts: VecDeque::with_capacity(slots),
+            bytes: 0,
+        }
+    }
+
+    /// Whether a packet of `size` bytes may join without exceeding `limit`.
+    #[inline]
+    pub(super) fn fits(&self, limit: QueueLimit, size: u32) -> bool {
+        match limit {
+            QueueLimit::Packets(n) => (self.pkts.len() as u64) < u64::from(n),
+            QueueLimit::Bytes(b) => self.bytes + u64::from(size) <= b.as_bytes(),
+        }
+    }
+
+    /// Appends `pkt` at the tail.
+    #[inline]
+    pub(super) fn push(&mut self, pkt: QueuedPacket) {
+        self.bytes += u64::from(pkt.size);
+        self.pkts.push_back(pkt);
+    }
+
+    /// Removes and returns the head.
+    #[inline]
+    pub(super) fn pop(&mut self) -> Option<QueuedPacket> {
+        let pkt = self.pkts.pop_front()?;
+        self.bytes -= u64::from(pkt.size);
+        Some(pkt)
+    }
+
+    /// The head, without removing it.
+    #[inline]
+    pub(super) fn front(&self) -> Option<&QueuedPacket> {
+        self.pkts.front()
+    }
+
+    /// Packets held.
+    #[inline]
+    pub(super) fn len(&self) -> usize {
+        self.pkts.len()
+    }
+
+    /// Whether no packet is held.
+    #[inline]
+    pub(super) fn is_empty(&self) -> bool {
+        self.pkts.is_empty()
+    }
+
+    /// Bytes held.
+    #[inline]
+    pub(super) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+/// First in, first out; an arrival that would exceed the limit is dropped.
+///
+/// A packet limit of `n` holds at most `n` packets (the arrival finding `n` waiting is
+/// dropped); a byte limit of `b` accepts an arrival only if the bytes waiting plus its size
+/// stay within `b`. The packet being transmitted is not in the queue and does not count.
+#[derive(Clone, Debug)]
+pub struct DropTail {
+    limit: QueueLimit,
+    fifo: Fifo,
+}
+
+impl DropTail {
+    /// An empty drop-tail queue with `limit`.
+    pub fn new(limit: QueueLimit) -> Self {
+        Self {
+            limit,
+            fifo: Fifo::for_limit(limit),
+        }
+    }
+
+    /// Offers `pkt`; gives it back as `Err` if it does not fit.
+    #[inline]
+    pub fn enqueue(&mut self, _now: Instant, pkt: QueuedPacket) -> Result<(), QueuedPacket> {
+        if self.fifo.fits(self.limit, pkt.size) {
+            self.fifo.push(pkt);
+            Ok(())
+        } else {
+            Err(pkt)
+        }
+    }
+
+    /// The head packet, or [`Dequeue::Empty`].
+    #[inline]
+    pub fn dequeue(&mut self, _now: Instant) -> Dequeue {
+        self.fifo.pop().map_or(Dequeue::Empty, Dequeue::Packet)
+    }
+
+    /// Packets waiting.
+    #[inline]
+    pub fn len_packets(&self) -> usize {
+        self.fifo.len()
+    }
+
+    /// Bytes waiting.
+    #[inline]
+    pub fn len_bytes(&self) -> u64 {
+        self.fifo.bytes()
+    }
+
+    /// The limit.
+    pub fn limit(&self) -> QueueLimit {
+        self.limit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use fairstream_core::DataSize;
+
+    use super::*;
+
+    fn pkt(slot: u32, size: u32) -> QueuedPacket {
+        QueuedPacket {
+            slot,
+            size,
+            enqueued_at: Instant::from_nanos(u64::from(slot)),
+        }
+    }
+
+    #[test]
+    fn packet_limit_drops_the_arrival_that_finds_the_queue_full() {
+        let mut q = DropTail::new(QueueLimit::Packets(3));
+        let t = Instant::ZERO;
+        for i in 0..3 {
+            assert_eq!(q.enqueue(t, pkt(i, 1500)), Ok(()));
+        }
+        assert_eq!(q.enqueue(t, pkt(3, 40)), Err(pkt(3, 40)));
+        assert_eq!(q.len_packets(), 3);
+        assert_eq!(q.len_bytes(), 4500);
+        assert!(matches!(q.dequeue(t), Dequeue::Packet(p) if p.slot == 0));
+        assert_eq!(q.enqueue(t, pkt(4, 40)), Ok(()));
+        assert_eq!(q.len_packets(), 3);
+        assert_eq!(q.len_bytes(), 3040);
+    }
+
+    #[test]
+    fn byte_limit_accepts_exact_fit_and_drops_overflow() {
+        let mut q = DropTail::new(QueueLimit::Bytes(DataSize::bytes(3000)));
+        let t = Instant::ZERO;
+        assert_eq!(q.enqueue(t, pkt(0, 1500)), Ok(()));
+        assert_eq!(q.enqueue(t, pkt(1, 1000)), Ok(()));
+        assert_eq!(q.enqueue(t, pkt(2, 501)), Err(pkt(2, 501)));
+        assert_eq!(q.enqueue(t, pkt(3, 500)), Ok(()));
+        assert_eq!(q.len_bytes(), 3000);
+        assert_eq!(q.enqueue(t, pkt(4, 1)), Err(pkt(4, 1)));
+        assert_eq!(q.len_packets(), 3);
+    }
+
+    #[test]
+    fn fifo_order_and_empty() {
+        let mut q = DropTail::new(QueueLimit::Packets(100));
+        let t = Instant::ZERO;
+        assert_eq!(q.dequeue(t), Dequeue::Empty);
+        for i in 0..50 {
+            q.enqueue(t, pkt(i, 100 + i)).unwrap(); // limit 100 > 50 packets
+        }
+        for i in 0..50 {
+            assert_eq!(q.dequeue(t), Dequeue::Packet(pkt(i, 100 + i)));
+        }
+        assert_eq!(q.dequeue(t), Dequeue::Empty);
+        assert_eq!(q.len_bytes(), 0);
+        assert_eq!(q.len_packets(), 0);
+    }
+
+    #[test]
+    fn zero_limit_drops_everything() {
+        let mut q = DropTail::new(QueueLimit::Packets(0));
+        assert!(q.enqueue(Instant::ZERO, pkt(0, 1)).is_err());
+        let mut q = DropTail::new(QueueLimit::Bytes(DataSize::ZERO));
+        assert!(q.enqueue(Instant::ZERO, pkt(0, 1)).is_err());
+    }
+
+    #[test]
+    fn steady_state_does_not_grow_the_ring() {
+        let mut q = DropTail::new(QueueLimit::Packets(64));
+        let cap = q.fifo.pkts.capacity();
+        assert!(cap >= 64);
+        let t = Instant::ZERO;
+        for round in 0..1000u32 {
+            for i in 0..64 {
+                q.enqueue(t, pkt(round * 64 + i, 1000)).unwrap(); // 64 fit the limit
+            }
+            while q.dequeue(t) != Dequeue::Empty {}
+        }
+        assert_eq!(q.fifo.pkts.capacity(), cap);
+    }
+}

@@ -72,10 +72,17 @@ pub enum Queue {
 impl Queue {
     /// Builds `config` for a link of rate `link_rate` and propagation delay `link_delay`
     /// (RED derives its automatic parameters from them); `rng` drives RED's random drops.
-    pub fn new(config: &QueueConfig, link_rate: Bitrate, link_delay: Duration, rng: RngStream) -> Self {
+    pub fn new(
+        config: &QueueConfig,
+        link_rate: Bitrate,
+        link_delay: Duration,
+        rng: RngStream,
+    ) -> Self {
         match config {
             QueueConfig::DropTail(limit) => Self::DropTail(DropTail::new(*limit)),
-            QueueConfig::Red(c) => Self::Red(Box::new(Red::new(c.clone(), link_rate, link_delay, rng))),
+            QueueConfig::Red(c) => {
+                Self::Red(Box::new(Red::new(c.clone(), link_rate, link_delay, rng)))
+            }
             QueueConfig::Tbf(c) => Self::Tbf(Tbf::new(c.clone())),
         }
     }
