@@ -1,0 +1,210 @@
+//! What to simulate: nodes, links, flows and recorders, with the run's duration and seed.
+
+use fairstream_core::{Bitrate, Duration, Instant, LinkId, NodeId};
+use fairstream_net::{CapacitySchedule, ErrorModel, QueueConfig, QueueLimit};
+use fairstream_proto::AnyEndpoint;
+
+use crate::routing::Routes;
+
+/// A one-way link.
+#[derive(Clone, Debug)]
+pub struct LinkSpec {
+    /// Name shown in results (default `"from->to"` with node names).
+    pub name: Option<String>,
+    /// Transmitting node.
+    pub from: NodeId,
+    /// Receiving node.
+    pub to: NodeId,
+    /// Rate over time.
+    pub capacity: CapacitySchedule,
+    /// Propagation delay.
+    pub delay: Duration,
+    /// Queue discipline at the transmitter.
+    pub queue: QueueConfig,
+    /// Packet error model (applied to each packet as it is transmitted).
+    pub error: ErrorModel,
+}
+
+impl LinkSpec {
+    /// A link of constant `rate` and `delay` with a 100-packet drop-tail queue and no errors.
+    pub fn new(from: NodeId, to: NodeId, rate: Bitrate, delay: Duration) -> Self {
+        Self {
+            name: None,
+            from,
+            to,
+            capacity: CapacitySchedule::constant(rate),
+            delay,
+            queue: QueueConfig::DropTail(QueueLimit::Packets(100)),
+            error: ErrorModel::None,
+        }
+    }
+}
+
+/// A flow: a sender endpoint at `src` and its receiver endpoint at `dst`.
+#[derive(Clone, Debug)]
+pub struct FlowSpec {
+    /// Name shown in results.
+    pub name: String,
+    /// Protocol label shown in results (`"tcp"`, `"cbr"`, …).
+    pub protocol: String,
+    /// Sender's node.
+    pub src: NodeId,
+    /// Receiver's node.
+    pub dst: NodeId,
+    /// The sending endpoint.
+    pub sender: AnyEndpoint,
+    /// The receiving endpoint.
+    pub receiver: AnyEndpoint,
+    /// When the flow starts (for results only; the endpoints carry their own schedule).
+    pub start: Instant,
+    /// When the flow stops (for results only).
+    pub stop: Option<Instant>,
+}
+
+impl FlowSpec {
+    /// A flow starting at time zero that never stops.
+    pub fn new(
+        name: impl Into<String>,
+        protocol: impl Into<String>,
+        src: NodeId,
+        dst: NodeId,
+        sender: AnyEndpoint,
+        receiver: AnyEndpoint,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            protocol: protocol.into(),
+            src,
+            dst,
+            sender,
+            receiver,
+            start: Instant::ZERO,
+            stop: None,
+        }
+    }
+}
+
+/// What a run records beyond per-flow and per-link summaries.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordConfig {
+    /// Width of the interval series' bins.
+    pub interval: Duration,
+    /// Keep protocol metric records (cwnd, RTT, RTO, …).
+    pub metrics: bool,
+    /// Keep a per-packet trace (enqueue, transmit, drop, receive at every link).
+    pub packets: bool,
+    /// Links to capture into pcap files.
+    pub pcap: Vec<LinkId>,
+}
+
+impl Default for RecordConfig {
+    fn default() -> Self {
+        Self {
+            interval: Duration::from_millis(100),
+            metrics: false,
+            packets: false,
+            pcap: Vec::new(),
+        }
+    }
+}
+
+/// Everything a run needs.
+#[derive(Clone, Debug)]
+pub struct Network {
+    /// Node names, indexed by [`NodeId`].
+    pub nodes: Vec<String>,
+    /// Links, indexed by [`LinkId`].
+    pub links: Vec<LinkSpec>,
+    /// Flows, indexed by flow id.
+    pub flows: Vec<FlowSpec>,
+    /// Simulated time to run.
+    pub duration: Duration,
+    /// Master seed of every random stream.
+    pub seed: u64,
+    /// Recorders.
+    pub record: RecordConfig,
+}
+
+/// A network that cannot be simulated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NetworkError {
+    /// A flow's packets cannot reach its destination (or its ACKs cannot come back).
+    #[error("flow `{flow}` has no route from `{from}` to `{to}`")]
+    NoRoute {
+        /// The flow's name.
+        flow: String,
+        /// Node the route starts at.
+        from: String,
+        /// Node it cannot reach.
+        to: String,
+    },
+    /// A flow starts and ends at the same node.
+    #[error("flow `{flow}` starts and ends at node `{node}`")]
+    SameNode {
+        /// The flow's name.
+        flow: String,
+        /// The node.
+        node: String,
+    },
+}
+
+impl Network {
+    /// An empty network to run for `duration` with master seed `seed`.
+    pub fn new(duration: Duration, seed: u64) -> Self {
+        Self {
+            nodes: Vec::new(),
+            links: Vec::new(),
+            flows: Vec::new(),
+            duration,
+            seed,
+            record: RecordConfig::default(),
+        }
+    }
+
+    /// Adds a node and returns its id.
+    pub fn add_node(&mut self, name: impl Into<String>) -> NodeId {
+        self.nodes.push(name.into());
+        NodeId((self.nodes.len() - 1) as u32)
+    }
+
+    /// Adds a one-way link and returns its id.
+    pub fn add_link(&mut self, link: LinkSpec) -> LinkId {
+        self.links.push(link);
+        LinkId((self.links.len() - 1) as u32)
+    }
+
+    /// Adds a flow; its index is its flow id.
+    pub fn add_flow(&mut self, flow: FlowSpec) {
+        self.flows.push(flow);
+    }
+
+    /// The display name of a link.
+    pub fn link_name(&self, id: LinkId) -> String {
+        let l = &self.links[id.index()];
+        l.name.clone().unwrap_or_else(|| {
+            format!(
+                "{}->{}",
+                self.nodes[l.from.index()],
+                self.nodes[l.to.index()]
+            )
+        })
+    }
+
+    /// The first `(from, to)` pair of nodes that `flow` needs a route between and has none
+    /// (data from source to destination; feedback back, if its receiver sends any).
+    pub fn missing_route(&self, routes: &Routes, flow: &FlowSpec) -> Option<(NodeId, NodeId)> {
+        let ends = self.link_ends();
+        let mut needed = vec![(flow.src, flow.dst)];
+        if flow.receiver.sends_feedback() {
+            needed.push((flow.dst, flow.src));
+        }
+        needed
+            .into_iter()
+            .find(|&(a, b)| routes.path(a, b, &ends).is_none())
+    }
+
+    /// Endpoints of every link as `(from, to)` pairs.
+    pub fn link_ends(&self) -> Vec<(NodeId, NodeId)> {
+        self.links.iter().map(|l| (l.from, l.to)).collect()
+    }
+}

@@ -1,0 +1,215 @@
+//! What a run produces: per-flow and per-link summaries, interval series, protocol metric
+//! records, an optional per-packet trace and optional pcap captures, all in columnar form.
+
+use fairstream_core::Duration;
+
+/// Totals of one flow over the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowSummary {
+    /// Flow index.
+    pub flow_id: u32,
+    /// Flow name.
+    pub name: String,
+    /// Protocol label.
+    pub protocol: String,
+    /// Sender's node name.
+    pub src: String,
+    /// Receiver's node name.
+    pub dst: String,
+    /// Start, seconds.
+    pub start_s: f64,
+    /// Stop (or end of run), seconds.
+    pub stop_s: f64,
+    /// Data packets the sender emitted.
+    pub packets_sent: u64,
+    /// Bytes the sender emitted.
+    pub bytes_sent: u64,
+    /// Data packets that reached the receiver.
+    pub packets_delivered: u64,
+    /// Bytes (on the wire) that reached the receiver.
+    pub bytes_delivered: u64,
+    /// Application bytes delivered in order.
+    pub goodput_bytes: u64,
+    /// Data packets lost on the way (queue drops and link errors).
+    pub packets_dropped: u64,
+    /// Retransmissions by the sender.
+    pub retransmits: u64,
+    /// Delivered bits per second over the flow's active time.
+    pub throughput_bps: f64,
+    /// Goodput bits per second over the flow's active time.
+    pub goodput_bps: f64,
+    /// `packets_dropped / packets_sent`.
+    pub loss_rate: f64,
+    /// Mean of the sender's RTT samples, seconds (NaN if none).
+    pub mean_rtt_s: f64,
+}
+
+/// Totals of one link over the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkSummary {
+    /// Link index.
+    pub link_id: u32,
+    /// Link name.
+    pub name: String,
+    /// Transmitting node's name.
+    pub src: String,
+    /// Receiving node's name.
+    pub dst: String,
+    /// Initial rate, bit/s.
+    pub rate_bps: f64,
+    /// Propagation delay, seconds.
+    pub delay_s: f64,
+    /// Queue discipline, described.
+    pub queue: String,
+    /// Packets transmitted.
+    pub packets_forwarded: u64,
+    /// Bytes transmitted.
+    pub bytes_forwarded: u64,
+    /// Packets the queue dropped.
+    pub packets_dropped: u64,
+    /// Packets lost to the error model.
+    pub packets_corrupted: u64,
+    /// Transmitted bits over capacity bits.
+    pub utilisation: f64,
+    /// Time-averaged queue length, packets.
+    pub mean_queue_packets: f64,
+}
+
+/// Per-flow interval series, one row per flow per bin, columnar.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FlowSeries {
+    /// Flow index.
+    pub flow_id: Vec<u32>,
+    /// Bin start, seconds.
+    pub t_start: Vec<f64>,
+    /// Bin end, seconds.
+    pub t_end: Vec<f64>,
+    /// Data packets sent in the bin.
+    pub packets_sent: Vec<u64>,
+    /// Bytes sent in the bin.
+    pub bytes_sent: Vec<u64>,
+    /// Data packets delivered in the bin.
+    pub packets_delivered: Vec<u64>,
+    /// Bytes delivered in the bin.
+    pub bytes_delivered: Vec<u64>,
+    /// In-order application bytes delivered in the bin.
+    pub goodput_bytes: Vec<u64>,
+    /// Data packets lost in the bin.
+    pub packets_dropped: Vec<u64>,
+    /// Mean RTT sample in the bin, seconds (NaN if none).
+    pub rtt_mean_s: Vec<f64>,
+}
+
+/// Per-link interval series, columnar.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LinkSeries {
+    /// Link index.
+    pub link_id: Vec<u32>,
+    /// Bin start, seconds.
+    pub t_start: Vec<f64>,
+    /// Bin end, seconds.
+    pub t_end: Vec<f64>,
+    /// Queue length at the end of the bin, packets.
+    pub queue_packets: Vec<u64>,
+    /// Queue length at the end of the bin, bytes.
+    pub queue_bytes: Vec<u64>,
+    /// Packets transmitted in the bin.
+    pub packets_forwarded: Vec<u64>,
+    /// Bytes transmitted in the bin.
+    pub bytes_forwarded: Vec<u64>,
+    /// Packets dropped (queue or errors) in the bin.
+    pub packets_dropped: Vec<u64>,
+    /// Transmitted bits over capacity bits in the bin.
+    pub utilisation: Vec<f64>,
+}
+
+/// Protocol metric records, columnar.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MetricRecords {
+    /// When, seconds.
+    pub t: Vec<f64>,
+    /// Flow index.
+    pub flow_id: Vec<u32>,
+    /// Metric name (`cwnd`, `rtt`, …).
+    pub metric: Vec<&'static str>,
+    /// Value in the metric's unit.
+    pub value: Vec<f64>,
+}
+
+/// What happened to a packet at a link, in a [`PacketTrace`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PacketEvent {
+    /// Entered the link's queue (`+`).
+    Enqueue,
+    /// Started transmission (`-`).
+    Transmit,
+    /// Arrived at the far end (`r`).
+    Receive,
+    /// Dropped by the queue (`d`).
+    Drop,
+    /// Lost to the link's error model (`e`).
+    Corrupt,
+}
+
+impl PacketEvent {
+    /// The ns-2 style trace letter.
+    pub const fn letter(self) -> &'static str {
+        match self {
+            Self::Enqueue => "+",
+            Self::Transmit => "-",
+            Self::Receive => "r",
+            Self::Drop => "d",
+            Self::Corrupt => "e",
+        }
+    }
+}
+
+/// Per-packet trace, columnar.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PacketTrace {
+    /// When, seconds.
+    pub t: Vec<f64>,
+    /// What happened.
+    pub event: Vec<PacketEvent>,
+    /// At which link.
+    pub link_id: Vec<u32>,
+    /// Flow index.
+    pub flow_id: Vec<u32>,
+    /// Sequence number (TCP packet number or ACK number; UDP datagram number).
+    pub seq: Vec<i64>,
+    /// Size on the wire, bytes.
+    pub size: Vec<u32>,
+    /// Whether it travels from the flow's destination back to its source.
+    pub reverse: Vec<bool>,
+}
+
+/// Everything a finished run produced.
+#[derive(Debug, Clone, Default)]
+pub struct RunOutput {
+    /// Simulated duration.
+    pub duration: Duration,
+    /// Master seed.
+    pub seed: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Packets created by endpoints.
+    pub packets: u64,
+    /// Flow names by flow id.
+    pub flow_names: Vec<String>,
+    /// Link names by link id.
+    pub link_names: Vec<String>,
+    /// Per-flow totals.
+    pub flows: Vec<FlowSummary>,
+    /// Per-link totals.
+    pub links: Vec<LinkSummary>,
+    /// Per-flow series.
+    pub flow_series: FlowSeries,
+    /// Per-link series.
+    pub link_series: LinkSeries,
+    /// Protocol metric records (empty unless recorded).
+    pub metrics: MetricRecords,
+    /// Per-packet trace, if recorded.
+    pub packet_trace: Option<PacketTrace>,
+    /// pcap files as `(link name, file bytes)`.
+    pub pcaps: Vec<(String, Vec<u8>)>,
+}

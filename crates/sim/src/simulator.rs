@@ -1,0 +1,655 @@
+//! The engine: pops events off the [`Calendar`], moves packets through links and nodes,
+//! drives the endpoints, and records what happened.
+//!
+//! Events and their same-instant order (first scheduled, first run):
+//! - `Arrive`: a packet finished propagating along a link and reaches the link's far node,
+//!   which delivers it (if it is the packet's destination) or enqueues it on the next hop;
+//! - `LinkWake`: a link's transmitter may start its next packet (it finished one and more
+//!   wait, or a token bucket said "not before");
+//! - `Endpoint`: an endpoint's `poll_timeout` is due (validated lazily against `timer_at`:
+//!   an endpoint has at most one live entry, re-armed only when its deadline moves earlier);
+//! - `Sample`: the end of an interval-series bin.
+//!
+//! A transmitter that is idle when a packet arrives at an empty queue starts at once, with
+//! no event: only a backlog costs `LinkWake` events. Packets live in an arena and the
+//! calendar holds their slot numbers, so nothing is allocated per packet in steady state.
+
+use fairstream_core::{Duration, FlowId, Instant, LinkId, NodeId};
+use fairstream_net::{Dequeue, QueuedPacket};
+use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Header, Metric, MetricSink, Packet};
+
+use crate::calendar::Calendar;
+use crate::link::{Link, LinkCounters};
+use crate::pcap::PcapWriter;
+use crate::record::{
+    FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, PacketEvent, PacketTrace,
+    RunOutput,
+};
+use crate::routing::Routes;
+use crate::{Network, NetworkError};
+
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    Arrive { link: u32, slot: u32 },
+    LinkWake { link: u32 },
+    Endpoint { ep: u32 },
+    Sample,
+}
+
+/// Cumulative counters of one flow.
+#[derive(Debug, Clone, Copy, Default)]
+struct FlowCounters {
+    packets_sent: u64,
+    bytes_sent: u64,
+    packets_delivered: u64,
+    bytes_delivered: u64,
+    packets_dropped: u64,
+    rtt_sum: f64,
+    rtt_samples: u64,
+}
+
+#[derive(Debug, Clone)]
+struct FlowMeta {
+    name: String,
+    protocol: String,
+    src: NodeId,
+    dst: NodeId,
+    start: Instant,
+    stop: Option<Instant>,
+}
+
+/// Routes a flow's metric records into its counters and, if enabled, the metric table.
+struct FlowSink<'a> {
+    flow: u32,
+    counters: &'a mut FlowCounters,
+    records: Option<&'a mut MetricRecords>,
+}
+
+impl MetricSink for FlowSink<'_> {
+    #[inline]
+    fn record(&mut self, now: Instant, metric: Metric) {
+        if let Metric::RttSample(d) = metric {
+            self.counters.rtt_sum += d.as_secs_f64();
+            self.counters.rtt_samples += 1;
+        }
+        if let Some(r) = self.records.as_deref_mut() {
+            r.t.push(now.as_secs_f64());
+            r.flow_id.push(self.flow);
+            r.metric.push(metric.name());
+            r.value.push(metric.value());
+        }
+    }
+}
+
+/// A simulation in progress. Build it from a [`Network`], advance it with
+/// [`Simulator::run_until`] (or [`Simulator::run`]), then collect the [`RunOutput`].
+pub struct Simulator {
+    cal: Calendar<Event>,
+    end: Instant,
+    seed: u64,
+    interval: Duration,
+    node_names: Vec<String>,
+    link_names: Vec<String>,
+    queue_descriptions: Vec<String>,
+    links: Vec<Link>,
+    routes: Routes,
+    endpoints: Vec<AnyEndpoint>,
+    timer_at: Vec<Option<Instant>>,
+    flows: Vec<FlowMeta>,
+    arena: Vec<Packet>,
+    free: Vec<u32>,
+    counters: Vec<FlowCounters>,
+    counters_at_bin: Vec<(FlowCounters, u64)>,
+    links_at_bin: Vec<LinkCounters>,
+    bin_start: Instant,
+    flow_series: FlowSeries,
+    link_series: LinkSeries,
+    metrics: Option<MetricRecords>,
+    trace: Option<PacketTrace>,
+    pcaps: Vec<Option<PcapWriter>>,
+    events: u64,
+    packets: u64,
+}
+
+impl Simulator {
+    /// Builds a run; fails if a flow has no route (in either direction).
+    pub fn new(net: Network) -> Result<Self, NetworkError> {
+        let ends = net.link_ends();
+        let routes = Routes::compute(net.nodes.len(), &ends);
+        for f in &net.flows {
+            if f.src == f.dst {
+                return Err(NetworkError::SameNode {
+                    flow: f.name.clone(),
+                    node: net.nodes[f.src.index()].clone(),
+                });
+            }
+            if let Some((a, b)) = net.missing_route(&routes, f) {
+                return Err(NetworkError::NoRoute {
+                    flow: f.name.clone(),
+                    from: net.nodes[a.index()].clone(),
+                    to: net.nodes[b.index()].clone(),
+                });
+            }
+        }
+        let link_names = (0..net.links.len())
+            .map(|i| net.link_name(LinkId(i as u32)))
+            .collect();
+        let queue_descriptions = net.links.iter().map(|l| format!("{:?}", l.queue)).collect();
+        let links: Vec<Link> = net
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| Link::new(l, net.seed, i))
+            .collect();
+        let mut pcaps: Vec<Option<PcapWriter>> = vec![None; links.len()];
+        for l in &net.record.pcap {
+            if let Some(p) = pcaps.get_mut(l.index()) {
+                *p = Some(PcapWriter::new());
+            }
+        }
+        let mut endpoints = Vec::with_capacity(net.flows.len() * 2);
+        let mut flows = Vec::with_capacity(net.flows.len());
+        for f in net.flows {
+            endpoints.push(f.sender);
+            endpoints.push(f.receiver);
+            flows.push(FlowMeta {
+                name: f.name,
+                protocol: f.protocol,
+                src: f.src,
+                dst: f.dst,
+                start: f.start,
+                stop: f.stop,
+            });
+        }
+        let n_flows = flows.len();
+        let n_links = links.len();
+        let mut sim = Self {
+            cal: Calendar::new(),
+            end: Instant::ZERO + net.duration,
+            seed: net.seed,
+            interval: net.record.interval,
+            node_names: net.nodes,
+            link_names,
+            queue_descriptions,
+            links,
+            routes,
+            timer_at: vec![None; endpoints.len()],
+            endpoints,
+            flows,
+            arena: Vec::with_capacity(4096),
+            free: Vec::with_capacity(4096),
+            counters: vec![FlowCounters::default(); n_flows],
+            counters_at_bin: vec![(FlowCounters::default(), 0); n_flows],
+            links_at_bin: vec![LinkCounters::default(); n_links],
+            bin_start: Instant::ZERO,
+            flow_series: FlowSeries::default(),
+            link_series: LinkSeries::default(),
+            metrics: net.record.metrics.then(MetricRecords::default),
+            trace: net.record.packets.then(PacketTrace::default),
+            pcaps,
+            events: 0,
+            packets: 0,
+        };
+        if !sim.interval.is_zero() {
+            sim.cal.schedule(
+                Instant::ZERO + sim.interval.min(net.duration),
+                Event::Sample,
+            );
+        }
+        for ep in 0..sim.endpoints.len() {
+            sim.service(ep, Instant::ZERO);
+        }
+        Ok(sim)
+    }
+
+    /// Simulated time reached so far.
+    pub fn now(&self) -> Instant {
+        self.cal.now()
+    }
+
+    /// When the run ends.
+    pub fn end(&self) -> Instant {
+        self.end
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Whether every event up to the end has been processed.
+    pub fn is_finished(&self) -> bool {
+        self.cal.peek_time().is_none_or(|t| t > self.end)
+    }
+
+    /// Processes every event up to `until` (capped at the end of the run).
+    pub fn run_until(&mut self, until: Instant) {
+        let until = until.min(self.end);
+        while let Some(t) = self.cal.peek_time() {
+            if t > until {
+                break;
+            }
+            // A peeked event is always there to pop.
+            let Some((now, event)) = self.cal.pop() else {
+                break;
+            };
+            self.events += 1;
+            match event {
+                Event::Arrive { link, slot } => self.arrive(link as usize, slot, now),
+                Event::LinkWake { link } => {
+                    let l = &mut self.links[link as usize];
+                    l.wake_scheduled = false;
+                    if now >= l.busy_until {
+                        self.start_tx(link as usize, now);
+                    }
+                }
+                Event::Endpoint { ep } => self.endpoint_timer(ep as usize, now),
+                Event::Sample => self.sample(now),
+            }
+        }
+    }
+
+    /// Runs to the end and returns the results.
+    pub fn run(mut self) -> RunOutput {
+        self.run_until(self.end);
+        self.finish()
+    }
+
+    fn sink_for(&mut self, ep: usize) -> (&mut AnyEndpoint, FlowSink<'_>) {
+        let flow = ep / 2;
+        (
+            &mut self.endpoints[ep],
+            FlowSink {
+                flow: flow as u32,
+                counters: &mut self.counters[flow],
+                records: self.metrics.as_mut(),
+            },
+        )
+    }
+
+    fn endpoint_timer(&mut self, ep: usize, now: Instant) {
+        if self.timer_at[ep] != Some(now) {
+            return; // superseded by an earlier deadline
+        }
+        self.timer_at[ep] = None;
+        if self.endpoints[ep].poll_timeout().is_some_and(|t| t <= now) {
+            let (endpoint, mut sink) = self.sink_for(ep);
+            endpoint.handle_timeout(now, &mut sink);
+        }
+        self.service(ep, now);
+    }
+
+    /// Drains an endpoint's transmissions and re-arms its timer.
+    fn service(&mut self, ep: usize, now: Instant) {
+        while let Some(pkt) = self.endpoints[ep].poll_transmit(now) {
+            self.emit(ep, pkt, now);
+        }
+        if let Some(t) = self.endpoints[ep].poll_timeout() {
+            let t = t.max(now);
+            if self.timer_at[ep].is_none_or(|s| t < s) {
+                self.timer_at[ep] = Some(t);
+                self.cal.schedule(t, Event::Endpoint { ep: ep as u32 });
+            }
+        }
+    }
+
+    fn emit(&mut self, ep: usize, pkt: Packet, now: Instant) {
+        let flow = ep / 2;
+        let node = if ep % 2 == 0 {
+            self.flows[flow].src
+        } else {
+            self.flows[flow].dst
+        };
+        if pkt.direction == Direction::Forward {
+            let c = &mut self.counters[flow];
+            c.packets_sent += 1;
+            c.bytes_sent += pkt.size.as_bytes();
+        }
+        self.packets += 1;
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.arena[s as usize] = pkt;
+                s
+            }
+            None => {
+                self.arena.push(pkt);
+                (self.arena.len() - 1) as u32
+            }
+        };
+        self.forward(node, slot, now);
+    }
+
+    fn forward(&mut self, node: NodeId, slot: u32, now: Instant) {
+        let pkt = self.arena[slot as usize];
+        let meta = &self.flows[pkt.flow.index()];
+        let dest = match pkt.direction {
+            Direction::Forward => meta.dst,
+            Direction::Reverse => meta.src,
+        };
+        if node == dest {
+            self.free.push(slot);
+            self.deliver(&pkt, now);
+            return;
+        }
+        // Routes were checked for every flow in both directions when the run was built.
+        let Some(link) = self.routes.next_hop(node, dest) else {
+            self.free.push(slot);
+            return;
+        };
+        self.enqueue(link.index(), slot, now);
+    }
+
+    fn deliver(&mut self, pkt: &Packet, now: Instant) {
+        let flow = pkt.flow.index();
+        let ep = match pkt.direction {
+            Direction::Forward => {
+                let c = &mut self.counters[flow];
+                c.packets_delivered += 1;
+                c.bytes_delivered += pkt.size.as_bytes();
+                2 * flow + 1
+            }
+            Direction::Reverse => 2 * flow,
+        };
+        let (endpoint, mut sink) = self.sink_for(ep);
+        endpoint.handle_packet(now, pkt, &mut sink);
+        self.service(ep, now);
+    }
+
+    fn enqueue(&mut self, link: usize, slot: u32, now: Instant) {
+        let size = self.arena[slot as usize].size.as_bytes() as u32;
+        self.trace_event(PacketEvent::Enqueue, link, slot, now);
+        let l = &mut self.links[link];
+        match l.queue.enqueue(
+            now,
+            QueuedPacket {
+                slot,
+                size,
+                enqueued_at: now,
+            },
+        ) {
+            Err(dropped) => {
+                l.counters.packets_dropped += 1;
+                self.lose(PacketEvent::Drop, link, dropped.slot, now);
+            }
+            Ok(()) => {
+                l.note_queue(now);
+                if !l.wake_scheduled && now >= l.busy_until {
+                    self.start_tx(link, now);
+                }
+            }
+        }
+    }
+
+    /// Counts a lost packet against its flow, traces it and frees its slot.
+    fn lose(&mut self, event: PacketEvent, link: usize, slot: u32, now: Instant) {
+        self.trace_event(event, link, slot, now);
+        let pkt = &self.arena[slot as usize];
+        if pkt.direction == Direction::Forward {
+            self.counters[pkt.flow.index()].packets_dropped += 1;
+        }
+        self.free.push(slot);
+    }
+
+    fn start_tx(&mut self, link: usize, now: Instant) {
+        let l = &mut self.links[link];
+        let rate = l.rate_at(now);
+        if rate.is_zero() {
+            if let Some(t) = l.next_nonzero_rate(now) {
+                l.wake_scheduled = true;
+                self.cal.schedule(t, Event::LinkWake { link: link as u32 });
+            }
+            return;
+        }
+        match l.queue.dequeue(now) {
+            Dequeue::Packet(q) => {
+                l.note_queue(now);
+                let tx = rate.transmit_time(fairstream_core::DataSize::bytes(u64::from(q.size)));
+                l.busy_until = now + tx;
+                l.counters.packets_forwarded += 1;
+                l.counters.bytes_forwarded += u64::from(q.size);
+                let corrupted = l.error.corrupts(&mut l.error_rng);
+                if corrupted {
+                    l.counters.packets_corrupted += 1;
+                }
+                let arrive_at = l.busy_until + l.delay;
+                let backlog = l.queue.len_packets() > 0;
+                let busy_until = l.busy_until;
+                if backlog {
+                    l.wake_scheduled = true;
+                }
+                self.trace_event(PacketEvent::Transmit, link, q.slot, now);
+                if let Some(w) = self.pcaps[link].as_mut() {
+                    let pkt = &self.arena[q.slot as usize];
+                    let meta = &self.flows[pkt.flow.index()];
+                    w.write(now, pkt, meta.src, meta.dst);
+                }
+                if corrupted {
+                    self.lose(PacketEvent::Corrupt, link, q.slot, now);
+                } else {
+                    self.cal.schedule(
+                        arrive_at,
+                        Event::Arrive {
+                            link: link as u32,
+                            slot: q.slot,
+                        },
+                    );
+                }
+                if backlog {
+                    self.cal
+                        .schedule(busy_until, Event::LinkWake { link: link as u32 });
+                }
+            }
+            Dequeue::NotBefore(t) => {
+                l.wake_scheduled = true;
+                self.cal
+                    .schedule(t.max(now), Event::LinkWake { link: link as u32 });
+            }
+            Dequeue::Empty => {}
+        }
+    }
+
+    fn arrive(&mut self, link: usize, slot: u32, now: Instant) {
+        self.trace_event(PacketEvent::Receive, link, slot, now);
+        let to = self.links[link].to;
+        self.forward(to, slot, now);
+    }
+
+    #[inline]
+    fn trace_event(&mut self, event: PacketEvent, link: usize, slot: u32, now: Instant) {
+        if let Some(tr) = self.trace.as_mut() {
+            let p = &self.arena[slot as usize];
+            let seq = match &p.header {
+                Header::Tcp(s) => {
+                    if s.is_ack {
+                        s.ack
+                    } else {
+                        s.seq
+                    }
+                }
+                Header::Udp(u) => u.seq as i64,
+            };
+            tr.t.push(now.as_secs_f64());
+            tr.event.push(event);
+            tr.link_id.push(link as u32);
+            tr.flow_id.push(p.flow.0);
+            tr.seq.push(seq);
+            tr.size.push(p.size.as_bytes() as u32);
+            tr.reverse.push(p.direction == Direction::Reverse);
+        }
+    }
+
+    fn sample(&mut self, now: Instant) {
+        self.record_bin(now);
+        let next = now + self.interval;
+        if now < self.end {
+            self.cal.schedule(next.min(self.end), Event::Sample);
+        }
+    }
+
+    /// Closes the bin `[bin_start, now)` of every series.
+    fn record_bin(&mut self, now: Instant) {
+        if now <= self.bin_start {
+            return;
+        }
+        let (t0, t1) = (self.bin_start.as_secs_f64(), now.as_secs_f64());
+        let s = &mut self.flow_series;
+        for (flow, c) in self.counters.iter().enumerate() {
+            let goodput = self.endpoints[2 * flow + 1].stats().app_bytes_received;
+            let (prev, prev_goodput) = self.counters_at_bin[flow];
+            s.flow_id.push(flow as u32);
+            s.t_start.push(t0);
+            s.t_end.push(t1);
+            s.packets_sent.push(c.packets_sent - prev.packets_sent);
+            s.bytes_sent.push(c.bytes_sent - prev.bytes_sent);
+            s.packets_delivered
+                .push(c.packets_delivered - prev.packets_delivered);
+            s.bytes_delivered
+                .push(c.bytes_delivered - prev.bytes_delivered);
+            s.goodput_bytes.push(goodput - prev_goodput);
+            s.packets_dropped
+                .push(c.packets_dropped - prev.packets_dropped);
+            let n = c.rtt_samples - prev.rtt_samples;
+            s.rtt_mean_s.push(if n == 0 {
+                f64::NAN
+            } else {
+                (c.rtt_sum - prev.rtt_sum) / n as f64
+            });
+            self.counters_at_bin[flow] = (*c, goodput);
+        }
+        let s = &mut self.link_series;
+        for (i, l) in self.links.iter().enumerate() {
+            let prev = self.links_at_bin[i];
+            let c = l.counters;
+            s.link_id.push(i as u32);
+            s.t_start.push(t0);
+            s.t_end.push(t1);
+            s.queue_packets.push(l.queue.len_packets() as u64);
+            s.queue_bytes.push(l.queue.len_bytes());
+            s.packets_forwarded
+                .push(c.packets_forwarded - prev.packets_forwarded);
+            s.bytes_forwarded
+                .push(c.bytes_forwarded - prev.bytes_forwarded);
+            s.packets_dropped.push(
+                c.packets_dropped + c.packets_corrupted
+                    - prev.packets_dropped
+                    - prev.packets_corrupted,
+            );
+            let cap = l.capacity_bits(self.bin_start, now);
+            let bits = (c.bytes_forwarded - prev.bytes_forwarded) as f64 * 8.0;
+            s.utilisation.push(if cap > 0.0 { bits / cap } else { 0.0 });
+            self.links_at_bin[i] = c;
+        }
+        self.bin_start = now;
+    }
+
+    /// Closes the last bin and assembles the results.
+    pub fn finish(mut self) -> RunOutput {
+        let end = self.end;
+        if !self.interval.is_zero() {
+            self.record_bin(end);
+        }
+        let flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let c = &self.counters[i];
+                let sender = self.endpoints[2 * i].stats();
+                let receiver = self.endpoints[2 * i + 1].stats();
+                let stop = f.stop.unwrap_or(end).min(end);
+                let active = stop.saturating_since(f.start).as_secs_f64();
+                let per_sec = |bytes: u64| {
+                    if active > 0.0 {
+                        bytes as f64 * 8.0 / active
+                    } else {
+                        0.0
+                    }
+                };
+                FlowSummary {
+                    flow_id: i as u32,
+                    name: f.name.clone(),
+                    protocol: f.protocol.clone(),
+                    src: self.node_names[f.src.index()].clone(),
+                    dst: self.node_names[f.dst.index()].clone(),
+                    start_s: f.start.as_secs_f64(),
+                    stop_s: stop.as_secs_f64(),
+                    packets_sent: c.packets_sent,
+                    bytes_sent: c.bytes_sent,
+                    packets_delivered: c.packets_delivered,
+                    bytes_delivered: c.bytes_delivered,
+                    goodput_bytes: receiver.app_bytes_received,
+                    packets_dropped: c.packets_dropped,
+                    retransmits: sender.retransmits,
+                    throughput_bps: per_sec(c.bytes_delivered),
+                    goodput_bps: per_sec(receiver.app_bytes_received),
+                    loss_rate: if c.packets_sent == 0 {
+                        0.0
+                    } else {
+                        c.packets_dropped as f64 / c.packets_sent as f64
+                    },
+                    mean_rtt_s: if c.rtt_samples == 0 {
+                        f64::NAN
+                    } else {
+                        c.rtt_sum / c.rtt_samples as f64
+                    },
+                }
+            })
+            .collect();
+        let links = self
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let cap = l.capacity_bits(Instant::ZERO, end);
+                LinkSummary {
+                    link_id: i as u32,
+                    name: self.link_names[i].clone(),
+                    src: self.node_names[l.from.index()].clone(),
+                    dst: self.node_names[l.to.index()].clone(),
+                    rate_bps: l.capacity.base().as_bps_f64(),
+                    delay_s: l.delay.as_secs_f64(),
+                    queue: self.queue_descriptions[i].clone(),
+                    packets_forwarded: l.counters.packets_forwarded,
+                    bytes_forwarded: l.counters.bytes_forwarded,
+                    packets_dropped: l.counters.packets_dropped,
+                    packets_corrupted: l.counters.packets_corrupted,
+                    utilisation: if cap > 0.0 {
+                        l.counters.bytes_forwarded as f64 * 8.0 / cap
+                    } else {
+                        0.0
+                    },
+                    mean_queue_packets: l.mean_queue(end),
+                }
+            })
+            .collect();
+        let pcaps = self
+            .pcaps
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, w)| w.map(|w| (self.link_names[i].clone(), w.into_bytes())))
+            .collect();
+        RunOutput {
+            duration: end.saturating_since(Instant::ZERO),
+            seed: self.seed,
+            events: self.events,
+            packets: self.packets,
+            flow_names: self.flows.iter().map(|f| f.name.clone()).collect(),
+            link_names: self.link_names,
+            flows,
+            links,
+            flow_series: self.flow_series,
+            link_series: self.link_series,
+            metrics: self.metrics.unwrap_or_default(),
+            packet_trace: self.trace,
+            pcaps,
+        }
+    }
+
+    /// The id of the flow named `name`, if any.
+    pub fn flow_id(&self, name: &str) -> Option<FlowId> {
+        self.flows
+            .iter()
+            .position(|f| f.name == name)
+            .map(|i| FlowId(i as u32))
+    }
+}
