@@ -1,0 +1,240 @@
+//! A link's queue discipline (`queue = { kind = … }`) and loss model (`loss = { kind = … }`).
+
+use fairstream_core::{Bitrate, DataSize, Duration, Probability};
+use fairstream_net::{ErrorModel, QueueConfig, QueueLimit, RedConfig, TbfConfig};
+use toml::Value;
+use toml::de::DeValue;
+
+use crate::reader::{Result, Section};
+
+/// Default queue: drop-tail of 50 packets, ns-2's `Queue limit_`.
+const DEFAULT_LIMIT: u32 = 50;
+
+const QUEUE_KEYS: &[&str] = &[
+    "kind",
+    "limit",
+    "preset",
+    "min_th",
+    "max_th",
+    "max_p",
+    "w_q",
+    "gentle",
+    "wait",
+    "bytes",
+    "queue_in_bytes",
+    "mean_pktsize",
+    "target_delay",
+    "rate",
+    "burst",
+    "peak_rate",
+    "mtu",
+];
+
+/// Reads `queue` of a link of rate `rate` (a limit in milliseconds is converted at that rate).
+pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
+    let Some(mut q) = link.opt_table("queue", QUEUE_KEYS)? else {
+        let mut out = toml::Table::new();
+        out.insert("kind".into(), Value::String("droptail".into()));
+        out.insert(
+            "limit".into(),
+            Value::String(format!("{DEFAULT_LIMIT} packets")),
+        );
+        link.out.insert("queue".into(), Value::Table(out));
+        return Ok(QueueConfig::DropTail(QueueLimit::Packets(DEFAULT_LIMIT)));
+    };
+    let kind = q.choice("kind", &["droptail", "red", "tbf"], "droptail")?;
+    let only = |kinds: &[&str], keys: &[&str], q: &Section<'_, '_>| -> Result<()> {
+        match keys.iter().find(|k| q.raw(k).is_some()) {
+            Some(k) if !kinds.contains(&kind) => {
+                Err(q.error(k, format!("does not apply to a {kind} queue")))
+            }
+            _ => Ok(()),
+        }
+    };
+    only(
+        &["red"],
+        &[
+            "preset",
+            "min_th",
+            "max_th",
+            "max_p",
+            "w_q",
+            "gentle",
+            "wait",
+            "bytes",
+            "queue_in_bytes",
+            "mean_pktsize",
+            "target_delay",
+        ],
+        &q,
+    )?;
+    only(&["tbf"], &["rate", "burst", "peak_rate", "mtu"], &q)?;
+    let config = match kind {
+        "red" => {
+            let base = match q.choice("preset", &["ns2", "floyd-jacobson", "ns2-classic"], "ns2")? {
+                "floyd-jacobson" => RedConfig::floyd_jacobson_1993(),
+                "ns2-classic" => RedConfig::ns2_classic(),
+                _ => RedConfig::default(),
+            };
+            let limit = read_limit(&mut q, rate, base.limit)?;
+            let min_th = q.opt_float("min_th", 0.0, 1e9)?.or(base.min_th);
+            let max_th = q.opt_float("max_th", 0.0, 1e9)?.or(base.max_th);
+            if let (Some(lo), Some(hi)) = (min_th, max_th) {
+                if hi <= lo {
+                    return Err(q.error("max_th", format!("must be above min_th ({lo})")));
+                }
+            }
+            let max_p = q.opt_float("max_p", 0.0, 1.0)?.unwrap_or(base.max_p);
+            let q_weight = q.opt_float("w_q", 0.0, 1.0)?.or(base.q_weight);
+            let gentle = q.bool_or("gentle", base.gentle)?;
+            let wait = q.bool_or("wait", base.wait)?;
+            let byte_mode = q.bool_or("bytes", base.byte_mode)?;
+            let queue_in_bytes = q.bool_or("queue_in_bytes", base.queue_in_bytes)?;
+            let mean_pktsize: DataSize = q.unit_or("mean_pktsize", base.mean_pktsize)?;
+            if mean_pktsize.as_bytes() == 0 {
+                return Err(q.error("mean_pktsize", "must be at least one byte"));
+            }
+            let target_delay: Duration = q.unit_or("target_delay", base.target_delay)?;
+            for (key, v) in [("min_th", min_th), ("max_th", max_th), ("w_q", q_weight)] {
+                q.out.insert(
+                    key.into(),
+                    v.map_or_else(|| Value::String("auto".into()), Value::Float),
+                );
+            }
+            q.out.insert("max_p".into(), Value::Float(max_p));
+            QueueConfig::Red(RedConfig {
+                q_weight,
+                min_th,
+                max_th,
+                max_p,
+                gentle,
+                wait,
+                byte_mode,
+                queue_in_bytes,
+                mean_pktsize,
+                target_delay,
+                limit,
+            })
+        }
+        "tbf" => {
+            let tbf_rate: Bitrate = q.req_unit("rate")?;
+            let burst: DataSize = q.req_unit("burst")?;
+            let limit: DataSize = q.req_unit("limit")?;
+            let peak_rate: Option<Bitrate> = q.opt_unit("peak_rate")?;
+            let mtu: Option<DataSize> = q.opt_unit("mtu")?;
+            if tbf_rate.is_zero() {
+                return Err(q.error("rate", "a token bucket's rate must be above zero"));
+            }
+            if burst.as_bytes() == 0 {
+                return Err(q.error("burst", "a token bucket must hold at least one byte"));
+            }
+            if peak_rate.is_some() != mtu.is_some() {
+                return Err(q.error(
+                    if peak_rate.is_some() {
+                        "mtu"
+                    } else {
+                        "peak_rate"
+                    },
+                    "give both `peak_rate` and `mtu`, or neither",
+                ));
+            }
+            QueueConfig::Tbf(TbfConfig {
+                rate: tbf_rate,
+                burst,
+                limit,
+                peak_rate,
+                mtu,
+            })
+        }
+        _ => QueueConfig::DropTail(read_limit(
+            &mut q,
+            rate,
+            QueueLimit::Packets(DEFAULT_LIMIT),
+        )?),
+    };
+    link.out
+        .insert("queue".into(), Value::Table(std::mem::take(&mut q.out)));
+    Ok(config)
+}
+
+/// Reads `limit`: `50` or `"50 packets"`, `"64KB"`, or `"20ms"` (bytes at the link rate).
+fn read_limit(q: &mut Section<'_, '_>, rate: Bitrate, default: QueueLimit) -> Result<QueueLimit> {
+    const EXPECTED: &str = "a queue limit such as \"50 packets\", \"64KB\" or \"20ms\"";
+    let limit = match q.raw("limit").map(|v| v.get_ref()) {
+        None => default,
+        Some(DeValue::Integer(_)) => {
+            QueueLimit::Packets(q.opt_int("limit", 0, i64::from(u32::MAX))?.unwrap_or(0) as u32)
+        }
+        Some(DeValue::String(s)) => {
+            let s = s.trim();
+            let packets = ["packets", "packet", "pkts", "pkt", "p"]
+                .iter()
+                .find_map(|unit| s.strip_suffix(unit))
+                .map(|n| n.trim().parse::<u32>());
+            match packets {
+                Some(Ok(n)) => QueueLimit::Packets(n),
+                Some(Err(_)) => return Err(q.error("limit", format!("`{s}` is not {EXPECTED}"))),
+                None => {
+                    if let Ok(d) = s.parse::<Duration>() {
+                        QueueLimit::Bytes(rate.data_in(d))
+                    } else {
+                        QueueLimit::Bytes(
+                            s.parse::<DataSize>().map_err(|_| {
+                                q.error("limit", format!("`{s}` is not {EXPECTED}"))
+                            })?,
+                        )
+                    }
+                }
+            }
+        }
+        Some(other) => {
+            return Err(q.error(
+                "limit",
+                format!("expected {EXPECTED}, found a {}", other.type_str()),
+            ));
+        }
+    };
+    let text = match limit {
+        QueueLimit::Packets(0) | QueueLimit::Bytes(DataSize::ZERO) => {
+            return Err(q.error("limit", "a queue must hold at least one packet"));
+        }
+        QueueLimit::Packets(n) => format!("{n} packets"),
+        QueueLimit::Bytes(b) => b.to_string(),
+    };
+    q.out.insert("limit".into(), Value::String(text));
+    Ok(limit)
+}
+
+/// Reads `loss` (absent: no errors).
+pub(crate) fn read_loss(link: &mut Section<'_, '_>) -> Result<ErrorModel> {
+    let keys = &[
+        "kind",
+        "per",
+        "p_good_to_bad",
+        "p_bad_to_good",
+        "loss_good",
+        "loss_bad",
+    ];
+    let Some(mut l) = link.opt_table("loss", keys)? else {
+        return Ok(ErrorModel::None);
+    };
+    let kind = l.choice(
+        "kind",
+        &["none", "bernoulli", "gilbert-elliott"],
+        "bernoulli",
+    )?;
+    let model = match kind {
+        "none" => ErrorModel::None,
+        "bernoulli" => ErrorModel::bernoulli(l.req_unit::<Probability>("per")?),
+        _ => {
+            let gb: Probability = l.req_unit("p_good_to_bad")?;
+            let bg: Probability = l.req_unit("p_bad_to_good")?;
+            let lg: Probability = l.unit_or("loss_good", Probability::ZERO)?;
+            let lb: Probability = l.unit_or("loss_bad", Probability::ONE)?;
+            ErrorModel::gilbert_elliott(gb, bg, lg, lb)
+        }
+    };
+    link.out
+        .insert("loss".into(), Value::Table(std::mem::take(&mut l.out)));
+    Ok(model)
+}

@@ -1,0 +1,359 @@
+//! Reading one TOML table of a scenario: typed getters that check every value, remember
+//! which keys were read, write the resolved value (defaults filled in) to an output table,
+//! and report unknown keys with the keys that are allowed.
+
+use std::ops::Range;
+use std::str::FromStr;
+
+use fairstream_core::{Bitrate, DataSize, Duration, Probability};
+use toml::de::{DeTable, DeValue};
+use toml::{Spanned, Value};
+
+use crate::error::{ScenarioError, Source};
+
+pub(crate) type Result<T> = std::result::Result<T, ScenarioError>;
+
+/// A table being read.
+pub(crate) struct Section<'t, 'i> {
+    pub(crate) src: Source<'t>,
+    table: &'t DeTable<'i>,
+    span: Range<usize>,
+    path: String,
+    /// The resolved form of this table.
+    pub(crate) out: toml::Table,
+}
+
+impl<'t, 'i> Section<'t, 'i> {
+    /// Opens `table` at `path`, rejecting keys outside `allowed`.
+    pub(crate) fn new(
+        src: Source<'t>,
+        table: &'t DeTable<'i>,
+        span: Range<usize>,
+        path: impl Into<String>,
+        allowed: &[&str],
+    ) -> Result<Self> {
+        let path = path.into();
+        for key in table.keys() {
+            if !allowed.contains(&key.get_ref().as_ref()) {
+                let field = join(&path, key.get_ref());
+                return Err(src.error(
+                    key.span(),
+                    &field,
+                    format!("unknown field; expected one of: {}", allowed.join(", ")),
+                ));
+            }
+        }
+        Ok(Self {
+            src,
+            table,
+            span,
+            path,
+            out: toml::Table::new(),
+        })
+    }
+
+    /// The dotted path of `key` in this table.
+    pub(crate) fn field(&self, key: &str) -> String {
+        join(&self.path, key)
+    }
+
+    /// The raw value of `key`, if present.
+    pub(crate) fn raw(&self, key: &str) -> Option<&'t Spanned<DeValue<'i>>> {
+        self.table.get(key)
+    }
+
+    /// An error about `key` (at its value, or at the table if absent).
+    pub(crate) fn error(&self, key: &str, message: impl Into<String>) -> ScenarioError {
+        let span = self
+            .raw(key)
+            .map_or_else(|| self.span.clone(), Spanned::span);
+        self.src.error(span, &self.field(key), message)
+    }
+
+    /// A required field is missing.
+    fn missing(&self, key: &str, expected: &str) -> ScenarioError {
+        self.src.error(
+            self.span.clone(),
+            &self.field(key),
+            format!("missing field; expected {expected}"),
+        )
+    }
+
+    /// `key` as a string, or an error saying `expected`.
+    pub(crate) fn opt_str(&mut self, key: &str, expected: &str) -> Result<Option<&'t str>> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some(v) => match v.get_ref() {
+                DeValue::String(s) => {
+                    self.out.insert(key.into(), Value::String(s.to_string()));
+                    Ok(Some(s.as_ref()))
+                }
+                other => Err(self.error(
+                    key,
+                    format!("expected {expected}, found a {}", other.type_str()),
+                )),
+            },
+        }
+    }
+
+    /// `key` as a required string.
+    pub(crate) fn req_str(&mut self, key: &str, expected: &str) -> Result<&'t str> {
+        self.opt_str(key, expected)?
+            .ok_or_else(|| self.missing(key, expected))
+    }
+
+    /// `key` as one of `choices`, defaulting to `default`.
+    pub(crate) fn choice(
+        &mut self,
+        key: &str,
+        choices: &[&'static str],
+        default: &'static str,
+    ) -> Result<&'static str> {
+        let expected = format!("one of \"{}\"", choices.join("\", \""));
+        let v = self.opt_str(key, &expected)?.unwrap_or(default);
+        let c = choices
+            .iter()
+            .find(|&&c| c == v)
+            .ok_or_else(|| self.error(key, format!("`{v}` is not {expected}")))?;
+        self.out.insert(key.into(), Value::String((*c).to_string()));
+        Ok(c)
+    }
+
+    /// `key` as an integer in `[min, max]`.
+    pub(crate) fn opt_int(&mut self, key: &str, min: i64, max: i64) -> Result<Option<i64>> {
+        let Some(v) = self.raw(key) else {
+            return Ok(None);
+        };
+        let expected = format!("an integer from {min} to {max}");
+        let n = match v.get_ref() {
+            DeValue::Integer(i) => {
+                i64::from_str_radix(&i.as_str().replace('_', ""), i.radix()).ok()
+            }
+            DeValue::Float(f) => f
+                .as_str()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.fract() == 0.0)
+                .map(|x| x as i64),
+            _ => None,
+        };
+        match n {
+            Some(n) if (min..=max).contains(&n) => {
+                self.out.insert(key.into(), Value::Integer(n));
+                Ok(Some(n))
+            }
+            Some(n) => Err(self.error(key, format!("{n} is out of range; expected {expected}"))),
+            None => Err(self.error(
+                key,
+                format!("expected {expected}, found a {}", v.get_ref().type_str()),
+            )),
+        }
+    }
+
+    /// `key` as an integer with a default.
+    pub(crate) fn int_or(&mut self, key: &str, min: i64, max: i64, default: i64) -> Result<i64> {
+        let n = self.opt_int(key, min, max)?.unwrap_or(default);
+        self.out.insert(key.into(), Value::Integer(n));
+        Ok(n)
+    }
+
+    /// `key` as a real number.
+    pub(crate) fn opt_float(&mut self, key: &str, min: f64, max: f64) -> Result<Option<f64>> {
+        let Some(v) = self.raw(key) else {
+            return Ok(None);
+        };
+        let x = match v.get_ref() {
+            DeValue::Integer(i) => i64::from_str_radix(&i.as_str().replace('_', ""), i.radix())
+                .ok()
+                .map(|n| n as f64),
+            DeValue::Float(f) => f.as_str().replace('_', "").parse::<f64>().ok(),
+            _ => None,
+        };
+        match x {
+            Some(x) if x.is_finite() && (min..=max).contains(&x) => {
+                self.out.insert(key.into(), Value::Float(x));
+                Ok(Some(x))
+            }
+            _ => Err(self.error(key, format!("expected a number from {min} to {max}"))),
+        }
+    }
+
+    /// `key` as a boolean with a default.
+    pub(crate) fn bool_or(&mut self, key: &str, default: bool) -> Result<bool> {
+        let b = match self.raw(key) {
+            None => default,
+            Some(v) => v
+                .get_ref()
+                .as_bool()
+                .ok_or_else(|| self.error(key, "expected true or false"))?,
+        };
+        self.out.insert(key.into(), Value::Boolean(b));
+        Ok(b)
+    }
+
+    /// `key` as a quantity written with its unit (`"35ms"`, `"11Mbps"`, `"1500B"`, `"1%"`).
+    pub(crate) fn opt_unit<T>(&mut self, key: &str) -> Result<Option<T>>
+    where
+        T: FromStr<Err = fairstream_core::UnitError> + std::fmt::Display + Unit,
+    {
+        let Some(v) = self.raw(key) else {
+            return Ok(None);
+        };
+        let parsed = match v.get_ref() {
+            DeValue::String(s) => s.parse::<T>().map_err(|e| self.error(key, e.to_string()))?,
+            DeValue::Float(_) | DeValue::Integer(_) if T::BARE_NUMBER_OK => {
+                let x = self.opt_float(key, 0.0, 1.0)?.unwrap_or_default();
+                x.to_string()
+                    .parse::<T>()
+                    .map_err(|e| self.error(key, e.to_string()))?
+            }
+            other => {
+                return Err(self.error(
+                    key,
+                    format!(
+                        "expected {} written as a string with its unit, such as {}, found a {}",
+                        T::WHAT,
+                        T::EXAMPLE,
+                        other.type_str()
+                    ),
+                ));
+            }
+        };
+        self.out
+            .insert(key.into(), Value::String(parsed.to_string()));
+        Ok(Some(parsed))
+    }
+
+    /// A required quantity.
+    pub(crate) fn req_unit<T>(&mut self, key: &str) -> Result<T>
+    where
+        T: FromStr<Err = fairstream_core::UnitError> + std::fmt::Display + Unit,
+    {
+        self.opt_unit(key)?
+            .ok_or_else(|| self.missing(key, &format!("{} such as {}", T::WHAT, T::EXAMPLE)))
+    }
+
+    /// A quantity with a default.
+    pub(crate) fn unit_or<T>(&mut self, key: &str, default: T) -> Result<T>
+    where
+        T: FromStr<Err = fairstream_core::UnitError> + std::fmt::Display + Unit + Copy,
+    {
+        let v = self.opt_unit(key)?.unwrap_or(default);
+        self.out.insert(key.into(), Value::String(v.to_string()));
+        Ok(v)
+    }
+
+    /// `key` as a sub-table.
+    pub(crate) fn opt_table(&self, key: &str, allowed: &[&str]) -> Result<Option<Section<'t, 'i>>> {
+        let Some(v) = self.raw(key) else {
+            return Ok(None);
+        };
+        match v.get_ref() {
+            DeValue::Table(t) => {
+                Section::new(self.src, t, v.span(), self.field(key), allowed).map(Some)
+            }
+            other => Err(self.error(
+                key,
+                format!("expected a table, found a {}", other.type_str()),
+            )),
+        }
+    }
+
+    /// `key` as an array of tables (an empty list if absent).
+    pub(crate) fn tables(&self, key: &str, allowed: &[&str]) -> Result<Vec<Section<'t, 'i>>> {
+        let Some(v) = self.raw(key) else {
+            return Ok(Vec::new());
+        };
+        let DeValue::Array(items) = v.get_ref() else {
+            return Err(self.error(
+                key,
+                format!(
+                    "expected an array of tables ([[{key}]]), found a {}",
+                    v.get_ref().type_str()
+                ),
+            ));
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let path = format!("{}[{i}]", self.field(key));
+                match item.get_ref() {
+                    DeValue::Table(t) => Section::new(self.src, t, item.span(), path, allowed),
+                    other => Err(self.src.error(
+                        item.span(),
+                        &path,
+                        format!("expected a table, found a {}", other.type_str()),
+                    )),
+                }
+            })
+            .collect()
+    }
+
+    /// `key` as an array of strings.
+    pub(crate) fn opt_str_list(
+        &mut self,
+        key: &str,
+    ) -> Result<Option<Vec<(&'t str, Range<usize>)>>> {
+        let Some(v) = self.raw(key) else {
+            return Ok(None);
+        };
+        let DeValue::Array(items) = v.get_ref() else {
+            return Err(self.error(key, "expected an array of strings"));
+        };
+        let mut out = Vec::new();
+        for item in items.iter() {
+            match item.get_ref() {
+                DeValue::String(s) => out.push((s.as_ref(), item.span())),
+                _ => {
+                    return Err(self
+                        .src
+                        .error(item.span(), &self.field(key), "expected a string"));
+                }
+            }
+        }
+        self.out.insert(
+            key.into(),
+            Value::Array(
+                out.iter()
+                    .map(|(s, _)| Value::String((*s).to_string()))
+                    .collect(),
+            ),
+        );
+        Ok(Some(out))
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// What a unit type is called in error messages.
+pub(crate) trait Unit {
+    const WHAT: &'static str;
+    const EXAMPLE: &'static str;
+    /// Whether a bare number is accepted (probabilities only).
+    const BARE_NUMBER_OK: bool = false;
+}
+
+impl Unit for Duration {
+    const WHAT: &'static str = "a duration";
+    const EXAMPLE: &'static str = "\"35ms\"";
+}
+impl Unit for Bitrate {
+    const WHAT: &'static str = "a bit rate";
+    const EXAMPLE: &'static str = "\"11Mbps\"";
+}
+impl Unit for DataSize {
+    const WHAT: &'static str = "a data size";
+    const EXAMPLE: &'static str = "\"1500B\"";
+}
+impl Unit for Probability {
+    const WHAT: &'static str = "a probability";
+    const EXAMPLE: &'static str = "\"1%\" or 0.01";
+    const BARE_NUMBER_OK: bool = true;
+}

@@ -1,0 +1,135 @@
+//! Malformed scenarios get an error naming the file, line, field and the expected form.
+
+use fairstream_scenario::{ScenarioError, load};
+
+const GOOD: &str = r#"name = "t"
+duration = "10s"
+
+[topology]
+nodes = ["a", "b", "c"]
+
+[[topology.link]]
+between = ["a", "b"]
+rate = "10Mbps"
+delay = "5ms"
+queue = { kind = "droptail", limit = "20 packets" }
+
+[[flow]]
+protocol = "tcp"
+from = "a"
+to = "b"
+"#;
+
+fn err(text: &str) -> ScenarioError {
+    load(text, "bad.toml", None).expect_err("the scenario should be rejected")
+}
+
+#[test]
+fn good_scenario_loads_and_resolves_defaults() {
+    let s = load(GOOD, "good.toml", None).unwrap();
+    assert_eq!(s.network.links.len(), 2);
+    assert!(
+        s.resolved.contains("variant = \"newreno\""),
+        "{}",
+        s.resolved
+    );
+    assert!(
+        s.resolved.contains("interval = \"100ms\""),
+        "{}",
+        s.resolved
+    );
+    // The resolved form loads back to the same resolved form.
+    let again = load(&s.resolved, "resolved.toml", None).unwrap();
+    assert_eq!(again.resolved, s.resolved);
+}
+
+#[test]
+fn missing_field_names_the_field_and_table() {
+    let e = err(&GOOD.replace("duration = \"10s\"\n", ""));
+    assert_eq!(e.field, "duration");
+    assert_eq!(e.file, "bad.toml");
+    assert!(
+        e.message.contains("missing field") && e.message.contains("\"35ms\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn misspelt_rate_unit_points_at_the_value() {
+    let e = err(&GOOD.replace("\"10Mbps\"", "\"10 Mbs\""));
+    assert_eq!((e.line, e.field.as_str()), (9, "topology.link[0].rate"));
+    assert!(
+        e.message.contains("`10 Mbs` is not a bit rate") && e.message.contains("11Mbps"),
+        "{e}"
+    );
+    assert!(
+        e.to_string()
+            .starts_with("bad.toml:9:8: field `topology.link[0].rate`:"),
+        "{e}"
+    );
+}
+
+#[test]
+fn negative_delay_is_rejected() {
+    let e = err(&GOOD.replace("\"5ms\"", "\"-5ms\""));
+    assert_eq!((e.line, e.field.as_str()), (10, "topology.link[0].delay"));
+    assert!(e.message.contains("must not be negative"), "{e}");
+}
+
+#[test]
+fn unknown_node_lists_the_known_ones() {
+    let e = err(&GOOD.replace("to = \"b\"", "to = \"z\""));
+    assert_eq!((e.line, e.field.as_str()), (16, "flow[0].to"));
+    assert!(
+        e.message.contains("unknown node `z`") && e.message.contains("a, b, c"),
+        "{e}"
+    );
+}
+
+#[test]
+fn flow_without_route_is_rejected() {
+    let e = err(&GOOD.replace("to = \"b\"", "to = \"c\""));
+    assert_eq!(e.field, "flow[0].to");
+    assert!(e.message.contains("no route from `a` to `c`"), "{e}");
+}
+
+#[test]
+fn queue_of_zero_is_rejected() {
+    let e = err(&GOOD.replace("\"20 packets\"", "\"0 packets\""));
+    assert_eq!(
+        (e.line, e.field.as_str()),
+        (11, "topology.link[0].queue.limit")
+    );
+    assert!(e.message.contains("at least one packet"), "{e}");
+}
+
+#[test]
+fn unknown_field_lists_the_allowed_ones() {
+    let e = err(&GOOD.replace("delay = \"5ms\"", "delay = \"5ms\"\nlatency = \"5ms\""));
+    assert_eq!((e.line, e.field.as_str()), (11, "topology.link[0].latency"));
+    assert!(
+        e.message.contains("unknown field") && e.message.contains("delay"),
+        "{e}"
+    );
+}
+
+#[test]
+fn wrong_type_and_bad_toml_are_explained() {
+    let e = err(&GOOD.replace("\"10Mbps\"", "10"));
+    assert!(
+        e.message.contains("written as a string with its unit"),
+        "{e}"
+    );
+    let e = err("name = \"x\"\nduration = \n");
+    assert!(e.message.starts_with("invalid TOML"), "{e}");
+    assert_eq!(e.line, 2);
+}
+
+#[test]
+fn protocol_specific_fields_are_checked() {
+    let e = err(&GOOD.replace("protocol = \"tcp\"", "protocol = \"tcp\"\nrate = \"1Mbps\""));
+    assert_eq!(e.field, "flow[0].rate");
+    assert!(e.message.contains("does not apply to tcp flows"), "{e}");
+    let e = err(&GOOD.replace("protocol = \"tcp\"", "protocol = \"quic\""));
+    assert!(e.message.contains("one of \"tcp\", \"cbr\""), "{e}");
+}
