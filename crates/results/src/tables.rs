@@ -1,0 +1,195 @@
+//! Parquet tables of a run, one file per table (columns as documented on each writer).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::{
+    ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray, UInt32Array,
+    UInt64Array,
+};
+use fairstream_sim::{PacketTrace, RunOutput};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+
+use crate::ResultsError;
+
+fn u64s(v: &[u64]) -> ArrayRef {
+    Arc::new(UInt64Array::from(v.to_vec()))
+}
+fn u32s(v: &[u32]) -> ArrayRef {
+    Arc::new(UInt32Array::from(v.to_vec()))
+}
+fn f64s(v: &[f64]) -> ArrayRef {
+    Arc::new(Float64Array::from(v.to_vec()))
+}
+fn names(ids: &[u32], table: &[String]) -> ArrayRef {
+    Arc::new(StringArray::from_iter_values(
+        ids.iter().map(|&i| table[i as usize].as_str()),
+    ))
+}
+
+/// Writes one record batch of named columns to `path`.
+fn write(path: &Path, columns: Vec<(&str, ArrayRef)>) -> Result<(), ResultsError> {
+    let err = |message: String| ResultsError::Parquet {
+        path: path.to_path_buf(),
+        message,
+    };
+    let batch = RecordBatch::try_from_iter(columns).map_err(|e| err(e.to_string()))?;
+    let file = std::fs::File::create(path).map_err(|source| ResultsError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .build();
+    let mut w =
+        ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(|e| err(e.to_string()))?;
+    w.write(&batch).map_err(|e| err(e.to_string()))?;
+    w.close().map_err(|e| err(e.to_string()))?;
+    Ok(())
+}
+
+/// `flow_series.parquet`: flow_id, flow, t_start, t_end, packets_sent, bytes_sent,
+/// packets_delivered, bytes_delivered, goodput_bytes, packets_dropped, throughput_bps,
+/// goodput_bps, rtt_mean_s.
+pub fn write_flow_series(path: &Path, out: &RunOutput) -> Result<(), ResultsError> {
+    let s = &out.flow_series;
+    let rate = |bytes: &[u64]| -> ArrayRef {
+        f64s(
+            &bytes
+                .iter()
+                .zip(s.t_start.iter().zip(&s.t_end))
+                .map(|(&b, (&t0, &t1))| {
+                    if t1 > t0 {
+                        b as f64 * 8.0 / (t1 - t0)
+                    } else {
+                        0.0
+                    }
+                })
+                .collect::<Vec<_>>(),
+        )
+    };
+    write(
+        path,
+        vec![
+            ("flow_id", u32s(&s.flow_id)),
+            ("flow", names(&s.flow_id, &out.flow_names)),
+            ("t_start", f64s(&s.t_start)),
+            ("t_end", f64s(&s.t_end)),
+            ("packets_sent", u64s(&s.packets_sent)),
+            ("bytes_sent", u64s(&s.bytes_sent)),
+            ("packets_delivered", u64s(&s.packets_delivered)),
+            ("bytes_delivered", u64s(&s.bytes_delivered)),
+            ("goodput_bytes", u64s(&s.goodput_bytes)),
+            ("packets_dropped", u64s(&s.packets_dropped)),
+            ("throughput_bps", rate(&s.bytes_delivered)),
+            ("goodput_bps", rate(&s.goodput_bytes)),
+            ("rtt_mean_s", f64s(&s.rtt_mean_s)),
+        ],
+    )
+}
+
+/// `flow_summary.parquet`: one row per flow with the totals of `summary.json`.
+pub fn write_flow_summary(path: &Path, out: &RunOutput) -> Result<(), ResultsError> {
+    let f = &out.flows;
+    let col_u64 =
+        |g: fn(&fairstream_sim::FlowSummary) -> u64| u64s(&f.iter().map(g).collect::<Vec<_>>());
+    let col_f64 =
+        |g: fn(&fairstream_sim::FlowSummary) -> f64| f64s(&f.iter().map(g).collect::<Vec<_>>());
+    let col_str = |g: fn(&fairstream_sim::FlowSummary) -> &str| -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(f.iter().map(g)))
+    };
+    write(
+        path,
+        vec![
+            (
+                "flow_id",
+                u32s(&f.iter().map(|x| x.flow_id).collect::<Vec<_>>()),
+            ),
+            ("name", col_str(|x| &x.name)),
+            ("protocol", col_str(|x| &x.protocol)),
+            ("src", col_str(|x| &x.src)),
+            ("dst", col_str(|x| &x.dst)),
+            ("start_s", col_f64(|x| x.start_s)),
+            ("stop_s", col_f64(|x| x.stop_s)),
+            ("packets_sent", col_u64(|x| x.packets_sent)),
+            ("bytes_sent", col_u64(|x| x.bytes_sent)),
+            ("packets_delivered", col_u64(|x| x.packets_delivered)),
+            ("bytes_delivered", col_u64(|x| x.bytes_delivered)),
+            ("goodput_bytes", col_u64(|x| x.goodput_bytes)),
+            ("packets_dropped", col_u64(|x| x.packets_dropped)),
+            ("retransmits", col_u64(|x| x.retransmits)),
+            ("throughput_bps", col_f64(|x| x.throughput_bps)),
+            ("goodput_bps", col_f64(|x| x.goodput_bps)),
+            ("loss_rate", col_f64(|x| x.loss_rate)),
+            ("mean_rtt_s", col_f64(|x| x.mean_rtt_s)),
+        ],
+    )
+}
+
+/// `link_series.parquet`: link_id, link, t_start, t_end, queue_packets, queue_bytes,
+/// packets_forwarded, bytes_forwarded, packets_dropped, utilisation.
+pub fn write_link_series(path: &Path, out: &RunOutput) -> Result<(), ResultsError> {
+    let s = &out.link_series;
+    write(
+        path,
+        vec![
+            ("link_id", u32s(&s.link_id)),
+            ("link", names(&s.link_id, &out.link_names)),
+            ("t_start", f64s(&s.t_start)),
+            ("t_end", f64s(&s.t_end)),
+            ("queue_packets", u64s(&s.queue_packets)),
+            ("queue_bytes", u64s(&s.queue_bytes)),
+            ("packets_forwarded", u64s(&s.packets_forwarded)),
+            ("bytes_forwarded", u64s(&s.bytes_forwarded)),
+            ("packets_dropped", u64s(&s.packets_dropped)),
+            ("utilisation", f64s(&s.utilisation)),
+        ],
+    )
+}
+
+/// `metrics.parquet`: t, flow_id, flow, metric, value.
+pub fn write_metrics(path: &Path, out: &RunOutput) -> Result<(), ResultsError> {
+    let m = &out.metrics;
+    write(
+        path,
+        vec![
+            ("t", f64s(&m.t)),
+            ("flow_id", u32s(&m.flow_id)),
+            ("flow", names(&m.flow_id, &out.flow_names)),
+            (
+                "metric",
+                Arc::new(StringArray::from_iter_values(m.metric.iter().copied())) as ArrayRef,
+            ),
+            ("value", f64s(&m.value)),
+        ],
+    )
+}
+
+/// `packets.parquet`: t, event (`+ - r d e`), link_id, flow_id, seq, size, reverse.
+pub fn write_packets(path: &Path, trace: &PacketTrace) -> Result<(), ResultsError> {
+    write(
+        path,
+        vec![
+            ("t", f64s(&trace.t)),
+            (
+                "event",
+                Arc::new(StringArray::from_iter_values(
+                    trace.event.iter().map(|e| e.letter()),
+                )) as ArrayRef,
+            ),
+            ("link_id", u32s(&trace.link_id)),
+            ("flow_id", u32s(&trace.flow_id)),
+            (
+                "seq",
+                Arc::new(Int64Array::from(trace.seq.clone())) as ArrayRef,
+            ),
+            ("size", u32s(&trace.size)),
+            (
+                "reverse",
+                Arc::new(BooleanArray::from(trace.reverse.clone())) as ArrayRef,
+            ),
+        ],
+    )
+}
