@@ -57,7 +57,7 @@ pub fn write_dir(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), Resu
     let parent = dir
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+        .unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(parent).map_err(io(parent))?;
     let stem = dir
         .file_name()

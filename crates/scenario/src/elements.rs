@@ -79,10 +79,10 @@ pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<Qu
             let limit = read_limit(&mut q, rate, base.limit)?;
             let min_th = q.opt_float("min_th", 0.0, 1e9)?.or(base.min_th);
             let max_th = q.opt_float("max_th", 0.0, 1e9)?.or(base.max_th);
-            if let (Some(lo), Some(hi)) = (min_th, max_th) {
-                if hi <= lo {
-                    return Err(q.error("max_th", format!("must be above min_th ({lo})")));
-                }
+            if let (Some(lo), Some(hi)) = (min_th, max_th)
+                && hi <= lo
+            {
+                return Err(q.error("max_th", format!("must be above min_th ({lo})")));
             }
             let max_p = q.opt_float("max_p", 0.0, 1.0)?.unwrap_or(base.max_p);
             let q_weight = q.opt_float("w_q", 0.0, 1.0)?.or(base.q_weight);

@@ -72,13 +72,13 @@ pub(crate) fn read_flow(
     let to = f.req_str("to", "a node name")?;
     let start = read_start(f)?;
     let stop: Option<Duration> = f.opt_unit("stop")?;
-    if let Some(stop) = stop {
-        if stop > end {
-            return Err(f.error(
-                "stop",
-                format!("{stop} is after the end of the run ({end})"),
-            ));
-        }
+    if let Some(stop) = stop
+        && stop > end
+    {
+        return Err(f.error(
+            "stop",
+            format!("{stop} is after the end of the run ({end})"),
+        ));
     }
     let template = FlowTemplate::read(f, protocol)?;
     for i in 0..count {

@@ -13,6 +13,9 @@ use crate::error::{ScenarioError, Source};
 
 pub(crate) type Result<T> = std::result::Result<T, ScenarioError>;
 
+/// A string value and where it stands in the file.
+pub(crate) type Named<'t> = (&'t str, Range<usize>);
+
 /// A table being read.
 pub(crate) struct Section<'t, 'i> {
     pub(crate) src: Source<'t>,
@@ -244,7 +247,7 @@ impl<'t, 'i> Section<'t, 'i> {
     }
 
     /// `key` as a sub-table.
-    pub(crate) fn opt_table(&self, key: &str, allowed: &[&str]) -> Result<Option<Section<'t, 'i>>> {
+    pub(crate) fn opt_table(&self, key: &str, allowed: &[&str]) -> Result<Option<Self>> {
         let Some(v) = self.raw(key) else {
             return Ok(None);
         };
@@ -260,7 +263,7 @@ impl<'t, 'i> Section<'t, 'i> {
     }
 
     /// `key` as an array of tables (an empty list if absent).
-    pub(crate) fn tables(&self, key: &str, allowed: &[&str]) -> Result<Vec<Section<'t, 'i>>> {
+    pub(crate) fn tables(&self, key: &str, allowed: &[&str]) -> Result<Vec<Self>> {
         let Some(v) = self.raw(key) else {
             return Ok(Vec::new());
         };
@@ -291,10 +294,7 @@ impl<'t, 'i> Section<'t, 'i> {
     }
 
     /// `key` as an array of strings.
-    pub(crate) fn opt_str_list(
-        &mut self,
-        key: &str,
-    ) -> Result<Option<Vec<(&'t str, Range<usize>)>>> {
+    pub(crate) fn opt_str_list(&mut self, key: &str) -> Result<Option<Vec<Named<'t>>>> {
         let Some(v) = self.raw(key) else {
             return Ok(None);
         };

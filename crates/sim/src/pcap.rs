@@ -30,9 +30,7 @@ impl PcapWriter {
     /// A file with its global header.
     pub fn new() -> Self {
         let mut buf = Vec::with_capacity(1 << 16);
-        for v in [MAGIC_NANOS] {
-            buf.extend_from_slice(&v.to_le_bytes());
-        }
+        buf.extend_from_slice(&MAGIC_NANOS.to_le_bytes());
         buf.extend_from_slice(&2u16.to_le_bytes());
         buf.extend_from_slice(&4u16.to_le_bytes());
         buf.extend_from_slice(&0i32.to_le_bytes());

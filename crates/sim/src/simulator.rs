@@ -295,7 +295,7 @@ impl Simulator {
 
     fn emit(&mut self, ep: usize, pkt: Packet, now: Instant) {
         let flow = ep / 2;
-        let node = if ep % 2 == 0 {
+        let node = if ep.is_multiple_of(2) {
             self.flows[flow].src
         } else {
             self.flows[flow].dst
