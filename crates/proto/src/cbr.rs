@@ -1,6 +1,6 @@
 //! Unresponsive UDP constant-bit-rate source (optionally on/off) and the UDP sink.
 
-use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant};
+use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant, RngStream};
 
 use crate::{
     Direction, Endpoint, EndpointStats, Header, IP_UDP_HEADER, MetricSink, Packet, UdpDatagram,
@@ -28,6 +28,11 @@ pub struct CbrConfig {
     pub stop: Option<Instant>,
     /// Optional on/off pattern, starting with an on period at `start`.
     pub on_off: Option<OnOff>,
+    /// Dither each inter-packet gap uniformly in `[0.5, 1.5)` of its nominal value, as ns-2's
+    /// CBR `random_` option does: same mean rate, but no phase lock with other periodic
+    /// traffic (a perfectly periodic source at exactly a link's rate can win or lose every
+    /// same-instant race with that link's departures).
+    pub random: bool,
 }
 
 impl Default for CbrConfig {
@@ -38,6 +43,7 @@ impl Default for CbrConfig {
             start: Instant::ZERO,
             stop: None,
             on_off: None,
+            random: false,
         }
     }
 }
@@ -50,21 +56,31 @@ pub struct CbrSource {
     /// Start of the current on period; packet `k` of it leaves at `base + k·interval`.
     base: Instant,
     k: u64,
+    /// With `random`: when the next packet leaves (gaps are drawn, so not `base + k·interval`).
+    next_at: Instant,
+    rng: RngStream,
     next_seq: u64,
     stats: EndpointStats,
 }
 
 impl CbrSource {
-    /// A source for `flow`.
-    pub fn new(flow: FlowId, config: CbrConfig) -> Self {
+    /// A source for `flow`; `rng` draws the gaps when `config.random` is set.
+    pub fn new(flow: FlowId, config: CbrConfig, rng: RngStream) -> Self {
         Self {
             flow,
             base: config.start,
+            next_at: config.start,
             config,
             k: 0,
+            rng,
             next_seq: 0,
             stats: EndpointStats::default(),
         }
+    }
+
+    /// Nominal time between packets, in nanoseconds.
+    fn nominal_gap_ns(&self) -> f64 {
+        self.config.packet_size.as_bits() as f64 * 1e9 / self.config.rate.as_bps() as f64
     }
 
     /// When packet `k` of the current period is due, skipping silent periods; `None` once stopped.
@@ -73,17 +89,21 @@ impl CbrSource {
             return None;
         }
         loop {
-            let offset =
-                self.config.packet_size.as_bits() as u128 * 1_000_000_000u128 * self.k as u128
-                    / self.config.rate.as_bps() as u128;
-            let t = self
-                .base
-                .saturating_add(Duration::from_nanos(offset.min(u64::MAX as u128) as u64));
+            let t = if self.config.random {
+                self.next_at
+            } else {
+                let offset =
+                    self.config.packet_size.as_bits() as u128 * 1_000_000_000u128 * self.k as u128
+                        / self.config.rate.as_bps() as u128;
+                self.base
+                    .saturating_add(Duration::from_nanos(offset.min(u64::MAX as u128) as u64))
+            };
             if let Some(on_off) = self.config.on_off
                 && t.saturating_since(self.base) >= on_off.on
             {
                 self.base = self.base + on_off.on + on_off.off;
                 self.k = 0;
+                self.next_at = self.base;
                 continue;
             }
             return match self.config.stop {
@@ -105,6 +125,10 @@ impl Endpoint for CbrSource {
             return None;
         }
         self.k += 1;
+        if self.config.random {
+            let gap = self.nominal_gap_ns() * self.rng.uniform_range(0.5, 1.5);
+            self.next_at = due.saturating_add(Duration::from_nanos(gap.round() as u64));
+        }
         let seq = self.next_seq;
         self.next_seq += 1;
         let size = self.config.packet_size;
@@ -185,7 +209,7 @@ mod tests {
             packet_size: DataSize::bytes(1500),
             ..Default::default()
         };
-        let mut src = CbrSource::new(FlowId(0), cfg);
+        let mut src = CbrSource::new(FlowId(0), cfg, RngStream::from_seed(1));
         let sent = drain(&mut src, Instant::from_nanos(10_000_000_000 - 1));
         // 1.5 Mbit/s of 1500-byte packets = 125 packets/s.
         assert_eq!(sent.len(), 1250);
@@ -203,8 +227,9 @@ mod tests {
                 on: Duration::from_secs(1),
                 off: Duration::from_secs(1),
             }),
+            random: false,
         };
-        let mut src = CbrSource::new(FlowId(0), cfg);
+        let mut src = CbrSource::new(FlowId(0), cfg, RngStream::from_seed(1));
         let sent = drain(&mut src, Instant::MAX);
         // 10 packets/s, on during [0,1) and [2,3).
         assert_eq!(sent.len(), 20);
@@ -216,6 +241,27 @@ mod tests {
     }
 
     #[test]
+    fn random_gaps_keep_the_mean_rate_but_break_the_period() {
+        let cfg = CbrConfig {
+            rate: Bitrate::kbps(1500),
+            packet_size: DataSize::bytes(1500),
+            random: true,
+            ..Default::default()
+        };
+        let mut src = CbrSource::new(FlowId(0), cfg, RngStream::from_seed(3));
+        let sent = drain(&mut src, Instant::from_nanos(100_000_000_000));
+        // 125 packets/s on average over 100 s.
+        assert!(
+            (sent.len() as f64 - 12_500.0).abs() < 250.0,
+            "{}",
+            sent.len()
+        );
+        let gaps: Vec<u64> = sent.windows(2).map(|w| (w[1] - w[0]).as_nanos()).collect();
+        assert!(gaps.iter().all(|&g| (4_000_000..12_000_000).contains(&g)));
+        assert!(gaps.iter().any(|&g| g != gaps[0]));
+    }
+
+    #[test]
     fn zero_rate_never_sends() {
         let mut src = CbrSource::new(
             FlowId(0),
@@ -223,6 +269,7 @@ mod tests {
                 rate: Bitrate::ZERO,
                 ..Default::default()
             },
+            RngStream::from_seed(1),
         );
         assert_eq!(src.poll_timeout(), None);
         assert!(src.poll_transmit(Instant::from_nanos(1)).is_none());

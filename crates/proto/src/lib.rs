@@ -13,9 +13,9 @@
 //! Metric records (cwnd, RTT, RTO, rate, …) go to the [`MetricSink`] passed to each handler.
 //!
 //! ```
-//! use fairstream_core::{FlowId, Instant};
+//! use fairstream_core::{FlowId, Instant, RngStream};
 //! use fairstream_proto::{CbrConfig, CbrSource, Endpoint, NullSink};
-//! let mut src = CbrSource::new(FlowId(0), CbrConfig::default());
+//! let mut src = CbrSource::new(FlowId(0), CbrConfig::default(), RngStream::from_seed(1));
 //! let now = src.poll_timeout().unwrap(); // the flow's start time
 //! src.handle_timeout(now, &mut NullSink);
 //! let first = src.poll_transmit(now).expect("a CBR source sends at its start");

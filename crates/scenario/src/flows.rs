@@ -30,7 +30,7 @@ const TCP_KEYS: &[&str] = &[
     "limited_transmit",
     "max_burst",
 ];
-const CBR_KEYS: &[&str] = &["rate", "on", "off"];
+const CBR_KEYS: &[&str] = &["rate", "on", "off", "random"];
 const SHARED_KEYS: &[&str] = &["packet_size"];
 
 /// All keys a flow table may hold.
@@ -204,12 +204,14 @@ impl FlowTemplate {
                     ));
                 }
             };
+            let random = f.bool_or("random", false)?;
             return Ok(Self::Cbr(CbrConfig {
                 rate,
                 packet_size,
                 start: Instant::ZERO,
                 stop: None,
                 on_off,
+                random,
             }));
         }
         let preset = f.choice("preset", &["ns2", "modern"], "ns2")?;
@@ -300,7 +302,11 @@ impl FlowTemplate {
             Self::Cbr(c) => {
                 let c = CbrConfig { start, stop, ..*c };
                 (
-                    AnyEndpoint::Cbr(CbrSource::new(flow, c)),
+                    AnyEndpoint::Cbr(CbrSource::new(
+                        flow,
+                        c,
+                        RngStream::derive(seed, "cbr", u64::from(flow.0)),
+                    )),
                     AnyEndpoint::UdpSink(UdpSink::new()),
                 )
             }

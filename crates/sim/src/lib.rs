@@ -17,7 +17,7 @@
 //! use fairstream_core::{Bitrate, DataSize, Duration, Instant};
 //! use fairstream_net::{ErrorModel, QueueConfig, QueueLimit};
 //! use fairstream_proto::{AnyEndpoint, CbrConfig, CbrSource, UdpSink};
-//! use fairstream_core::FlowId;
+//! use fairstream_core::{FlowId, RngStream};
 //! use fairstream_sim::{FlowSpec, LinkSpec, Network, Simulator};
 //!
 //! let mut net = Network::new(Duration::from_secs(10), 1);
@@ -26,7 +26,7 @@
 //! net.add_link(LinkSpec::new(a, b, Bitrate::mbps(1), Duration::from_millis(10)));
 //! let cbr = CbrConfig { rate: Bitrate::mbps(2), packet_size: DataSize::bytes(1000), ..Default::default() };
 //! net.add_flow(FlowSpec::new("udp", "cbr", a, b,
-//!     AnyEndpoint::Cbr(CbrSource::new(FlowId(0), cbr)), AnyEndpoint::UdpSink(UdpSink::new())));
+//!     AnyEndpoint::Cbr(CbrSource::new(FlowId(0), cbr, RngStream::from_seed(1))), AnyEndpoint::UdpSink(UdpSink::new())));
 //! let out = Simulator::new(net).unwrap().run();
 //! // A 1 Mbit/s link delivers about half of a 2 Mbit/s offered load.
 //! let delivered = out.flows[0].bytes_delivered as f64 * 8.0 / 10.0;
