@@ -1,0 +1,100 @@
+"""The Python entry points: `run` a scenario and get its tables back, `validate` a scenario.
+
+Also the two steps every driver shares (the CLI, sweeps, reproductions): `advance` a simulation to
+its end in chunks so progress can be shown, and `write_results` so that an output directory
+appears only complete (written to a staging directory beside it, then renamed).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from . import _core
+from .progress import SimulationProgress
+from .results import RunResult
+from .scenario import ScenarioLike, load
+
+#: A progress callback: (simulated seconds so far, duration in seconds, events processed).
+ProgressCallback = Callable[[float, float, int], None]
+
+#: How many chunks a run is advanced in (each releases the GIL while it runs).
+STEPS = 200
+
+
+def validate(scenario: ScenarioLike) -> str:
+    """Checks a scenario (path, TOML text or dict); returns it resolved, every default filled in.
+
+    Raises `fairstream.ScenarioError` naming file, line, field and the expected form.
+    """
+    text, filename = load(scenario)
+    return _core.validate(text, filename)
+
+
+def run(
+    scenario: ScenarioLike,
+    output_dir: str | os.PathLike[str] | None = None,
+    seed: int | None = None,
+    progress: bool | ProgressCallback = False,
+) -> RunResult:
+    """Runs a scenario (path, TOML text or dict) and returns its results.
+
+    `output_dir`: where the tables are written (created only once the run succeeded); a
+    temporary directory, kept as long as the result object lives, when None. `seed` overrides
+    the scenario's seed. `progress`: True draws a bar on stderr; a callable gets
+    (simulated s, duration s, events) after each chunk.
+    """
+    text, filename = load(scenario)
+    sim = _core.Simulation(text, filename, seed)
+    name = getattr(sim, "name", None) or Path(filename).stem
+    bar = SimulationProgress(name, sim.duration_s) if progress is True else None
+    advance(sim, bar or (progress if callable(progress) else None))
+    if bar is not None:
+        bar.finish(sim.now_s, sim.events)
+    if output_dir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="fairstream-")
+        sim.write_results(tmp.name)
+        return RunResult(tmp.name, _tempdir=tmp)
+    return RunResult(write_results(sim, output_dir))
+
+
+def run_to_directory(text: str, filename: str, output_dir: str, seed: int | None = None) -> dict[str, Any]:
+    """Runs scenario text quietly into `output_dir`; returns the summary dict (for worker processes)."""
+    sim = _core.Simulation(text, filename, seed)
+    advance(sim)
+    write_results(sim, output_dir)
+    return sim.summary()
+
+
+def advance(sim: Any, callback: ProgressCallback | None = None, steps: int = STEPS) -> None:
+    """Advances `sim` to the end of its run in `steps` chunks, calling `callback` after each."""
+    duration = sim.duration_s
+    for k in range(1, steps + 1):
+        done = sim.advance(duration if k == steps else duration * k / steps)
+        if callback is not None:
+            callback(sim.now_s, duration, sim.events)
+        if done:
+            return
+
+
+def write_results(sim: Any, output_dir: str | os.PathLike[str]) -> Path:
+    """Writes a finished run's results; a new directory appears only once complete."""
+    out = Path(output_dir)
+    if out.is_dir():
+        sim.write_results(str(out))
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = out.parent / f".{out.name}.partial-{uuid.uuid4().hex[:12]}"
+    staging.mkdir()
+    try:
+        sim.write_results(str(staging))
+        staging.rename(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return out

@@ -1,0 +1,260 @@
+"""The ``fairstream`` command: run, validate, sweep, reproduce, report, bench.
+
+Exit codes: 0 success; 1 a check or validation failed; 2 bad input (a scenario error names
+file, line, field and the expected form, and nothing is written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ._core import ScenarioError
+from .table import format_table
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command line `argv` (default: sys.argv[1:]); returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args, parser)
+    except ScenarioError as err:
+        print(err, file=sys.stderr)
+        return 2
+    except (ValueError, FileNotFoundError) as err:
+        print(f"fairstream: {err}", file=sys.stderr)
+        return 2
+    except RuntimeError as err:
+        print(f"fairstream: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("fairstream: interrupted", file=sys.stderr)
+        return 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fairstream",
+        description="A fast deterministic packet-level simulator for TCP-friendly streaming.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("run", help="run a scenario and write its results")
+    p.add_argument("scenario", type=Path, help="scenario TOML file")
+    p.add_argument(
+        "-o", "--output", type=Path, required=True, help="output directory (created after the run)"
+    )
+    p.add_argument("--seed", type=int, help="override the scenario's seed")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("validate", help="check scenario files")
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    p.add_argument("--resolved", action="store_true", help="print each scenario with every default filled in")
+    p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser("sweep", help="run a grid of overrides of a scenario in parallel")
+    p.add_argument("scenario", type=Path, help="scenario TOML file")
+    p.add_argument(
+        "--set",
+        action="append",
+        required=True,
+        metavar="PATH=V1,V2",
+        help="dotted path and values, e.g. flow.0.rate=1Mbps,2Mbps (repeat for a grid)",
+    )
+    p.add_argument("-o", "--output", type=Path, required=True, help="output directory")
+    p.add_argument("-j", "--jobs", type=int, help="worker processes (default: all cores)")
+    p.add_argument(
+        "--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (needs fairstream[dask])"
+    )
+    p.add_argument("--seed", type=int, help="override every run's seed")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_sweep)
+
+    p = sub.add_parser("reproduce", help="reproduce published experiments and write a report")
+    p.add_argument("ids", nargs="*", metavar="ID", help="experiment ids (default: all; see --list)")
+    p.add_argument("-o", "--output", type=Path, help="output directory")
+    p.add_argument("-j", "--jobs", type=int, help="worker processes (default: all cores)")
+    p.add_argument(
+        "--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (needs fairstream[dask])"
+    )
+    p.add_argument(
+        "--quick", action="store_true", help="short runs and sweeps (for tests; not a reproduction)"
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--list", action="store_true", help="list the experiments and exit")
+    p.set_defaults(func=_cmd_reproduce)
+
+    p = sub.add_parser("report", help="write DIR/report.html from a reproduce output directory")
+    p.add_argument("dir", type=Path, metavar="DIR")
+    p.set_defaults(func=_cmd_report)
+
+    p = sub.add_parser("bench", help="run the benchmarks B1-B3 and compare with ns-3")
+    p.add_argument("ids", nargs="*", metavar="BENCH", help="benchmarks (default: all)")
+    p.add_argument(
+        "--repeat", type=int, default=3, help="runs per benchmark; the median is shown (default 3)"
+    )
+    p.add_argument("--quick", action="store_true", help="tiny durations (a smoke test, not a measurement)")
+    p.add_argument("--json", type=Path, metavar="FILE", help="also save the results as JSON")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(func=_cmd_bench)
+    return parser
+
+
+def _cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .api import run
+
+    result = run(args.scenario, output_dir=args.output, seed=args.seed, progress=not args.quiet)
+    print(_flow_table(result.summary["flows"]))
+    print(f"results: {result.output_dir}")
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .api import validate
+
+    failed = 0
+    for path in args.files:
+        try:
+            resolved = validate(path)
+        except ScenarioError as err:
+            print(err, file=sys.stderr)
+            failed += 1
+            continue
+        except OSError as err:
+            print(f"{path}: {err.strerror or err}", file=sys.stderr)
+            failed += 1
+            continue
+        print(f"{path}: ok")
+        if args.resolved:
+            print(resolved)
+    return 1 if failed else 0
+
+
+def _cmd_sweep(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .sweeps import parse_assignment, sweep
+
+    grid: dict[str, list[Any]] = {}
+    for assignment in args.set:
+        try:
+            path, values = parse_assignment(assignment)
+        except ValueError as err:
+            parser.error(str(err))
+        if path in grid:
+            parser.error(f"--set {path} given twice")
+        grid[path] = values
+    result = sweep(
+        args.scenario,
+        grid,
+        args.output,
+        jobs=args.jobs,
+        scheduler=args.scheduler,
+        seed=args.seed,
+        quiet=args.quiet,
+    )
+    print(f"{len(result.points)} runs: {result.output_dir} (flows.parquet, sweep.json, runs/)")
+    return 0
+
+
+def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .reproduce import EXPERIMENTS
+
+    if args.list:
+        print(
+            format_table(
+                ["id", "paper", "title"],
+                [[e.id, f"{e.paper} {e.figure}", e.title] for e in EXPERIMENTS.values()],
+            )
+        )
+        return 0
+    if args.output is None:
+        parser.error("reproduce needs -o DIR")
+    unknown = [i for i in args.ids if i not in EXPERIMENTS]
+    if unknown:
+        parser.error(f"unknown experiment(s) {', '.join(unknown)}; known: {', '.join(EXPERIMENTS)}")
+    from .report import write_report
+    from .reproduce.runner import reproduce
+
+    results = reproduce(
+        args.ids, args.output, jobs=args.jobs, quick=args.quick, quiet=args.quiet, scheduler=args.scheduler
+    )
+    report = write_report(args.output)
+    print(
+        format_table(
+            ["experiment", "checks passed", "result"],
+            [
+                [r["id"], f"{r['passed']}/{r['total']}", "pass" if r["passed"] == r["total"] else "FAIL"]
+                for r in results
+            ],
+        )
+    )
+    print(f"report: {report}")
+    return 0 if all(r["passed"] == r["total"] for r in results) else 1
+
+
+def _cmd_report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .report import write_report
+
+    print(f"report: {write_report(args.dir)}")
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .bench import BENCHMARKS, format_rows, run_benchmarks, write_json
+
+    ids = [i.upper() for i in args.ids] or list(BENCHMARKS)
+    unknown = [i for i in ids if i not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    rows = []
+    for bench_id in ids:
+        if not args.quiet:
+            print(f"bench {bench_id}: {args.repeat} run(s)...", file=sys.stderr, flush=True)
+        rows.extend(run_benchmarks([bench_id], repeat=args.repeat, quick=args.quick))
+    print(format_rows(rows))
+    if args.quick:
+        print("(quick: durations shortened, no speed-up against ns-3)")
+    if args.json:
+        write_json(args.json, rows)
+    return 0
+
+
+def _flow_table(flows: list[dict[str, Any]]) -> str:
+    return format_table(
+        [
+            "flow",
+            "protocol",
+            "path",
+            "throughput Mbit/s",
+            "goodput Mbit/s",
+            "loss %",
+            "retransmits",
+            "mean RTT ms",
+        ],
+        [
+            [
+                f["name"],
+                f["protocol"],
+                f"{f['src']}->{f['dst']}",
+                f["throughput_bps"] / 1e6,
+                f["goodput_bps"] / 1e6,
+                100 * f["loss_rate"],
+                f["retransmits"],
+                f["mean_rtt_s"] * 1000 if f.get("mean_rtt_s") is not None else None,
+            ]
+            for f in flows
+        ],
+    )
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__

@@ -1,0 +1,99 @@
+"""Independent runs in parallel: on all local cores through a process pool, or on a Dask cluster.
+
+Sweeps and reproductions hand over a list of `Task`s (scenario text plus output directory); each
+task runs in a worker and writes its own output directory; the summaries come back in order.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any
+
+from .progress import TaskProgress
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run: scenario text (with the filename errors should name) into `output_dir`."""
+
+    text: str
+    filename: str
+    output_dir: str
+    seed: int | None = None
+    label: str = ""
+
+
+def execute(task: Task) -> dict[str, Any]:
+    """Runs one task (in whichever process calls it); returns the run's summary."""
+    from .api import run_to_directory
+
+    return run_to_directory(task.text, task.filename, task.output_dir, task.seed)
+
+
+def default_jobs() -> int:
+    """All cores."""
+    return os.cpu_count() or 1
+
+
+def run_tasks(
+    tasks: Sequence[Task],
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    progress: TaskProgress | None = None,
+) -> list[dict[str, Any]]:
+    """Runs `tasks` (in parallel unless `jobs` is 1) and returns their summaries in task order.
+
+    `scheduler`: a Dask scheduler address; the tasks then run on that cluster (the output
+    directories must be on a file system the workers share). The first failure cancels the rest
+    and is raised.
+    """
+    jobs = jobs or default_jobs()
+    if scheduler is not None:
+        client = _dask_client(scheduler)
+        try:
+            summaries = _run_on(client.get_executor(), tasks, progress)
+        finally:
+            client.close()
+    elif jobs <= 1 or len(tasks) <= 1:
+        summaries = [_tick(progress, t, execute(t)) for t in tasks]
+    else:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
+            summaries = _run_on(pool, tasks, progress)
+    if progress is not None:
+        progress.finish()
+    return summaries
+
+
+def _run_on(executor: Executor, tasks: Sequence[Task], progress: TaskProgress | None) -> list[dict[str, Any]]:
+    futures: dict[Future, int] = {executor.submit(execute, t): i for i, t in enumerate(tasks)}
+    results: list[dict[str, Any] | None] = [None] * len(tasks)
+    try:
+        for future in as_completed(futures):
+            i = futures[future]
+            results[i] = _tick(progress, tasks[i], future.result())
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
+    return [r for r in results if r is not None]
+
+
+def _tick(progress: TaskProgress | None, task: Task, summary: dict[str, Any]) -> dict[str, Any]:
+    if progress is not None:
+        progress.advance(task.label)
+    return summary
+
+
+def _dask_client(address: str) -> Any:
+    try:
+        from dask.distributed import Client
+    except ImportError as err:
+        raise RuntimeError(
+            "running on a Dask scheduler needs dask.distributed: pip install 'fairstream[dask]'"
+        ) from err
+    return Client(address)

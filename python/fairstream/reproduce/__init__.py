@@ -1,0 +1,26 @@
+"""The registry of reproducible experiments, keyed by id; each paper's module adds its own.
+
+``fairstream reproduce [ID...]`` runs them (see `runner`), ``fairstream report DIR`` shows them.
+"""
+
+from __future__ import annotations
+
+from . import paper003
+from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
+
+EXPERIMENTS: dict[str, Experiment] = {e.id: e for e in (*paper003.EXPERIMENTS,)}
+
+__all__ = ["EXPERIMENTS", "Check", "Evaluation", "Experiment", "Figure", "Point", "Published", "get", "ids"]
+
+
+def ids() -> list[str]:
+    """Every experiment id, in registry order."""
+    return list(EXPERIMENTS)
+
+
+def get(exp_id: str) -> Experiment:
+    """The experiment called `exp_id` (KeyError listing the known ids otherwise)."""
+    try:
+        return EXPERIMENTS[exp_id]
+    except KeyError:
+        raise KeyError(f"no experiment {exp_id!r}; known: {', '.join(EXPERIMENTS)}") from None

@@ -1,0 +1,112 @@
+"""`RunResult`: the output directory of one run, with its tables read lazily as polars DataFrames."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+#: Table name -> Parquet file in the output directory.
+TABLES = {
+    "flow_series": "flow_series.parquet",
+    "flow_summary": "flow_summary.parquet",
+    "link_series": "link_series.parquet",
+    "metrics": "metrics.parquet",
+    "packets": "packets.parquet",
+}
+
+_METRICS_SCHEMA = {
+    "t": pl.Float64,
+    "flow_id": pl.UInt32,
+    "flow": pl.String,
+    "metric": pl.String,
+    "value": pl.Float64,
+}
+
+
+class RunResult:
+    """The results of one run, read from `output_dir` on first access.
+
+    Tables: ``flow_series``, ``flow_summary``, ``link_series``, ``metrics`` (empty when the run
+    recorded none), ``packets`` (empty when not recorded) and ``link_summary`` (from summary.json).
+    When the run wrote to a temporary directory, this object keeps it alive; it is removed when
+    the object is garbage-collected.
+    """
+
+    def __init__(
+        self, output_dir: str | os.PathLike[str], *, _tempdir: tempfile.TemporaryDirectory | None = None
+    ):
+        self.output_dir = Path(output_dir)
+        self._tempdir = _tempdir
+        if not (self.output_dir / "summary.json").is_file():
+            raise FileNotFoundError(f"{self.output_dir} holds no run results (no summary.json)")
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (
+            f"RunResult(name={s.get('name')!r}, seed={s.get('seed')}, duration_s={s.get('duration_s')}, "
+            f"flows={len(s.get('flows', []))}, output_dir='{self.output_dir}')"
+        )
+
+    @cached_property
+    def summary(self) -> dict[str, Any]:
+        """summary.json as a dict."""
+        return json.loads((self.output_dir / "summary.json").read_text(encoding="utf-8"))
+
+    @cached_property
+    def resolved_toml(self) -> str:
+        """The scenario with every default filled in."""
+        return (self.output_dir / "scenario.resolved.toml").read_text(encoding="utf-8")
+
+    @cached_property
+    def flow_series(self) -> pl.DataFrame:
+        """One row per flow per recording interval."""
+        return self._read("flow_series")
+
+    @cached_property
+    def flow_summary(self) -> pl.DataFrame:
+        """One row per flow."""
+        return self._read("flow_summary")
+
+    @cached_property
+    def link_series(self) -> pl.DataFrame:
+        """One row per link per recording interval: queue, forwarded, dropped, utilisation."""
+        return self._read("link_series")
+
+    @cached_property
+    def metrics(self) -> pl.DataFrame:
+        """Protocol metric records (cwnd, rtt, rate, ...); empty unless ``[record] metrics = true``."""
+        return self._read("metrics", empty=pl.DataFrame(schema=_METRICS_SCHEMA))
+
+    @cached_property
+    def packets(self) -> pl.DataFrame:
+        """Per-packet trace; empty unless ``[record] packets = true``."""
+        return self._read("packets", empty=pl.DataFrame())
+
+    @cached_property
+    def link_summary(self) -> pl.DataFrame:
+        """One row per link, from summary.json."""
+        return pl.DataFrame(self.summary.get("links", []))
+
+    def table(self, name: str) -> pl.DataFrame:
+        """A table by name (see `TABLES`, plus ``link_summary``)."""
+        if name not in TABLES and name != "link_summary":
+            raise KeyError(f"no table {name!r}; tables: {', '.join([*TABLES, 'link_summary'])}")
+        return getattr(self, name)
+
+    def to_pandas(self, name: str):
+        """A table as a pandas DataFrame (needs pandas and pyarrow: ``pip install 'fairstream[pandas]'``)."""
+        return self.table(name).to_pandas()
+
+    def _read(self, name: str, empty: pl.DataFrame | None = None) -> pl.DataFrame:
+        path = self.output_dir / TABLES[name]
+        if path.is_file():
+            return pl.read_parquet(path)
+        if empty is not None:
+            return empty
+        raise FileNotFoundError(f"{path} is missing")

@@ -1,0 +1,91 @@
+"""Scenario inputs: a file path, TOML text or a dict, turned into the (text, filename) pair that
+`fairstream._core` takes; dotted-path overrides of a scenario dict; the scenario files shipped
+with the package (``fairstream/scenarios/<kind>/<name>.toml``)."""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping, MutableMapping
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeAlias
+
+from . import tomlio
+
+ScenarioLike: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any]"
+
+DICT_FILENAME = "<dict>"
+TEXT_FILENAME = "<string>"
+
+
+def load(scenario: ScenarioLike) -> tuple[str, str]:
+    """Returns (TOML text, filename for error messages) for a path, TOML text or dict.
+
+    A string is a path when it names an existing file, TOML text when it holds a newline or an
+    ``=``, and otherwise a missing file (FileNotFoundError).
+    """
+    if isinstance(scenario, Mapping):
+        return tomlio.dumps(scenario), DICT_FILENAME
+    if isinstance(scenario, os.PathLike):
+        path = Path(scenario)
+        return path.read_text(encoding="utf-8"), str(path)
+    if isinstance(scenario, str):
+        if os.path.isfile(scenario):
+            return Path(scenario).read_text(encoding="utf-8"), scenario
+        if "\n" in scenario or "=" in scenario:
+            return scenario, TEXT_FILENAME
+        raise FileNotFoundError(f"scenario file not found: {scenario}")
+    raise TypeError(f"a scenario is a path, TOML text or a dict, not {type(scenario).__name__}")
+
+
+def to_dict(scenario: ScenarioLike) -> dict[str, Any]:
+    """The scenario as a fresh dict (a deep copy when given a dict)."""
+    if isinstance(scenario, Mapping):
+        return copy.deepcopy(dict(scenario))
+    text, _ = load(scenario)
+    return tomlio.loads(text)
+
+
+def with_overrides(doc: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of `doc` with each dotted path (``"flow.0.rate"``) set to its value."""
+    out = copy.deepcopy(dict(doc))
+    for path, value in overrides.items():
+        set_path(out, path, value)
+    return out
+
+
+def set_path(doc: MutableMapping[str, Any], path: str, value: Any) -> None:
+    """Sets ``doc[a][b][0][c] = value`` for path ``"a.b.0.c"``; list items are chosen by index.
+
+    Missing tables along the way are created; a missing list item is an error (ValueError).
+    """
+    parts = path.split(".")
+    if not path or any(not p for p in parts):
+        raise ValueError(f"`{path}` is not a dotted path such as flow.0.rate")
+    node: Any = doc
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        where = ".".join(parts[:i]) or "the scenario"
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ValueError(f"`{path}`: {where} has {len(node)} entries, no entry `{part}`")
+            if last:
+                node[int(part)] = value
+            else:
+                node = node[int(part)]
+        elif isinstance(node, MutableMapping):
+            if last:
+                node[part] = value
+            else:
+                node = node.setdefault(part, {})
+        else:
+            raise ValueError(f"`{path}`: {where} is a value, not a table or list")
+
+
+def packaged(kind: str, name: str) -> Path:
+    """Path of a scenario file shipped with the package, e.g. ``packaged("bench", "B1.toml")``."""
+    path = Path(str(resources.files("fairstream").joinpath("scenarios", kind, name)))
+    if not path.is_file():
+        raise FileNotFoundError(f"no packaged scenario {kind}/{name}")
+    return path

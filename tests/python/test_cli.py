@@ -1,0 +1,94 @@
+"""The `fairstream` command: exit codes, messages, and no output for bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import small_scenario
+from fairstream import tomlio
+from fairstream.cli import main
+
+PAPERS = Path(__file__).resolve().parents[2] / "python" / "fairstream" / "scenarios" / "papers"
+
+
+def write(path: Path, doc: dict) -> Path:
+    path.write_text(tomlio.dumps(doc), encoding="utf-8")
+    return path
+
+
+def bad_file(tmp_path: Path) -> tuple[Path, int]:
+    """A scenario with a malformed rate; returns the file and the 1-based line of the error."""
+    text = tomlio.dumps(small_scenario()).replace('rate = "1.5Mbps"', 'rate = "1.5 Mbs"')
+    path = tmp_path / "bad.toml"
+    path.write_text(text, encoding="utf-8")
+    line = next(i for i, s in enumerate(text.splitlines(), 1) if "1.5 Mbs" in s)
+    return path, line
+
+
+def test_validate_ok(capsys: pytest.CaptureFixture[str]) -> None:
+    files = sorted(PAPERS.glob("*.toml"))
+    assert files
+    assert main(["validate", *map(str, files)]) == 0
+    out = capsys.readouterr().out
+    for f in files:
+        assert f"{f}: ok" in out
+
+
+def test_validate_error_names_file_line_and_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad, line = bad_file(tmp_path)
+    good = write(tmp_path / "good.toml", small_scenario())
+    assert main(["validate", str(good), str(bad)]) == 1
+    captured = capsys.readouterr()
+    assert f"{good}: ok" in captured.out
+    assert "bad.toml" in captured.err
+    assert str(line) in captured.err
+    assert "rate" in captured.err
+    assert "1.5 Mbs" in captured.err
+
+
+def test_validate_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(tmp_path / "nope.toml")]) == 1
+    assert "nope.toml" in capsys.readouterr().err
+
+
+def test_run_bad_scenario_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad, _ = bad_file(tmp_path)
+    out = tmp_path / "out"
+    assert main(["run", str(bad), "-o", str(out), "--quiet"]) == 2
+    assert "bad.toml" in capsys.readouterr().err
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]
+
+
+def test_run_writes_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = write(tmp_path / "s.toml", small_scenario(duration="2s"))
+    out = tmp_path / "out"
+    assert main(["run", str(scenario), "-o", str(out), "--seed", "4"]) == 0
+    captured = capsys.readouterr()
+    assert "tcp" in captured.out and "udp" in captured.out
+    assert "small: 2.0 s simulated" in captured.err  # stderr is not a terminal: one closing line
+    assert (out / "flow_series.parquet").is_file()
+    assert json.loads((out / "summary.json").read_text())["seed"] == 4
+
+
+def test_run_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(tmp_path / "nope.toml"), "-o", str(tmp_path / "out")]) == 2
+    assert not (tmp_path / "out").exists()
+
+
+def test_reproduce_unknown_id_and_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["reproduce", "no-such-experiment", "-o", str(tmp_path / "r")])
+    assert exit_info.value.code == 2
+    assert not (tmp_path / "r").exists()
+    assert main(["reproduce", "--list"]) == 0
+    out = capsys.readouterr().out
+    for exp_id in ("collapse", "unfair-udp", "unfair-tcp4", "parking-lot"):
+        assert exp_id in out
+
+
+def test_report_of_an_empty_directory_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(tmp_path)]) == 2
+    assert "result.json" in capsys.readouterr().err

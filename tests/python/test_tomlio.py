@@ -1,0 +1,79 @@
+"""The TOML writer: dicts (scenario-shaped and awkward ones) survive a round trip through tomllib."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from conftest import small_scenario
+from fairstream import tomlio
+from fairstream.scenario import packaged
+
+PACKAGE_SCENARIOS = Path(__file__).resolve().parents[2] / "python" / "fairstream" / "scenarios"
+
+
+def test_scenario_dict_round_trips() -> None:
+    doc = small_scenario()
+    doc["topology"]["link"][2]["schedule"] = [{"at": "60s", "rate": "5Mbps"}, {"at": "90s", "rate": "1Mbps"}]
+    doc["flow"][0]["start"] = {"uniform": ["0s", "1s"]}
+    doc["record"]["pcap"] = ["N1->N2"]
+    text = tomlio.dumps(doc)
+    assert tomlio.loads(text) == doc
+    assert "[[topology.link]]" in text
+    assert "[[flow]]" in text
+    assert "[topology]" in text
+    assert 'queue = { kind = "droptail", limit = "20 packets" }' in text
+
+
+def test_helper_topology_uses_inline_tables() -> None:
+    doc = {
+        "name": "d",
+        "duration": "1s",
+        "topology": {
+            "kind": "dumbbell",
+            "hosts": 2,
+            "access": {"rate": "100Mbps", "delay": "35ms"},
+            "bottleneck": {"rate": "11Mbps", "queue": {"kind": "droptail", "limit": "99 packets"}},
+        },
+    }
+    text = tomlio.dumps(doc)
+    assert tomlio.loads(text) == doc
+    assert 'access = { rate = "100Mbps", delay = "35ms" }' in text
+
+
+def test_awkward_values_round_trip() -> None:
+    doc = {
+        "quote": 'say "hi"\\ now',
+        "newline": "a\nb\tc\r\x01\x7f",
+        "unicode": "µs – ≈ ×",
+        "key with space": 1,
+        "dotted.key": True,
+        "": "empty key",
+        "ints": [0, -1, 2**62],
+        "floats": [0.1, 1e-5, -2.5e300, 1.0],
+        "nested": [[1, 2], ["a"], []],
+        "empty_table": {},
+        "bools": [True, False],
+        "mixed_in_table_array": {"t": [{"a": 1, "deep": {"x": [1, {"y": "z"}]}}, {"b": 2}]},
+    }
+    assert tomlio.loads(tomlio.dumps(doc)) == doc
+
+
+def test_non_finite_floats() -> None:
+    back = tomlio.loads(tomlio.dumps({"a": math.inf, "b": -math.inf, "c": math.nan}))
+    assert back["a"] == math.inf and back["b"] == -math.inf and math.isnan(back["c"])
+
+
+def test_unwritable_values_name_their_path() -> None:
+    with pytest.raises(TypeError, match=r"flow\.0\.rate"):
+        tomlio.dumps({"flow": [{"rate": None}]})
+    with pytest.raises(TypeError, match="set"):
+        tomlio.dumps({"x": {1, 2}})
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE_SCENARIOS.glob("*/*.toml")), ids=lambda p: p.name)
+def test_packaged_scenarios_round_trip(path: Path) -> None:
+    doc = tomlio.loads(path.read_text(encoding="utf-8"))
+    assert tomlio.loads(tomlio.dumps(doc)) == doc
+    assert packaged(path.parent.name, path.name) == path
