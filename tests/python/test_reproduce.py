@@ -1,5 +1,5 @@
-"""`fairstream reproduce --quick` of paper 003's experiments meets every check, and the report
-links figures that exist."""
+"""`fairstream reproduce --quick` of every registered experiment (paper 003 and the TCP validation)
+meets every check, and the report links figures that exist."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 from fairstream.cli import main
 from fairstream.reproduce import EXPERIMENTS
-from fairstream.reproduce.paper003 import EXPERIMENTS as PAPER003
 
-IDS = [e.id for e in PAPER003]
+IDS = list(EXPERIMENTS)
 
 
 @pytest.fixture(scope="module")

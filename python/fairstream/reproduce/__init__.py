@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
-from . import paper003
+from . import paper003, validation
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
 
-EXPERIMENTS: dict[str, Experiment] = {e.id: e for e in (*paper003.EXPERIMENTS,)}
+EXPERIMENTS: dict[str, Experiment] = {e.id: e for e in (*paper003.EXPERIMENTS, *validation.EXPERIMENTS)}
 
 __all__ = ["EXPERIMENTS", "Check", "Evaluation", "Experiment", "Figure", "Point", "Published", "get", "ids"]
 
