@@ -10,9 +10,8 @@ use crate::reader::{Result, Section};
 /// Default queue: drop-tail of 50 packets, ns-2's `Queue limit_`.
 const DEFAULT_LIMIT: u32 = 50;
 
-const QUEUE_KEYS: &[&str] = &[
-    "kind",
-    "limit",
+/// Keys only a RED queue takes.
+const RED_KEYS: &[&str] = &[
     "preset",
     "min_th",
     "max_th",
@@ -24,15 +23,14 @@ const QUEUE_KEYS: &[&str] = &[
     "queue_in_bytes",
     "mean_pktsize",
     "target_delay",
-    "rate",
-    "burst",
-    "peak_rate",
-    "mtu",
 ];
+/// Keys only a token bucket takes.
+const TBF_KEYS: &[&str] = &["rate", "burst", "peak_rate", "mtu"];
 
 /// Reads `queue` of a link of rate `rate` (a limit in milliseconds is converted at that rate).
 pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
-    let Some(mut q) = link.opt_table("queue", QUEUE_KEYS)? else {
+    let queue_keys = [&["kind", "limit"][..], RED_KEYS, TBF_KEYS].concat();
+    let Some(mut q) = link.opt_table("queue", &queue_keys)? else {
         let mut out = toml::Table::new();
         out.insert("kind".into(), Value::String("droptail".into()));
         out.insert(
@@ -51,24 +49,8 @@ pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<Qu
             _ => Ok(()),
         }
     };
-    only(
-        &["red"],
-        &[
-            "preset",
-            "min_th",
-            "max_th",
-            "max_p",
-            "w_q",
-            "gentle",
-            "wait",
-            "bytes",
-            "queue_in_bytes",
-            "mean_pktsize",
-            "target_delay",
-        ],
-        &q,
-    )?;
-    only(&["tbf"], &["rate", "burst", "peak_rate", "mtu"], &q)?;
+    only(&["red"], RED_KEYS, &q)?;
+    only(&["tbf"], TBF_KEYS, &q)?;
     let config = match kind {
         "red" => {
             let base = match q.choice("preset", &["ns2", "floyd-jacobson", "ns2-classic"], "ns2")? {

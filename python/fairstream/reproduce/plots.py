@@ -43,7 +43,7 @@ def load_sweep(
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel, xlim=(-0.02, 1.03), ylim=(-0.03, 1.05))
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def cumulative(
@@ -56,7 +56,7 @@ def cumulative(
     ax.set(title=title, xlabel="time (s)", ylabel=ylabel)
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def bars_beside_published(
@@ -79,10 +79,11 @@ def bars_beside_published(
     ax.set(title=title, ylabel=ylabel)
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize="small")
-    return _save(fig, path)
+    return save(fig, path)
 
 
-def _save(fig: plt.Figure, path: Path) -> Path:
+def save(fig: plt.Figure, path: Path) -> Path:
+    """Lays out `fig`, writes it to `path` (creating folders) and closes it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path, dpi=_DPI)

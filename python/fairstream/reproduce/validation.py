@@ -64,6 +64,8 @@ class TcpUtilisation(Experiment):
     def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
         import matplotlib.pyplot as plt
 
+        from . import plots
+
         run = RunResult(exp_dir / result["runs"]["run"])
         s = run.link_series.filter(pl.col("link") == self.link)
         fig, ax = plt.subplots(figsize=(6.0, 3.5))
@@ -74,11 +76,7 @@ class TcpUtilisation(Experiment):
         )
         ax.set_ylim(0, 1.05)
         ax.legend(fontsize="small")
-        path = fig_dir / f"{self.id}.png"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        path = plots.save(fig, fig_dir / f"{self.id}.png")
         return [Figure(path, "Utilisation of the 10 Mbps link per 1 s bin: slow start, then the sawtooth.")]
 
 
@@ -181,6 +179,8 @@ class TcpPadhye(Experiment):
     def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
         import matplotlib.pyplot as plt
 
+        from . import plots
+
         rows = result["points"]
         fig, ax = plt.subplots(figsize=(6.0, 4.0))
         x = [r["loss_event_rate"] for r in rows]
@@ -195,11 +195,7 @@ class TcpPadhye(Experiment):
         )
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize="small")
-        path = fig_dir / f"{self.id}.png"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        path = plots.save(fig, fig_dir / f"{self.id}.png")
         return [Figure(path, "Throughput of one Reno flow under Bernoulli loss beside the full PFTK model.")]
 
 
