@@ -1,16 +1,14 @@
 """The Python entry points: `run` a scenario and get its tables back, `validate` a scenario.
 
 Also the two steps every driver shares (the CLI, sweeps, reproductions): `advance` a simulation to
-its end in chunks so progress can be shown, and `write_results` so that an output directory
-appears only complete (written to a staging directory beside it, then renamed).
+its end in chunks so progress can be shown, and `write_results`, which makes an output directory
+appear only complete and never deletes anything but an earlier run's results.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -83,18 +81,12 @@ def advance(sim: Any, callback: ProgressCallback | None = None, steps: int = STE
 
 
 def write_results(sim: Any, output_dir: str | os.PathLike[str]) -> Path:
-    """Writes a finished run's results; a new directory appears only once complete."""
+    """Writes a finished run's results into `output_dir`.
+
+    The core stages the files beside the directory and renames them into place, so a new
+    directory appears only complete; it replaces an earlier run's directory but refuses
+    (OSError) one that holds anything else, which is left untouched.
+    """
     out = Path(output_dir)
-    if out.is_dir():
-        sim.write_results(str(out))
-        return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = out.parent / f".{out.name}.partial-{uuid.uuid4().hex[:12]}"
-    staging.mkdir()
-    try:
-        sim.write_results(str(staging))
-        staging.rename(out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    sim.write_results(str(out))
     return out

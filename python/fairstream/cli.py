@@ -28,7 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as err:
         print(f"fairstream: {err}", file=sys.stderr)
         return 2
-    except RuntimeError as err:
+    except (RuntimeError, OSError) as err:
         print(f"fairstream: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -73,6 +73,23 @@ def test_run_writes_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert json.loads((out / "summary.json").read_text())["seed"] == 4
 
 
+def test_run_replaces_an_earlier_run_but_never_other_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = write(tmp_path / "s.toml", small_scenario(duration="1s"))
+    out = tmp_path / "out"
+    assert main(["run", str(scenario), "-o", str(out), "--quiet"]) == 0
+    assert main(["run", str(scenario), "-o", str(out), "--quiet", "--seed", "9"]) == 0
+    assert json.loads((out / "summary.json").read_text())["seed"] == 9
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me", encoding="utf-8")
+    assert main(["run", str(scenario), "-o", str(mine), "--quiet"]) == 1
+    assert "notes.txt" in capsys.readouterr().err
+    assert [p.name for p in mine.iterdir()] == ["notes.txt"]
+    assert (mine / "notes.txt").read_text(encoding="utf-8") == "keep me"
+
+
 def test_run_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", str(tmp_path / "nope.toml"), "-o", str(tmp_path / "out")]) == 2
     assert not (tmp_path / "out").exists()

@@ -27,6 +27,16 @@ pub enum ResultsError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// The output directory holds files that are not results of a run, which would be lost.
+    #[error(
+        "{path} exists and holds files that are not fairstream results (e.g. `{example}`); choose another directory or empty it"
+    )]
+    NotResults {
+        /// The directory.
+        path: PathBuf,
+        /// One of the foreign entries.
+        example: String,
+    },
     /// Parquet or Arrow refused.
     #[error("{path}: {message}")]
     Parquet {
@@ -48,12 +58,51 @@ pub struct RunInfo {
     pub wall_time_s: f64,
 }
 
-/// Writes every result file of `out` into `dir` (created; must not exist or be empty).
-pub fn write_dir(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), ResultsError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| ResultsError::Io { path, source }
+/// Every name a result directory may hold.
+const RESULT_ENTRIES: &[&str] = &[
+    "scenario.resolved.toml",
+    "summary.json",
+    "flow_series.parquet",
+    "flow_summary.parquet",
+    "link_series.parquet",
+    "metrics.parquet",
+    "packets.parquet",
+    "pcap",
+];
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ResultsError + use<> {
+    let path = path.to_path_buf();
+    move |source| ResultsError::Io { path, source }
+}
+
+/// Fails unless `dir` is absent, empty, or holds only the files of an earlier run (which the
+/// new results replace): nothing else in it is ever deleted.
+fn check_replaceable(dir: &Path) -> Result<(), ResultsError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io(dir)(e)),
     };
+    for entry in entries {
+        let name = entry
+            .map_err(io(dir))?
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        if !RESULT_ENTRIES.contains(&name.as_str()) {
+            return Err(ResultsError::NotResults {
+                path: dir.to_path_buf(),
+                example: name,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Writes every result file of `out` into `dir`. `dir` must be absent, empty, or an earlier
+/// run's result directory (replaced as a whole); any other content makes this fail untouched.
+pub fn write_dir(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), ResultsError> {
+    check_replaceable(dir)?;
     let parent = dir
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -73,7 +122,7 @@ pub fn write_dir(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), Resu
         return Err(e);
     }
     if dir.exists() {
-        // An existing (e.g. empty, or previous) output directory is replaced as a whole.
+        // Checked above: empty, or only an earlier run's files.
         std::fs::remove_dir_all(dir).map_err(io(dir))?;
     }
     std::fs::rename(&tmp, dir).map_err(io(dir))
@@ -116,4 +165,63 @@ fn write_into(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), Results
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("fairstream-results-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn writes_new_empty_and_earlier_result_directories() {
+        let base = scratch("ok");
+        let (info, out) = (RunInfo::default(), RunOutput::default());
+        let dir = base.join("run");
+        write_dir(&dir, &info, &out).unwrap();
+        assert!(dir.join("summary.json").is_file() && dir.join("flow_series.parquet").is_file());
+        write_dir(&dir, &info, &out).expect("an earlier run's directory is replaced");
+        let empty = base.join("empty");
+        std::fs::create_dir_all(&empty).unwrap();
+        write_dir(&empty, &info, &out).unwrap();
+        assert!(empty.join("summary.json").is_file());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn refuses_a_directory_with_other_files_and_leaves_it_alone() {
+        let dir = scratch("foreign");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("notes.txt"), "keep me").unwrap();
+        let err = write_dir(&dir, &RunInfo::default(), &RunOutput::default()).unwrap_err();
+        assert!(err.to_string().contains("notes.txt"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+            "keep me"
+        );
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "nothing was added"
+        );
+        let parent = dir.parent().unwrap();
+        let stem = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let leftovers = std::fs::read_dir(parent)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!(".{stem}.partial"))
+            })
+            .count();
+        assert_eq!(leftovers, 0, "no staging directory left behind");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
