@@ -59,6 +59,9 @@ pub struct CbrSource {
     /// With `random`: when the next packet leaves (gaps are drawn, so not `base + k·interval`).
     next_at: Instant,
     rng: RngStream,
+    /// When the next packet is due (`None` once stopped): kept current after every send, so
+    /// that `poll_timeout` is a field read.
+    next_due: Option<Instant>,
     next_seq: u64,
     stats: EndpointStats,
 }
@@ -66,16 +69,19 @@ pub struct CbrSource {
 impl CbrSource {
     /// A source for `flow`; `rng` draws the gaps when `config.random` is set.
     pub fn new(flow: FlowId, config: CbrConfig, rng: RngStream) -> Self {
-        Self {
+        let mut source = Self {
             flow,
             base: config.start,
             next_at: config.start,
             config,
             k: 0,
             rng,
+            next_due: None,
             next_seq: 0,
             stats: EndpointStats::default(),
-        }
+        };
+        source.next_due = source.next_send();
+        source
     }
 
     /// Nominal time between packets, in nanoseconds.
@@ -83,7 +89,8 @@ impl CbrSource {
         self.config.packet_size.as_bits() as f64 * 1e9 / self.config.rate.as_bps() as f64
     }
 
-    /// When packet `k` of the current period is due, skipping silent periods; `None` once stopped.
+    /// When packet `k` of the current period is due, moving to the next on period when the
+    /// current one is over; `None` once stopped.
     fn next_send(&mut self) -> Option<Instant> {
         if self.config.rate.is_zero() || self.config.packet_size.as_bytes() == 0 {
             return None;
@@ -120,7 +127,7 @@ impl Endpoint for CbrSource {
     fn handle_timeout(&mut self, _now: Instant, _metrics: &mut dyn MetricSink) {}
 
     fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
-        let due = self.next_send()?;
+        let due = self.next_due?;
         if due > now {
             return None;
         }
@@ -129,6 +136,7 @@ impl Endpoint for CbrSource {
             let gap = self.nominal_gap_ns() * self.rng.uniform_range(0.5, 1.5);
             self.next_at = due.saturating_add(Duration::from_nanos(gap.round() as u64));
         }
+        self.next_due = self.next_send();
         let seq = self.next_seq;
         self.next_seq += 1;
         let size = self.config.packet_size;
@@ -145,7 +153,7 @@ impl Endpoint for CbrSource {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.clone().next_send()
+        self.next_due
     }
 
     fn stats(&self) -> EndpointStats {
