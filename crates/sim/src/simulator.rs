@@ -14,7 +14,7 @@
 //! no event: only a backlog costs `LinkWake` events. Packets live in an arena and the
 //! calendar holds their slot numbers, so nothing is allocated per packet in steady state.
 
-use fairstream_core::{Duration, FlowId, Instant, LinkId, NodeId};
+use fairstream_core::{Duration, Instant, LinkId, NodeId};
 use fairstream_net::{Dequeue, QueuedPacket};
 use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Header, Metric, MetricSink, Packet};
 
@@ -320,13 +320,15 @@ impl Simulator {
     }
 
     fn forward(&mut self, node: NodeId, slot: u32, now: Instant) {
-        let pkt = self.arena[slot as usize];
+        let pkt = &self.arena[slot as usize];
         let meta = &self.flows[pkt.flow.index()];
         let dest = match pkt.direction {
             Direction::Forward => meta.dst,
             Direction::Reverse => meta.src,
         };
         if node == dest {
+            // Copied out because the endpoint may emit packets that reuse the slot.
+            let pkt = *pkt;
             self.free.push(slot);
             self.deliver(&pkt, now);
             return;
@@ -454,28 +456,33 @@ impl Simulator {
         self.forward(to, slot, now);
     }
 
+    /// Records a packet event if the per-packet trace is on (a branch, and nothing else, when off).
     #[inline]
     fn trace_event(&mut self, event: PacketEvent, link: usize, slot: u32, now: Instant) {
-        if let Some(tr) = self.trace.as_mut() {
-            let p = &self.arena[slot as usize];
-            let seq = match &p.header {
-                Header::Tcp(s) => {
-                    if s.is_ack {
-                        s.ack
-                    } else {
-                        s.seq
-                    }
-                }
-                Header::Udp(u) => u.seq as i64,
-            };
-            tr.t.push(now.as_secs_f64());
-            tr.event.push(event);
-            tr.link_id.push(link as u32);
-            tr.flow_id.push(p.flow.0);
-            tr.seq.push(seq);
-            tr.size.push(p.size.as_bytes() as u32);
-            tr.reverse.push(p.direction == Direction::Reverse);
+        if self.trace.is_some() {
+            self.record_trace(event, link, slot, now);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_trace(&mut self, event: PacketEvent, link: usize, slot: u32, now: Instant) {
+        let Some(tr) = self.trace.as_mut() else {
+            return;
+        };
+        let p = &self.arena[slot as usize];
+        let seq = match &p.header {
+            Header::Tcp(s) if s.is_ack => s.ack,
+            Header::Tcp(s) => s.seq,
+            Header::Udp(u) => u.seq as i64,
+        };
+        tr.t.push(now.as_secs_f64());
+        tr.event.push(event);
+        tr.link_id.push(link as u32);
+        tr.flow_id.push(p.flow.0);
+        tr.seq.push(seq);
+        tr.size.push(p.size.as_bytes() as u32);
+        tr.reverse.push(p.direction == Direction::Reverse);
     }
 
     fn sample(&mut self, now: Instant) {
@@ -643,13 +650,5 @@ impl Simulator {
             packet_trace: self.trace,
             pcaps,
         }
-    }
-
-    /// The id of the flow named `name`, if any.
-    pub fn flow_id(&self, name: &str) -> Option<FlowId> {
-        self.flows
-            .iter()
-            .position(|f| f.name == name)
-            .map(|i| FlowId(i as u32))
     }
 }
