@@ -5,7 +5,9 @@
 //! (`LINKTYPE_RAW`, nanosecond timestamps) truncated after the transport header: the
 //! original length is the simulated size. Node `i` has the address `10.a.b.c` with
 //! `a.b.c = i + 1`; a flow's source port is `10000 + flow` and its destination port `5000 + flow`.
-//! TCP sequence numbers are byte offsets (`packet number × payload size`).
+//! TCP sequence and acknowledgement numbers are byte offsets: `packet number × segment`, where
+//! `segment` is the flow's data payload per packet (so a data packet's sequence number and the
+//! ACK that covers it line up in Wireshark's analysis).
 
 use fairstream_core::{Instant, NodeId};
 use fairstream_proto::{Direction, Header, Packet};
@@ -46,8 +48,16 @@ impl PcapWriter {
         [10, (v >> 16) as u8, (v >> 8) as u8, v as u8]
     }
 
-    /// Appends `packet`, sent from `src` to `dst` (the flow's endpoints' nodes, by direction), at `now`.
-    pub fn write(&mut self, now: Instant, packet: &Packet, flow_src: NodeId, flow_dst: NodeId) {
+    /// Appends `packet` of a flow from `flow_src` to `flow_dst` (addresses follow its direction),
+    /// at `now`; `segment` is the flow's TCP data payload per packet (ignored for UDP).
+    pub fn write(
+        &mut self,
+        now: Instant,
+        packet: &Packet,
+        flow_src: NodeId,
+        flow_dst: NodeId,
+        segment: u64,
+    ) {
         let (src, dst, sport, dport) = match packet.direction {
             Direction::Forward => (
                 flow_src,
@@ -65,17 +75,16 @@ impl PcapWriter {
         let mut hdr = [0u8; 40];
         let (proto, transport_len) = match &packet.header {
             Header::Tcp(seg) => {
-                let payload = u64::from(packet.payload.max(1));
                 let t = &mut hdr[20..40];
                 t[0..2].copy_from_slice(&(sport as u16).to_be_bytes());
                 t[2..4].copy_from_slice(&(dport as u16).to_be_bytes());
                 let seq = if seg.is_ack {
                     0
                 } else {
-                    (seg.seq.max(0) as u64 * payload) as u32
+                    (seg.seq.max(0) as u64 * segment) as u32
                 };
                 let ack = if seg.is_ack {
-                    ((seg.ack + 1).max(0) as u64 * 1000) as u32
+                    ((seg.ack + 1).max(0) as u64 * segment) as u32
                 } else {
                     0
                 };
@@ -157,9 +166,34 @@ mod tests {
                 flags: TcpFlags::default(),
             }),
         };
-        w.write(Instant::from_nanos(1_500_000_000), &p, NodeId(0), NodeId(1));
+        w.write(
+            Instant::from_nanos(1_500_000_000),
+            &p,
+            NodeId(0),
+            NodeId(1),
+            1000,
+        );
+        let ack = Packet {
+            direction: Direction::Reverse,
+            size: DataSize::bytes(40),
+            payload: 0,
+            header: Header::Tcp(TcpSegment {
+                seq: 3,
+                ack: 3,
+                is_ack: true,
+                flags: TcpFlags::default(),
+            }),
+            ..p
+        };
+        w.write(
+            Instant::from_nanos(1_600_000_000),
+            &ack,
+            NodeId(0),
+            NodeId(1),
+            1000,
+        );
         let b = w.into_bytes();
-        assert_eq!(b.len(), 24 + 16 + 40);
+        assert_eq!(b.len(), 24 + 2 * (16 + 40));
         assert_eq!(u32::from_le_bytes(b[0..4].try_into().unwrap()), MAGIC_NANOS);
         assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 1);
         assert_eq!(
@@ -174,6 +208,17 @@ mod tests {
             "a header with its checksum sums to zero"
         );
         assert_eq!(&ip[12..16], &[10, 0, 0, 1]);
-        assert_eq!(u32::from_be_bytes(b[64..68].try_into().unwrap()), 3000);
+        assert_eq!(
+            u32::from_be_bytes(b[64..68].try_into().unwrap()),
+            3000,
+            "seq of packet 3"
+        );
+        // The ACK of packet 3 acknowledges up to the end of its 1000 bytes, from b to a.
+        let (ip, tcp) = (&b[96..116], &b[116..136]);
+        assert_eq!(
+            (&ip[12..16], &ip[16..20]),
+            (&[10, 0, 0, 2][..], &[10, 0, 0, 1][..])
+        );
+        assert_eq!(u32::from_be_bytes(tcp[8..12].try_into().unwrap()), 4000);
     }
 }

@@ -16,7 +16,9 @@
 
 use fairstream_core::{Duration, Instant, LinkId, NodeId};
 use fairstream_net::{Dequeue, QueuedPacket};
-use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Header, Metric, MetricSink, Packet};
+use fairstream_proto::{
+    AnyEndpoint, Direction, Endpoint, Header, IP_TCP_HEADER, Metric, MetricSink, Packet,
+};
 
 use crate::calendar::Calendar;
 use crate::link::{Link, LinkCounters};
@@ -56,6 +58,8 @@ struct FlowMeta {
     dst: NodeId,
     start: Instant,
     stop: Option<Instant>,
+    /// TCP data payload per packet, for pcap sequence numbers (0 for other protocols).
+    tcp_segment: u64,
 }
 
 /// Routes a flow's metric records into its counters and, if enabled, the metric table.
@@ -150,6 +154,14 @@ impl Simulator {
         let mut endpoints = Vec::with_capacity(net.flows.len() * 2);
         let mut flows = Vec::with_capacity(net.flows.len());
         for f in net.flows {
+            let tcp_segment = match &f.sender {
+                AnyEndpoint::TcpSender(s) => s
+                    .config()
+                    .packet_size
+                    .as_bytes()
+                    .saturating_sub(IP_TCP_HEADER),
+                _ => 0,
+            };
             endpoints.push(f.sender);
             endpoints.push(f.receiver);
             flows.push(FlowMeta {
@@ -159,6 +171,7 @@ impl Simulator {
                 dst: f.dst,
                 start: f.start,
                 stop: f.stop,
+                tcp_segment,
             });
         }
         let n_flows = flows.len();
@@ -423,7 +436,7 @@ impl Simulator {
                 if let Some(w) = self.pcaps[link].as_mut() {
                     let pkt = &self.arena[q.slot as usize];
                     let meta = &self.flows[pkt.flow.index()];
-                    w.write(now, pkt, meta.src, meta.dst);
+                    w.write(now, pkt, meta.src, meta.dst, meta.tcp_segment);
                 }
                 if corrupted {
                     self.lose(PacketEvent::Corrupt, link, q.slot, now);
