@@ -5,9 +5,9 @@
 //! (`LINKTYPE_RAW`, nanosecond timestamps) truncated after the transport header: the
 //! original length is the simulated size. Node `i` has the address `10.a.b.c` with
 //! `a.b.c = i + 1`; a flow's source port is `10000 + flow` and its destination port `5000 + flow`.
-//! TCP sequence and acknowledgement numbers are byte offsets: `packet number × segment`, where
-//! `segment` is the flow's data payload per packet (so a data packet's sequence number and the
-//! ACK that covers it line up in Wireshark's analysis).
+//! TCP sequence and acknowledgement numbers are byte offsets built from packet numbers and
+//! `segment`, the flow's data payload per packet, so that Wireshark's sequence analysis finds
+//! the SYN, every data segment and the ACKs that cover them consistent.
 
 use fairstream_core::{Instant, NodeId};
 use fairstream_proto::{Direction, Header, Packet};
@@ -78,16 +78,15 @@ impl PcapWriter {
                 let t = &mut hdr[20..40];
                 t[0..2].copy_from_slice(&(sport as u16).to_be_bytes());
                 t[2..4].copy_from_slice(&(dport as u16).to_be_bytes());
-                let seq = if seg.is_ack {
-                    0
-                } else {
-                    (seg.seq.max(0) as u64 * segment) as u32
+                // The SYN takes sequence number 0; data packet n then covers bytes from
+                // `byte(n - 1)` and the cumulative ACK of packet a asks for `byte(a)`, with
+                // `byte(k) = 1 + k·segment` in TCP's wrapping 32-bit space.
+                let byte = |k: i64| (1 + k.wrapping_mul(segment as i64)) as u32;
+                let seq = match (seg.is_ack, seg.flags.syn) {
+                    (true, _) | (false, true) => 0,
+                    (false, false) => byte(seg.seq - 1),
                 };
-                let ack = if seg.is_ack {
-                    ((seg.ack + 1).max(0) as u64 * segment) as u32
-                } else {
-                    0
-                };
+                let ack = if seg.is_ack { byte(seg.ack) } else { 0 };
                 t[4..8].copy_from_slice(&seq.to_be_bytes());
                 t[8..12].copy_from_slice(&ack.to_be_bytes());
                 t[12] = 5 << 4;
@@ -210,8 +209,8 @@ mod tests {
         assert_eq!(&ip[12..16], &[10, 0, 0, 1]);
         assert_eq!(
             u32::from_be_bytes(b[64..68].try_into().unwrap()),
-            3000,
-            "seq of packet 3"
+            2001,
+            "seq of packet 3: after the SYN and packets 1 and 2"
         );
         // The ACK of packet 3 acknowledges up to the end of its 1000 bytes, from b to a.
         let (ip, tcp) = (&b[96..116], &b[116..136]);
@@ -219,6 +218,6 @@ mod tests {
             (&ip[12..16], &ip[16..20]),
             (&[10, 0, 0, 2][..], &[10, 0, 0, 1][..])
         );
-        assert_eq!(u32::from_be_bytes(tcp[8..12].try_into().unwrap()), 4000);
+        assert_eq!(u32::from_be_bytes(tcp[8..12].try_into().unwrap()), 3001);
     }
 }
