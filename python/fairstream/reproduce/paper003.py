@@ -19,7 +19,7 @@ from ..results import RunResult
 from ..scenario import with_overrides
 from ..table import fmt
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
-from .measure import cumulative_bytes, delivered_bps, delivered_bytes, link_rate_bps
+from .measure import delivered_bps, delivered_bytes, link_rate_bps
 
 PAPER = "003"
 
@@ -247,12 +247,10 @@ class UnfairTcp4(Experiment):
         from . import plots
 
         run = RunResult(exp_dir / result["runs"]["run"])
-        series = {flow: (t, [b / 1e6 for b in y]) for flow, (t, y) in cumulative_bytes(run).items()}
-        path = plots.cumulative(
+        path = plots.cumulative_delivered(
             fig_dir / f"{self.id}.png",
-            series,
+            run,
             title=f"{self.id}: four TCP flows on a T1 (paper 003 {self.figure} redrawn)",
-            ylabel="bytes delivered (MB)",
         )
         caption = (
             f"{self.figure} redrawn: cumulative wire bytes delivered per TCP flow. "

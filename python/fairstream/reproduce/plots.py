@@ -12,6 +12,9 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
+from ..results import RunResult  # noqa: E402
+from .measure import cumulative_bytes  # noqa: E402
+
 _DPI = 110
 
 
@@ -46,14 +49,13 @@ def load_sweep(
     return save(fig, path)
 
 
-def cumulative(
-    path: Path, series: Mapping[str, tuple[Sequence[float], Sequence[float]]], *, title: str, ylabel: str
-) -> Path:
-    """One line per flow of a cumulative quantity against time (Fig. 4 of paper 003)."""
+def cumulative_delivered(path: Path, run: RunResult, *, title: str) -> Path:
+    """One line per flow of the wire bytes delivered so far, in MB, against time (Fig. 4 of
+    paper 003)."""
     fig, ax = plt.subplots(figsize=(6.0, 4.0))
-    for label, (t, y) in series.items():
-        ax.plot(t, y, label=label)
-    ax.set(title=title, xlabel="time (s)", ylabel=ylabel)
+    for label, (t, y) in cumulative_bytes(run).items():
+        ax.plot(t, [b / 1e6 for b in y], label=label)
+    ax.set(title=title, xlabel="time (s)", ylabel="bytes delivered (MB)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     return save(fig, path)

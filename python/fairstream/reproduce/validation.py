@@ -19,7 +19,7 @@ from .. import _core
 from ..results import RunResult
 from ..scenario import with_overrides
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
-from .measure import cumulative_bytes, delivered_bytes
+from .measure import delivered_bytes
 
 PAPER = "validation"
 
@@ -109,12 +109,8 @@ class TcpFairness(Experiment):
         from . import plots
 
         run = RunResult(exp_dir / result["runs"]["run"])
-        series = {flow: (t, [b / 1e6 for b in y]) for flow, (t, y) in cumulative_bytes(run).items()}
-        path = plots.cumulative(
-            fig_dir / f"{self.id}.png",
-            series,
-            title=f"{self.id}: bytes delivered",
-            ylabel="bytes delivered (MB)",
+        path = plots.cumulative_delivered(
+            fig_dir / f"{self.id}.png", run, title=f"{self.id}: bytes delivered"
         )
         return [
             Figure(path, f"Cumulative bytes of the two flows; Jain's index {result['data']['jain']:.4f}.")
