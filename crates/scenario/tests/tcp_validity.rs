@@ -58,9 +58,10 @@ fn two_identical_flows_share_fairly() {
     let shares: Vec<f64> = out.flows.iter().map(|f| f.throughput_bps).collect();
     let j = jain(&shares);
     assert!(j >= 0.95, "Jain {j} for {shares:?}");
+    // Throughput counts wire bytes, so together the flows keep the 10 Mbit/s link busy.
     let total: f64 = shares.iter().sum();
     assert!(
-        total > 0.9 * 10e6 * (1000.0 - 40.0) / 1000.0 * 0.9,
+        total >= 0.9 * 10e6,
         "total {total}"
     );
 }
