@@ -60,10 +60,7 @@ fn two_identical_flows_share_fairly() {
     assert!(j >= 0.95, "Jain {j} for {shares:?}");
     // Throughput counts wire bytes, so together the flows keep the 10 Mbit/s link busy.
     let total: f64 = shares.iter().sum();
-    assert!(
-        total >= 0.9 * 10e6,
-        "total {total}"
-    );
+    assert!(total >= 0.9 * 10e6, "total {total}");
 }
 
 /// Reno over a 100 Mbit/s path of 72 ms RTT with Bernoulli loss `per`: returns
