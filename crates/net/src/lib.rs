@@ -13,5 +13,7 @@ pub mod queue;
 pub mod schedule;
 
 pub use error::{ErrorModel, GeState};
-pub use queue::{Dequeue, Queue, QueueConfig, QueueLimit, QueuedPacket, RedConfig, TbfConfig};
+pub use queue::{
+    Dequeue, LimitCounting, Queue, QueueConfig, QueueLimit, QueuedPacket, RedConfig, TbfConfig,
+};
 pub use schedule::CapacitySchedule;

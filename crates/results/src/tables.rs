@@ -167,12 +167,15 @@ pub fn write_metrics(path: &Path, out: &RunOutput) -> Result<(), ResultsError> {
     )
 }
 
-/// `packets.parquet`: t, event (`+ - r d e`), link_id, flow_id, seq, size, reverse.
+/// `packets.parquet`: t, t_ns, packet_id, event (`+ - r d e`), link_id, flow_id, seq, size,
+/// reverse.
 pub fn write_packets(path: &Path, trace: &PacketTrace) -> Result<(), ResultsError> {
     write(
         path,
         vec![
             ("t", f64s(&trace.t)),
+            ("t_ns", u64s(&trace.t_ns)),
+            ("packet_id", u64s(&trace.packet_id)),
             (
                 "event",
                 Arc::new(StringArray::from_iter_values(

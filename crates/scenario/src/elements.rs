@@ -1,7 +1,7 @@
 //! A link's queue discipline (`queue = { kind = … }`) and loss model (`loss = { kind = … }`).
 
 use fairstream_core::{Bitrate, DataSize, Duration, Probability};
-use fairstream_net::{ErrorModel, QueueConfig, QueueLimit, RedConfig, TbfConfig};
+use fairstream_net::{ErrorModel, LimitCounting, QueueConfig, QueueLimit, RedConfig, TbfConfig};
 use toml::Value;
 use toml::de::DeValue;
 
@@ -10,9 +10,8 @@ use crate::reader::{Result, Section};
 /// Default queue: drop-tail of 50 packets, ns-2's `Queue limit_`.
 const DEFAULT_LIMIT: u32 = 50;
 
-/// Keys only a RED queue takes.
+/// Keys only a RED queue takes (`preset` is shared: each kind has its own presets).
 const RED_KEYS: &[&str] = &[
-    "preset",
     "min_th",
     "max_th",
     "max_p",
@@ -29,7 +28,7 @@ const TBF_KEYS: &[&str] = &["rate", "burst", "peak_rate", "mtu"];
 
 /// Reads `queue` of a link of rate `rate` (a limit in milliseconds is converted at that rate).
 pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
-    let queue_keys = [&["kind", "limit"][..], RED_KEYS, TBF_KEYS].concat();
+    let queue_keys = [&["kind", "limit", "preset"][..], RED_KEYS, TBF_KEYS].concat();
     let Some(mut q) = link.opt_table("queue", &queue_keys)? else {
         let mut out = toml::Table::new();
         out.insert("kind".into(), Value::String("droptail".into()));
@@ -37,8 +36,12 @@ pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<Qu
             "limit".into(),
             Value::String(format!("{DEFAULT_LIMIT} packets")),
         );
+        out.insert("preset".into(), Value::String("pfifo".into()));
         link.out.insert("queue".into(), Value::Table(out));
-        return Ok(QueueConfig::DropTail(QueueLimit::Packets(DEFAULT_LIMIT)));
+        return Ok(QueueConfig::DropTail {
+            limit: QueueLimit::Packets(DEFAULT_LIMIT),
+            counting: LimitCounting::Waiting,
+        });
     };
     let kind = q.choice("kind", &["droptail", "red", "tbf"], "droptail")?;
     let only = |kinds: &[&str], keys: &[&str], q: &Section<'_, '_>| -> Result<()> {
@@ -51,6 +54,7 @@ pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<Qu
     };
     only(&["red"], RED_KEYS, &q)?;
     only(&["tbf"], TBF_KEYS, &q)?;
+    only(&["red", "droptail"], &["preset"], &q)?;
     let config = match kind {
         "red" => {
             let base = match q.choice("preset", &["ns2", "floyd-jacobson", "ns2-classic"], "ns2")? {
@@ -128,11 +132,21 @@ pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<Qu
                 mtu,
             })
         }
-        _ => QueueConfig::DropTail(read_limit(
-            &mut q,
-            rate,
-            QueueLimit::Packets(DEFAULT_LIMIT),
-        )?),
+        _ => {
+            let counting = match q.choice("preset", &["pfifo", "ns2"], "pfifo")? {
+                "ns2" => LimitCounting::Ns2,
+                _ => LimitCounting::Waiting,
+            };
+            let limit = read_limit(&mut q, rate, QueueLimit::Packets(DEFAULT_LIMIT))?;
+            if counting == LimitCounting::Ns2 && limit == QueueLimit::Packets(1) {
+                return Err(q.error(
+                    "limit",
+                    "ns-2 counting holds `limit - 1` packets waiting, so a limit of 1 drops \
+                     every packet that finds the link busy; use at least 2",
+                ));
+            }
+            QueueConfig::DropTail { limit, counting }
+        }
     };
     link.out
         .insert("queue".into(), Value::Table(std::mem::take(&mut q.out)));

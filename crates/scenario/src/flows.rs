@@ -12,7 +12,9 @@ use toml::de::DeValue;
 use crate::reader::{Result, Section};
 use crate::topology::NodeIndex;
 
-const COMMON_KEYS: &[&str] = &["name", "protocol", "from", "to", "start", "stop", "count"];
+const COMMON_KEYS: &[&str] = &[
+    "name", "protocol", "from", "to", "start", "stop", "count", "overhead",
+];
 const TCP_KEYS: &[&str] = &[
     "variant",
     "preset",
@@ -80,6 +82,7 @@ pub(crate) fn read_flow(
             format!("{stop} is after the end of the run ({end})"),
         ));
     }
+    let overhead: Duration = f.unit_or("overhead", Duration::ZERO)?;
     let template = FlowTemplate::read(f, protocol)?;
     for i in 0..count {
         let id = net.flows.len();
@@ -131,6 +134,7 @@ pub(crate) fn read_flow(
             receiver,
             start: start_at,
             stop: stop_at,
+            overhead,
         };
         if let Some((a, b)) = net.missing_route(routes, &spec) {
             let (na, nb) = (&net.nodes[a.index()], &net.nodes[b.index()]);

@@ -10,7 +10,8 @@
 //! - `topology`: `[topology]`, explicit or from a helper (dumbbell, parking lot, chain);
 //! - `elements`: queue disciplines and loss models of a link;
 //! - `flows`: the `[[flow]]` tables;
-//! - `record`: the `[record]` table.
+//! - `record`: the `[record]` table;
+//! - `engine`: the `[engine]` table (tie rule, delay perturbation).
 //!
 //! ```
 //! let text = r#"
@@ -36,6 +37,7 @@
 //! ```
 
 mod elements;
+mod engine;
 mod error;
 mod flows;
 mod reader;
@@ -84,6 +86,7 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
             "topology",
             "flow",
             "record",
+            "engine",
         ],
     )?;
     let name = top.req_str("name", "a scenario name")?.to_string();
@@ -118,6 +121,10 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
 
     let record_out = record::read_record(record_section.as_mut(), &mut net)?;
     top.out.insert("record".into(), Value::Table(record_out));
+
+    let mut engine_section = top.opt_table("engine", engine::ENGINE_KEYS)?;
+    let engine_out = engine::read_engine(engine_section.as_mut(), &mut net)?;
+    top.out.insert("engine".into(), Value::Table(engine_out));
 
     let resolved = toml::to_string(&top.out)
         .map_err(|e| src.error(0..0, "", format!("cannot print the resolved scenario: {e}")))?;

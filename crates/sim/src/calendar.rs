@@ -1,14 +1,43 @@
-//! The event calendar: a binary heap ordered by (time, insertion sequence).
+//! The event calendar: a binary heap ordered by (time, tie-break key).
 //!
-//! Events at the same instant come out first-in first-out, as in ns-2 and ns-3, so a run
-//! is a pure function of its inputs. Time never goes backwards (debug-asserted).
+//! Two events due at the same nanosecond are simultaneous; which runs first is a modelling
+//! choice, and in a deterministic drop-tail simulation it can decide which flow loses a packet
+//! (the phase effect of Floyd and Jacobson, 1992). The calendar therefore orders ties by a
+//! [`TieRule`]:
+//!
+//! - [`TieRule::Random`] (the default of scenarios): same-instant events run in a seeded random
+//!   order, a pure function of the run's seed and the order the events were scheduled in, so
+//!   no flow gains systematically from the order and a run is still reproducible bit for bit;
+//! - [`TieRule::Fifo`]: first scheduled, first run, as in ns-2 and ns-3.
+//!
+//! Time never goes backwards (debug-asserted).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use fairstream_core::Instant;
 
-/// One calendar entry: a key `(time << 64) | seq` and the event payload.
+/// How events due at the same instant are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TieRule {
+    /// In a random order drawn from the run's seed (reproducible for a given seed).
+    #[default]
+    Random,
+    /// In the order they were scheduled (ns-2 and ns-3's rule).
+    Fifo,
+}
+
+impl TieRule {
+    /// The scenario keyword: `"random"` or `"fifo"`.
+    pub const fn keyword(self) -> &'static str {
+        match self {
+            Self::Random => "random",
+            Self::Fifo => "fifo",
+        }
+    }
+}
+
+/// One calendar entry: a key `(time << 64) | tie-break` and the event payload.
 #[derive(Debug, Clone, Copy)]
 struct Entry<E> {
     key: u128,
@@ -39,6 +68,8 @@ pub struct Calendar<E> {
     heap: BinaryHeap<Entry<E>>,
     seq: u64,
     now: Instant,
+    /// `Some(salt)` under [`TieRule::Random`].
+    salt: Option<u64>,
 }
 
 impl<E> Default for Calendar<E> {
@@ -47,14 +78,34 @@ impl<E> Default for Calendar<E> {
             heap: BinaryHeap::with_capacity(1024),
             seq: 0,
             now: Instant::ZERO,
+            salt: None,
         }
     }
 }
 
+/// A bijective 64-bit mix (SplitMix64's finaliser): consecutive inputs give unrelated outputs.
+#[inline]
+const fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 impl<E: Copy> Calendar<E> {
-    /// An empty calendar at time zero.
+    /// An empty calendar at time zero whose ties run first scheduled, first run.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty calendar at time zero whose ties follow `rule`; `seed` draws the random order.
+    pub fn with_ties(rule: TieRule, seed: u64) -> Self {
+        Self {
+            salt: match rule {
+                TieRule::Random => Some(mix(seed ^ 0x7469_6573_2d72_6e64)),
+                TieRule::Fifo => None,
+            },
+            ..Self::default()
+        }
     }
 
     /// Schedules `event` at `at` (not earlier than the current time).
@@ -65,7 +116,14 @@ impl<E: Copy> Calendar<E> {
             "event scheduled in the past: {at} < {}",
             self.now
         );
-        let key = (u128::from(at.as_nanos()) << 64) | u128::from(self.seq);
+        // Under the random rule the upper half of the tie-break is a mix of the sequence
+        // number (a permutation, so no two entries share it within 2^64 schedules); the
+        // lower half keeps the sequence so that keys stay unique either way.
+        let tie = match self.salt {
+            None => self.seq,
+            Some(salt) => (mix(self.seq ^ salt) & 0xFFFF_FFFF_0000_0000) | (self.seq & 0xFFFF_FFFF),
+        };
+        let key = (u128::from(at.as_nanos()) << 64) | u128::from(tie);
         self.seq += 1;
         self.heap.push(Entry { key, event });
     }
@@ -108,15 +166,58 @@ impl<E: Copy> Calendar<E> {
 mod tests {
     use super::*;
 
+    fn drain(c: &mut Calendar<u32>) -> Vec<u32> {
+        std::iter::from_fn(|| c.pop().map(|(_, e)| e)).collect()
+    }
+
     #[test]
-    fn pops_in_time_then_insertion_order() {
+    fn fifo_pops_in_time_then_insertion_order() {
         let mut c = Calendar::new();
-        c.schedule(Instant::from_nanos(20), 'a');
-        c.schedule(Instant::from_nanos(10), 'b');
-        c.schedule(Instant::from_nanos(20), 'c');
-        c.schedule(Instant::from_nanos(10), 'd');
-        let order: Vec<char> = std::iter::from_fn(|| c.pop().map(|(_, e)| e)).collect();
-        assert_eq!(order, ['b', 'd', 'a', 'c']);
+        for (t, e) in [(20, 0), (10, 1), (20, 2), (10, 3)] {
+            c.schedule(Instant::from_nanos(t), e);
+        }
+        assert_eq!(drain(&mut c), [1, 3, 0, 2]);
         assert_eq!(c.now(), Instant::from_nanos(20));
+    }
+
+    #[test]
+    fn random_ties_keep_time_order_and_depend_only_on_the_seed() {
+        let order = |seed| {
+            let mut c = Calendar::with_ties(TieRule::Random, seed);
+            for e in 0..64 {
+                c.schedule(Instant::from_nanos(u64::from(e % 2) * 100), e);
+            }
+            let mut times = Vec::new();
+            let events: Vec<u32> = std::iter::from_fn(|| {
+                c.pop().map(|(t, e)| {
+                    times.push(t);
+                    e
+                })
+            })
+            .collect();
+            assert!(times.windows(2).all(|w| w[0] <= w[1]));
+            assert!(events[..32].iter().all(|e| e % 2 == 0));
+            events
+        };
+        assert_eq!(order(7), order(7));
+        assert_ne!(order(7), order(8));
+        let fifo: Vec<u32> = (0..64).filter(|e| e % 2 == 0).collect();
+        assert_ne!(order(7)[..32], fifo[..]);
+    }
+
+    #[test]
+    fn random_ties_favour_neither_of_two_same_instant_events() {
+        // Schedule pairs (a, b) at one instant, a always first; a should win about half.
+        let mut first_a = 0;
+        let mut c = Calendar::with_ties(TieRule::Random, 3);
+        for round in 0..2000u64 {
+            c.schedule(Instant::from_nanos(round), 0u32);
+            c.schedule(Instant::from_nanos(round), 1u32);
+            if c.pop().map(|(_, e)| e) == Some(0) {
+                first_a += 1;
+            }
+            c.pop();
+        }
+        assert!((850..1150).contains(&first_a), "{first_a} of 2000");
     }
 }

@@ -1,7 +1,8 @@
 //! A deterministic discrete-event packet simulator that drives fairstream's sans-IO endpoints
 //! through links built from `fairstream-net` elements.
 //!
-//! - [`calendar`]: the event calendar, ordered by (time, insertion sequence);
+//! - [`calendar`]: the event calendar, ordered by time, then by a [`TieRule`] (seeded random
+//!   order by default, or first scheduled first);
 //! - [`network`]: the description of what to simulate (nodes, links, flows, recorders);
 //! - [`routing`]: static shortest-path (fewest hops) next-hop tables;
 //! - [`link`]: a link's run-time state: queue, transmitter, error model;
@@ -10,8 +11,12 @@
 //! - [`simulator`]: the engine that ties them together.
 //!
 //! A run is a pure function of its [`Network`] (which carries the seed): events at the same
-//! instant run in the order they were scheduled, every random choice comes from a stream
-//! derived from (seed, component), and nothing reads the wall clock.
+//! instant run in an order drawn from the seed (or first scheduled first, as chosen), every
+//! random choice comes from a stream derived from (seed, component), and nothing reads the
+//! wall clock.
+//!
+//! Links are work-conserving: a link never holds a packet in its queue while its transmitter
+//! is idle, except where a token bucket has no tokens or a capacity schedule is at zero.
 //!
 //! ```
 //! use fairstream_core::{Bitrate, DataSize, Duration, Instant};
@@ -41,7 +46,10 @@ pub mod record;
 pub mod routing;
 pub mod simulator;
 
-pub use network::{FlowSpec, LinkSpec, Network, NetworkError, RecordConfig};
+pub use calendar::TieRule;
+pub use network::{
+    EngineConfig, FlowSpec, LinkSpec, Network, NetworkError, PERTURBATION_PACKET, RecordConfig,
+};
 pub use record::{
     FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, PacketEvent, PacketTrace,
     RunOutput,

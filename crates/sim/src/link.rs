@@ -3,7 +3,7 @@
 use fairstream_core::{Bitrate, Duration, Instant, NodeId, RngStream};
 use fairstream_net::{CapacitySchedule, ErrorModel, Queue};
 
-use crate::LinkSpec;
+use crate::{LinkSpec, PERTURBATION_PACKET};
 
 /// Run-time state of one link.
 #[derive(Debug, Clone)]
@@ -17,7 +17,9 @@ pub(crate) struct Link {
     pub(crate) error_rng: RngStream,
     /// The transmitter is busy until then.
     pub(crate) busy_until: Instant,
-    /// A wake-up of the transmitter is in the calendar (at most one at a time).
+    /// A wake-up of the transmitter is in the calendar (at most one at a time). The engine
+    /// keeps the invariant: a packet waits in the queue only while the transmitter is busy
+    /// and a wake-up is due when it frees, or a wake-up is due when the queue may send.
     pub(crate) wake_scheduled: bool,
     pub(crate) counters: LinkCounters,
     /// Time-weighted queue occupancy: packets × nanoseconds, and when it last changed.
@@ -36,13 +38,21 @@ pub(crate) struct LinkCounters {
 }
 
 impl Link {
-    pub(crate) fn new(spec: &LinkSpec, seed: u64, index: usize) -> Self {
+    /// The run-time state of `spec`, the link numbered `index` of a run with master `seed`;
+    /// `perturb` is the engine's delay perturbation (a fraction of an MTU's transmission time).
+    pub(crate) fn new(spec: &LinkSpec, seed: u64, index: usize, perturb: f64) -> Self {
         let rate = spec.capacity.base();
+        let mut extra = Duration::ZERO;
+        if perturb > 0.0 && !rate.is_zero() {
+            let mtu_time = rate.transmit_time(PERTURBATION_PACKET).as_secs_f64();
+            let mut rng = RngStream::derive(seed, "delay-perturbation", index as u64);
+            extra = Duration::from_secs_f64(rng.uniform() * perturb * mtu_time);
+        }
         Self {
             from: spec.from,
             to: spec.to,
             capacity: spec.capacity.clone(),
-            delay: spec.delay,
+            delay: spec.delay + extra,
             queue: Queue::new(
                 &spec.queue,
                 rate,

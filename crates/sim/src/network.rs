@@ -1,9 +1,10 @@
 //! What to simulate: nodes, links, flows and recorders, with the run's duration and seed.
 
-use fairstream_core::{Bitrate, Duration, Instant, LinkId, NodeId};
-use fairstream_net::{CapacitySchedule, ErrorModel, QueueConfig, QueueLimit};
+use fairstream_core::{Bitrate, DataSize, Duration, Instant, LinkId, NodeId};
+use fairstream_net::{CapacitySchedule, ErrorModel, LimitCounting, QueueConfig, QueueLimit};
 use fairstream_proto::AnyEndpoint;
 
+use crate::calendar::TieRule;
 use crate::routing::Routes;
 
 /// A one-way link.
@@ -34,7 +35,10 @@ impl LinkSpec {
             to,
             capacity: CapacitySchedule::constant(rate),
             delay,
-            queue: QueueConfig::DropTail(QueueLimit::Packets(100)),
+            queue: QueueConfig::DropTail {
+                limit: QueueLimit::Packets(100),
+                counting: LimitCounting::Waiting,
+            },
             error: ErrorModel::None,
         }
     }
@@ -59,6 +63,9 @@ pub struct FlowSpec {
     pub start: Instant,
     /// When the flow stops (for results only).
     pub stop: Option<Instant>,
+    /// Host overhead of the sender (ns-2 `overhead_`): each packet it emits leaves after a
+    /// random delay uniform in `[0, overhead]` past the previous one's departure (zero: none).
+    pub overhead: Duration,
 }
 
 impl FlowSpec {
@@ -80,6 +87,7 @@ impl FlowSpec {
             receiver,
             start: Instant::ZERO,
             stop: None,
+            overhead: Duration::ZERO,
         }
     }
 }
@@ -108,6 +116,20 @@ impl Default for RecordConfig {
     }
 }
 
+/// Engine settings that are no property of a node, link or flow.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct EngineConfig {
+    /// How same-instant events (among them packets reaching a queue together) are ordered.
+    pub ties: TieRule,
+    /// Phase perturbation: each link's propagation delay is lengthened by a fixed amount drawn
+    /// uniformly from `[0, f × T)`, where `T` is the transmission time of a 1500-byte packet at
+    /// the link's base rate and `f` is this fraction (zero: delays as given).
+    pub perturb_delays: f64,
+}
+
+/// The packet size that scales [`EngineConfig::perturb_delays`]: an Ethernet MTU.
+pub const PERTURBATION_PACKET: DataSize = DataSize::bytes(1500);
+
 /// Everything a run needs.
 #[derive(Clone, Debug)]
 pub struct Network {
@@ -123,6 +145,8 @@ pub struct Network {
     pub seed: u64,
     /// Recorders.
     pub record: RecordConfig,
+    /// Tie rule and phase perturbation.
+    pub engine: EngineConfig,
 }
 
 /// A network that cannot be simulated.
@@ -158,6 +182,7 @@ impl Network {
             duration,
             seed,
             record: RecordConfig::default(),
+            engine: EngineConfig::default(),
         }
     }
 

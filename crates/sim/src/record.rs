@@ -169,6 +169,10 @@ impl PacketEvent {
 pub struct PacketTrace {
     /// When, seconds.
     pub t: Vec<f64>,
+    /// When, integer nanoseconds (exact).
+    pub t_ns: Vec<u64>,
+    /// The packet's unique id in the run (numbered as endpoints emit packets).
+    pub packet_id: Vec<u64>,
     /// What happened.
     pub event: Vec<PacketEvent>,
     /// At which link.

@@ -1,20 +1,24 @@
 //! The engine: pops events off the [`Calendar`], moves packets through links and nodes,
 //! drives the endpoints, and records what happened.
 //!
-//! Events and their same-instant order (first scheduled, first run):
+//! Events (same-instant events run in the order of the run's [`TieRule`]):
 //! - `Arrive`: a packet finished propagating along a link and reaches the link's far node,
 //!   which delivers it (if it is the packet's destination) or enqueues it on the next hop;
 //! - `LinkWake`: a link's transmitter may start its next packet (it finished one and more
 //!   wait, or a token bucket said "not before");
+//! - `Depart`: a packet that a sender emitted leaves its host after the host overhead;
 //! - `Endpoint`: an endpoint's `poll_timeout` is due (validated lazily against `timer_at`:
 //!   an endpoint has at most one live entry, re-armed only when its deadline moves earlier);
 //! - `Sample`: the end of an interval-series bin.
 //!
 //! A transmitter that is idle when a packet arrives at an empty queue starts at once, with
-//! no event: only a backlog costs `LinkWake` events. Packets live in an arena and the
+//! no event: only a backlog costs `LinkWake` events. Links are work-conserving: whenever a
+//! packet is queued behind a busy transmitter, a `LinkWake` is due when the transmitter frees
+//! (see [`Simulator::enqueue`]), so a queue never waits beside an idle transmitter unless a
+//! token bucket lacks tokens or a capacity schedule is at zero. Packets live in an arena and the
 //! calendar holds their slot numbers, so nothing is allocated per packet in steady state.
 
-use fairstream_core::{Duration, Instant, LinkId, NodeId};
+use fairstream_core::{Duration, Instant, LinkId, NodeId, RngStream};
 use fairstream_net::{Dequeue, QueuedPacket};
 use fairstream_proto::{
     AnyEndpoint, Direction, Endpoint, Header, IP_TCP_HEADER, Metric, MetricSink, Packet,
@@ -22,6 +26,7 @@ use fairstream_proto::{
 
 use crate::calendar::Calendar;
 use crate::link::{Link, LinkCounters};
+use crate::network::FlowSpec;
 use crate::pcap::PcapWriter;
 use crate::record::{
     FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, PacketEvent, PacketTrace,
@@ -34,6 +39,7 @@ use crate::{Network, NetworkError};
 enum Event {
     Arrive { link: u32, slot: u32 },
     LinkWake { link: u32 },
+    Depart { ep: u32, slot: u32 },
     Endpoint { ep: u32 },
     Sample,
 }
@@ -60,6 +66,39 @@ struct FlowMeta {
     stop: Option<Instant>,
     /// TCP data payload per packet, for pcap sequence numbers (0 for other protocols).
     tcp_segment: u64,
+    /// The sender's host overhead (zero: packets leave when emitted).
+    overhead: Duration,
+    /// Draws the overhead of each packet.
+    overhead_rng: RngStream,
+    /// When the sender's last packet left its host (packets leave in the order emitted).
+    last_departure: Instant,
+}
+
+impl FlowMeta {
+    fn new(f: &FlowSpec, id: usize, seed: u64, tcp_segment: u64) -> Self {
+        Self {
+            name: f.name.clone(),
+            protocol: f.protocol.clone(),
+            src: f.src,
+            dst: f.dst,
+            start: f.start,
+            stop: f.stop,
+            tcp_segment,
+            overhead: f.overhead,
+            overhead_rng: RngStream::derive(seed, "host-overhead", id as u64),
+            last_departure: Instant::ZERO,
+        }
+    }
+
+    /// When a packet the sender emits at `now` leaves its host: uniform in `[0, overhead]`
+    /// after `now` or after the previous packet's departure, whichever is later (ns-2's
+    /// `overhead_`, which delays each send of a window by its own random gap).
+    fn departure(&mut self, now: Instant) -> Instant {
+        let gap = self.overhead_rng.uniform() * self.overhead.as_nanos() as f64;
+        let at = now.max(self.last_departure) + Duration::from_nanos(gap as u64);
+        self.last_departure = at;
+        at
+    }
 }
 
 /// Routes a flow's metric records into its counters and, if enabled, the metric table.
@@ -101,6 +140,8 @@ pub struct Simulator {
     timer_at: Vec<Option<Instant>>,
     flows: Vec<FlowMeta>,
     arena: Vec<Packet>,
+    /// Unique id of the packet in each arena slot (for the packet trace).
+    packet_ids: Vec<u64>,
     free: Vec<u32>,
     counters: Vec<FlowCounters>,
     counters_at_bin: Vec<(FlowCounters, u64)>,
@@ -143,7 +184,7 @@ impl Simulator {
             .links
             .iter()
             .enumerate()
-            .map(|(i, l)| Link::new(l, net.seed, i))
+            .map(|(i, l)| Link::new(l, net.seed, i, net.engine.perturb_delays))
             .collect();
         let mut pcaps: Vec<Option<PcapWriter>> = vec![None; links.len()];
         for l in &net.record.pcap {
@@ -162,22 +203,14 @@ impl Simulator {
                     .saturating_sub(IP_TCP_HEADER),
                 _ => 0,
             };
+            flows.push(FlowMeta::new(&f, flows.len(), net.seed, tcp_segment));
             endpoints.push(f.sender);
             endpoints.push(f.receiver);
-            flows.push(FlowMeta {
-                name: f.name,
-                protocol: f.protocol,
-                src: f.src,
-                dst: f.dst,
-                start: f.start,
-                stop: f.stop,
-                tcp_segment,
-            });
         }
         let n_flows = flows.len();
         let n_links = links.len();
         let mut sim = Self {
-            cal: Calendar::new(),
+            cal: Calendar::with_ties(net.engine.ties, net.seed),
             end: Instant::ZERO + net.duration,
             seed: net.seed,
             interval: net.record.interval,
@@ -190,6 +223,7 @@ impl Simulator {
             endpoints,
             flows,
             arena: Vec::with_capacity(4096),
+            packet_ids: Vec::with_capacity(4096),
             free: Vec::with_capacity(4096),
             counters: vec![FlowCounters::default(); n_flows],
             counters_at_bin: vec![(FlowCounters::default(), 0); n_flows],
@@ -256,6 +290,7 @@ impl Simulator {
                         self.start_tx(link as usize, now);
                     }
                 }
+                Event::Depart { ep, slot } => self.depart(ep as usize, slot, now),
                 Event::Endpoint { ep } => self.endpoint_timer(ep as usize, now),
                 Event::Sample => self.sample(now),
             }
@@ -306,28 +341,51 @@ impl Simulator {
         }
     }
 
+    /// Stores a packet an endpoint emitted and sends it on its way (after the sender's host
+    /// overhead, if it has one).
     fn emit(&mut self, ep: usize, pkt: Packet, now: Instant) {
-        let flow = ep / 2;
-        let node = if ep.is_multiple_of(2) {
-            self.flows[flow].src
-        } else {
-            self.flows[flow].dst
+        let id = self.packets;
+        self.packets += 1;
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.arena[s as usize] = pkt;
+                self.packet_ids[s as usize] = id;
+                s
+            }
+            None => {
+                self.arena.push(pkt);
+                self.packet_ids.push(id);
+                (self.arena.len() - 1) as u32
+            }
         };
+        let meta = &mut self.flows[ep / 2];
+        if ep.is_multiple_of(2) && !meta.overhead.is_zero() {
+            let at = meta.departure(now);
+            self.cal.schedule(
+                at,
+                Event::Depart {
+                    ep: ep as u32,
+                    slot,
+                },
+            );
+        } else {
+            self.depart(ep, slot, now);
+        }
+    }
+
+    /// A packet leaves the host of endpoint `ep`.
+    fn depart(&mut self, ep: usize, slot: u32, now: Instant) {
+        let flow = ep / 2;
+        let pkt = &self.arena[slot as usize];
         if pkt.direction == Direction::Forward {
             let c = &mut self.counters[flow];
             c.packets_sent += 1;
             c.bytes_sent += pkt.size.as_bytes();
         }
-        self.packets += 1;
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.arena[s as usize] = pkt;
-                s
-            }
-            None => {
-                self.arena.push(pkt);
-                (self.arena.len() - 1) as u32
-            }
+        let node = if ep.is_multiple_of(2) {
+            self.flows[flow].src
+        } else {
+            self.flows[flow].dst
         };
         self.forward(node, slot, now);
     }
@@ -370,6 +428,9 @@ impl Simulator {
         self.service(ep, now);
     }
 
+    /// Offers a packet to a link's queue, and keeps the link work-conserving: an idle
+    /// transmitter starts at once; a busy one without a wake-up gets one for when it frees
+    /// (the packet in transmission may have started on an empty queue).
     fn enqueue(&mut self, link: usize, slot: u32, now: Instant) {
         let size = self.arena[slot as usize].size.as_bytes() as u32;
         self.trace_event(PacketEvent::Enqueue, link, slot, now);
@@ -388,8 +449,14 @@ impl Simulator {
             }
             Ok(()) => {
                 l.note_queue(now);
-                if !l.wake_scheduled && now >= l.busy_until {
+                if l.wake_scheduled {
+                    // The transmitter will look at the queue when it is due.
+                } else if now >= l.busy_until {
                     self.start_tx(link, now);
+                } else {
+                    l.wake_scheduled = true;
+                    let at = l.busy_until;
+                    self.cal.schedule(at, Event::LinkWake { link: link as u32 });
                 }
             }
         }
@@ -490,6 +557,8 @@ impl Simulator {
             Header::Udp(u) => u.seq as i64,
         };
         tr.t.push(now.as_secs_f64());
+        tr.t_ns.push(now.as_nanos());
+        tr.packet_id.push(self.packet_ids[slot as usize]);
         tr.event.push(event);
         tr.link_id.push(link as u32);
         tr.flow_id.push(p.flow.0);

@@ -90,22 +90,51 @@ impl Fifo {
     }
 }
 
-/// First in, first out; an arrival that would exceed the limit is dropped.
-///
-/// A packet limit of `n` holds at most `n` packets (the arrival finding `n` waiting is
-/// dropped); a byte limit of `b` accepts an arrival only if the bytes waiting plus its size
-/// stay within `b`. The packet being transmitted is not in the queue and does not count.
+/// Which packets count against a drop-tail limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LimitCounting {
+    /// The packets waiting, not the one being transmitted (Linux `pfifo`/`bfifo`): a limit of
+    /// `n` packets holds `n` waiting; a byte limit `b` takes an arrival if the bytes waiting plus
+    /// its size stay within `b`.
+    #[default]
+    Waiting,
+    /// ns-2's `Queue/DropTail`: an arrival is dropped when the packets waiting plus one reach
+    /// the limit (`q_->length() + 1 >= qlim_`), so a limit of `n` holds `n - 1` waiting (the
+    /// packet on the wire makes `n`); a byte limit takes an arrival only if the bytes waiting
+    /// plus its size stay below it.
+    Ns2,
+}
+
+impl LimitCounting {
+    /// The scenario keyword: `"pfifo"` or `"ns2"`.
+    pub const fn keyword(self) -> &'static str {
+        match self {
+            Self::Waiting => "pfifo",
+            Self::Ns2 => "ns2",
+        }
+    }
+}
+
+/// First in, first out; an arrival that would exceed the limit is dropped. Which packets
+/// count against the limit is a [`LimitCounting`].
 #[derive(Clone, Debug)]
 pub struct DropTail {
     limit: QueueLimit,
+    counting: LimitCounting,
     fifo: Fifo,
 }
 
 impl DropTail {
-    /// An empty drop-tail queue with `limit`.
+    /// An empty drop-tail queue with `limit`, counting the packets waiting.
     pub fn new(limit: QueueLimit) -> Self {
+        Self::with_counting(limit, LimitCounting::Waiting)
+    }
+
+    /// An empty drop-tail queue with `limit`, counted as `counting` says.
+    pub fn with_counting(limit: QueueLimit, counting: LimitCounting) -> Self {
         Self {
             limit,
+            counting,
             fifo: Fifo::for_limit(limit),
         }
     }
@@ -113,7 +142,16 @@ impl DropTail {
     /// Offers `pkt`; gives it back as `Err` if it does not fit.
     #[inline]
     pub fn enqueue(&mut self, _now: Instant, pkt: QueuedPacket) -> Result<(), QueuedPacket> {
-        if self.fifo.fits(self.limit, pkt.size) {
+        let fits = match (self.counting, self.limit) {
+            (LimitCounting::Waiting, limit) => self.fifo.fits(limit, pkt.size),
+            (LimitCounting::Ns2, QueueLimit::Packets(n)) => {
+                (self.fifo.len() as u64) + 1 < u64::from(n)
+            }
+            (LimitCounting::Ns2, QueueLimit::Bytes(b)) => {
+                self.fifo.bytes() + u64::from(pkt.size) < b.as_bytes()
+            }
+        };
+        if fits {
             self.fifo.push(pkt);
             Ok(())
         } else {
@@ -202,6 +240,22 @@ mod tests {
         assert_eq!(q.dequeue(t), Dequeue::Empty);
         assert_eq!(q.len_bytes(), 0);
         assert_eq!(q.len_packets(), 0);
+    }
+
+    #[test]
+    fn ns2_counting_holds_one_packet_less() {
+        let mut q = DropTail::with_counting(QueueLimit::Packets(3), LimitCounting::Ns2);
+        let t = Instant::ZERO;
+        for i in 0..2 {
+            assert_eq!(q.enqueue(t, pkt(i, 1500)), Ok(()));
+        }
+        assert_eq!(q.enqueue(t, pkt(2, 40)), Err(pkt(2, 40)));
+        assert_eq!(q.len_packets(), 2);
+        let mut q =
+            DropTail::with_counting(QueueLimit::Bytes(DataSize::bytes(3000)), LimitCounting::Ns2);
+        assert_eq!(q.enqueue(t, pkt(0, 1500)), Ok(()));
+        assert_eq!(q.enqueue(t, pkt(1, 1500)), Err(pkt(1, 1500)));
+        assert_eq!(q.enqueue(t, pkt(2, 1499)), Ok(()));
     }
 
     #[test]

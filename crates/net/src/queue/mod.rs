@@ -12,7 +12,7 @@ mod tbf;
 
 use fairstream_core::{Bitrate, DataSize, Duration, Instant, RngStream};
 
-pub use droptail::DropTail;
+pub use droptail::{DropTail, LimitCounting};
 pub use red::{Red, RedConfig};
 pub use tbf::{Tbf, TbfConfig};
 
@@ -51,7 +51,12 @@ pub enum QueueLimit {
 #[derive(Clone, Debug, PartialEq)]
 pub enum QueueConfig {
     /// First in, first out; arrivals beyond the limit are dropped.
-    DropTail(QueueLimit),
+    DropTail {
+        /// The limit.
+        limit: QueueLimit,
+        /// Which packets count against it.
+        counting: LimitCounting,
+    },
     /// Random Early Detection.
     Red(RedConfig),
     /// Token bucket filter.
@@ -79,7 +84,9 @@ impl Queue {
         rng: RngStream,
     ) -> Self {
         match config {
-            QueueConfig::DropTail(limit) => Self::DropTail(DropTail::new(*limit)),
+            QueueConfig::DropTail { limit, counting } => {
+                Self::DropTail(DropTail::with_counting(*limit, *counting))
+            }
             QueueConfig::Red(c) => {
                 Self::Red(Box::new(Red::new(c.clone(), link_rate, link_delay, rng)))
             }

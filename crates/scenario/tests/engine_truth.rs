@@ -1,0 +1,259 @@
+//! Engine-level truths, checked on the per-packet trace: links are work-conserving (a packet
+//! never waits beside an idle transmitter), same-instant arrivals are ordered by the tie rule
+//! in force, host overhead delays packets without reordering them, and ns-2 drop-tail counting
+//! holds one packet less.
+
+use fairstream_scenario::load;
+use fairstream_sim::{PacketEvent, RunOutput, Simulator};
+
+fn run(text: &str) -> RunOutput {
+    let scenario = load(text, "engine.toml", None).unwrap_or_else(|e| panic!("{e}"));
+    Simulator::new(scenario.network).unwrap().run()
+}
+
+/// `(t_ns, packet_id, size)` of every `event` at link `name`, in trace order.
+fn events(out: &RunOutput, name: &str, event: PacketEvent) -> Vec<(u64, u64, u32)> {
+    let link = out.link_names.iter().position(|n| n == name).unwrap() as u32;
+    let tr = out.packet_trace.as_ref().expect("packet trace on");
+    (0..tr.t.len())
+        .filter(|&i| tr.link_id[i] == link && tr.event[i] == event)
+        .map(|i| (tr.t_ns[i], tr.packet_id[i], tr.size[i]))
+        .collect()
+}
+
+/// Nanoseconds to send `size` bytes at `bps` (as the engine rounds: up).
+fn tx_ns(size: u32, bps: u64) -> u64 {
+    (u64::from(size) * 8 * 1_000_000_000).div_ceil(bps)
+}
+
+/// Checks that every transmission on a constant-rate FIFO link starts at
+/// max(its arrival, previous start + previous serialisation time); returns how many it checked.
+fn assert_work_conserving(out: &RunOutput, name: &str, bps: u64) -> usize {
+    let arrivals: std::collections::HashMap<u64, u64> = events(out, name, PacketEvent::Enqueue)
+        .into_iter()
+        .map(|(t, id, _)| (id, t))
+        .collect();
+    let mut free_at = 0;
+    let sent = events(out, name, PacketEvent::Transmit);
+    for &(t, id, size) in &sent {
+        let expected = arrivals[&id].max(free_at);
+        assert_eq!(
+            t, expected,
+            "packet {id} on {name}: sent at {t} ns, due at {expected} ns"
+        );
+        free_at = t + tx_ns(size, bps);
+    }
+    sent.len()
+}
+
+/// Two CBR sources `a` and `b` into router `r`, which forwards to `c` over the link under test.
+fn fan_in(bottleneck: &str, cbr_a: &str, cbr_b: &str, extra: &str) -> String {
+    format!(
+        r#"name = "fan-in"
+duration = "2s"
+{extra}
+[topology]
+nodes = ["a", "b", "r", "c"]
+[[topology.link]]
+between = ["a", "r"]
+rate = "10Mbps"
+delay = "1ms"
+[[topology.link]]
+between = ["b", "r"]
+rate = "10Mbps"
+delay = "1ms"
+[[topology.link]]
+from = "r"
+to = "c"
+{bottleneck}
+[[topology.link]]
+from = "c"
+to = "r"
+rate = "10Mbps"
+delay = "10ms"
+[[flow]]
+protocol = "cbr"
+from = "a"
+to = "c"
+packet_size = "1000B"
+{cbr_a}
+[[flow]]
+protocol = "cbr"
+from = "b"
+to = "c"
+packet_size = "1000B"
+{cbr_b}
+[record]
+packets = true
+"#
+    )
+}
+
+#[test]
+fn same_instant_arrivals_leave_back_to_back() {
+    for ties in ["random", "fifo"] {
+        let text = fan_in(
+            r#"rate = "1Mbps"
+delay = "10ms""#,
+            r#"rate = "80kbps""#,
+            r#"rate = "80kbps""#,
+            &format!("[engine]\nties = \"{ties}\""),
+        );
+        let out = run(&text);
+        let sent = events(&out, "r->c", PacketEvent::Transmit);
+        assert!(sent.len() >= 38, "{ties}: {} packets", sent.len());
+        for pair in sent.chunks(2) {
+            assert_eq!(pair[1].0, pair[0].0 + 8_000_000, "{ties}: {pair:?}");
+        }
+        assert_work_conserving(&out, "r->c", 1_000_000);
+    }
+}
+
+#[test]
+fn a_packet_that_arrives_mid_transmission_leaves_when_it_ends() {
+    // One packet from each source; b's reaches r 4 ms into a's 8 ms transmission. Before the
+    // fix it waited for the next arrival at the link, which never came.
+    let text = fan_in(
+        r#"rate = "1Mbps"
+delay = "10ms""#,
+        r#"rate = "1kbps""#,
+        r#"rate = "1kbps"
+start = "4ms""#,
+        "",
+    );
+    let out = run(&text);
+    let sent = events(&out, "r->c", PacketEvent::Transmit);
+    assert_eq!(sent.len(), 2);
+    assert_eq!(sent[1].0, sent[0].0 + 8_000_000);
+    assert_eq!(out.flows[1].packets_delivered, 1);
+}
+
+#[test]
+fn one_tcp_on_a_fat_long_link_is_never_held_back() {
+    // The issue's case: 1 Gb/s, 100 ms each way; data packet 2 was sent one RTT late.
+    let out = run(r#"name = "fat-long"
+duration = "3s"
+[topology]
+kind = "chain"
+nodes = 2
+link = { rate = "1Gbps", delay = "100ms", queue = { kind = "droptail", limit = 1000 } }
+[[flow]]
+from = "n0"
+to = "n1"
+window = 1000
+[record]
+packets = true
+"#);
+    let checked = assert_work_conserving(&out, "n0->n1", 1_000_000_000);
+    assert!(checked > 1000, "{checked}");
+    assert_work_conserving(&out, "n1->n0", 1_000_000_000);
+}
+
+#[test]
+fn a_capacity_pause_holds_packets_until_the_rate_returns() {
+    let text = fan_in(
+        r#"rate = "1Mbps"
+delay = "10ms"
+queue = { kind = "droptail", limit = 1000 }
+schedule = [ { at = "500ms", rate = "0bps" }, { at = "800ms", rate = "1Mbps" } ]"#,
+        r#"rate = "400kbps""#,
+        r#"rate = "400kbps""#,
+        "",
+    );
+    let out = run(&text);
+    let sent = events(&out, "r->c", PacketEvent::Transmit);
+    // Nothing starts during the pause; the backlog starts the instant it ends, back to back.
+    assert!(
+        !sent
+            .iter()
+            .any(|&(t, _, _)| (500_000_000..800_000_000).contains(&t))
+    );
+    let resumed: Vec<u64> = sent
+        .iter()
+        .map(|&(t, _, _)| t)
+        .filter(|&t| t >= 800_000_000)
+        .take(5)
+        .collect();
+    assert_eq!(resumed[0], 800_000_000);
+    for w in resumed.windows(2) {
+        assert_eq!(w[1] - w[0], 8_000_000);
+    }
+}
+
+#[test]
+fn random_ties_share_drops_that_fifo_ties_give_to_one_flow() {
+    // Both sources send in lock-step, so their packets reach r in the same nanosecond, and the
+    // bottleneck carries only half of what arrives.
+    let delivered = |ties: &str| {
+        let text = fan_in(
+            r#"rate = "1Mbps"
+delay = "10ms"
+queue = { kind = "droptail", limit = 2 }"#,
+            r#"rate = "1Mbps""#,
+            r#"rate = "1Mbps""#,
+            &format!("[engine]\nties = \"{ties}\""),
+        );
+        let out = run(&text);
+        (
+            out.flows[0].packets_delivered as f64,
+            out.flows[1].packets_delivered as f64,
+        )
+    };
+    let (a, b) = delivered("random");
+    assert!((0.8..1.25).contains(&(a / b)), "random ties: {a} vs {b}");
+    let (a, b) = delivered("fifo");
+    assert!(a / b > 1.5 || b / a > 1.5, "fifo ties: {a} vs {b}");
+}
+
+#[test]
+fn host_overhead_delays_packets_without_reordering_them() {
+    let text = fan_in(
+        r#"rate = "10Mbps"
+delay = "10ms""#,
+        r#"rate = "800kbps"
+overhead = "5ms""#,
+        r#"rate = "800kbps""#,
+        "",
+    );
+    let out = run(&text);
+    let emitted: Vec<(u64, u64, u32)> = events(&out, "a->r", PacketEvent::Enqueue);
+    assert!(emitted.len() > 150);
+    // Nominal send times are k × 10 ms; each departure is later by at most the overhead, the
+    // departures keep their order, and the gaps are not all equal.
+    let mut gaps = std::collections::BTreeSet::new();
+    for (k, w) in emitted.windows(2).enumerate() {
+        assert!(w[1].1 > w[0].1 && w[1].0 >= w[0].0);
+        let lateness = w[1].0 - (k as u64 + 1) * 10_000_000;
+        assert!(lateness <= 5_000_000 * (k as u64 + 2), "{lateness}");
+        gaps.insert(w[1].0 - w[0].0);
+    }
+    assert!(gaps.len() > 100);
+    let again = run(&text);
+    assert_eq!(events(&again, "a->r", PacketEvent::Enqueue), emitted);
+}
+
+#[test]
+fn ns2_drop_tail_counting_holds_one_packet_less() {
+    let waiting_at_most = |preset: &str| {
+        let text = fan_in(
+            &format!(
+                r#"rate = "1Mbps"
+delay = "10ms"
+queue = {{ kind = "droptail", limit = 5, preset = "{preset}" }}"#
+            ),
+            r#"rate = "2Mbps""#,
+            r#"rate = "1kbps""#,
+            "",
+        );
+        let out = run(&text);
+        let link = out.link_names.iter().position(|n| n == "r->c").unwrap() as u32;
+        let s = &out.link_series;
+        (0..s.link_id.len())
+            .filter(|&i| s.link_id[i] == link)
+            .map(|i| s.queue_packets[i])
+            .max()
+            .unwrap()
+    };
+    assert_eq!(waiting_at_most("pfifo"), 5);
+    assert_eq!(waiting_at_most("ns2"), 4);
+}
