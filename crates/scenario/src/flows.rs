@@ -125,7 +125,7 @@ pub(crate) fn read_flow(
             return Err(f.error("stop", "a flow must stop after it starts"));
         }
         let (sender, receiver) = template.endpoints(FlowId(id as u32), start_at, stop_at, net.seed);
-        let spec = FlowSpec {
+        let mut spec = FlowSpec {
             name: subst(&name),
             protocol: protocol.to_string(),
             src,
@@ -135,13 +135,17 @@ pub(crate) fn read_flow(
             start: start_at,
             stop: stop_at,
             overhead,
+            route: None,
         };
-        if let Some((a, b)) = net.missing_route(routes, &spec) {
-            let (na, nb) = (&net.nodes[a.index()], &net.nodes[b.index()]);
-            return Err(f.error(
-                "to",
-                format!("no route from `{na}` to `{nb}`; add links that join them"),
-            ));
+        match net.route(routes, &spec) {
+            Ok(route) => spec.route = Some(route),
+            Err((a, b)) => {
+                let (na, nb) = (&net.nodes[a.index()], &net.nodes[b.index()]);
+                return Err(f.error(
+                    "to",
+                    format!("no route from `{na}` to `{nb}`; add links that join them"),
+                ));
+            }
         }
         net.add_flow(spec);
     }

@@ -48,7 +48,8 @@ pub mod simulator;
 
 pub use calendar::TieRule;
 pub use network::{
-    EngineConfig, FlowSpec, LinkSpec, Network, NetworkError, PERTURBATION_PACKET, RecordConfig,
+    EngineConfig, FlowRoute, FlowSpec, LinkSpec, Network, NetworkError, PERTURBATION_PACKET,
+    RecordConfig,
 };
 pub use record::{
     FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, PacketEvent, PacketTrace,

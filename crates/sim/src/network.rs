@@ -66,6 +66,18 @@ pub struct FlowSpec {
     /// Host overhead of the sender (ns-2 `overhead_`): each packet it emits leaves after a
     /// random delay uniform in `[0, overhead]` past the previous one's departure (zero: none).
     pub overhead: Duration,
+    /// Its route, if already found (by the scenario reader, which checks it); `None`: the
+    /// simulator finds it. A route that does not join the flow's nodes is found anew.
+    pub route: Option<FlowRoute>,
+}
+
+/// The links a flow's packets cross: data from source to destination, feedback back.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FlowRoute {
+    /// From the source to the destination.
+    pub forward: Vec<LinkId>,
+    /// From the destination back to the source (empty if the receiver sends nothing).
+    pub back: Vec<LinkId>,
 }
 
 impl FlowSpec {
@@ -88,6 +100,7 @@ impl FlowSpec {
             start: Instant::ZERO,
             stop: None,
             overhead: Duration::ZERO,
+            route: None,
         }
     }
 }
@@ -215,17 +228,35 @@ impl Network {
         })
     }
 
-    /// The first `(from, to)` pair of nodes that `flow` needs a route between and has none
-    /// (data from source to destination; feedback back, if its receiver sends any).
-    pub fn missing_route(&self, routes: &Routes, flow: &FlowSpec) -> Option<(NodeId, NodeId)> {
-        let ends = self.link_ends();
-        let mut needed = vec![(flow.src, flow.dst)];
-        if flow.receiver.sends_feedback() {
-            needed.push((flow.dst, flow.src));
-        }
-        needed
-            .into_iter()
-            .find(|&(a, b)| routes.path(a, b, &ends).is_none())
+    /// The route of `flow` (fewest hops each way), or the first `(from, to)` pair of nodes it
+    /// needs a path between and has none.
+    pub fn route(&self, routes: &Routes, flow: &FlowSpec) -> Result<FlowRoute, (NodeId, NodeId)> {
+        let path = |a: NodeId, b: NodeId| routes.path(a, b).ok_or((a, b));
+        Ok(FlowRoute {
+            forward: path(flow.src, flow.dst)?,
+            back: if flow.receiver.sends_feedback() {
+                path(flow.dst, flow.src)?
+            } else {
+                Vec::new()
+            },
+        })
+    }
+
+    /// Whether `route` joins `flow`'s source to its destination (and back, if it needs to).
+    pub fn joins(&self, flow: &FlowSpec, route: &FlowRoute) -> bool {
+        let walks = |path: &[LinkId], from: NodeId, to: NodeId| {
+            let mut at = from;
+            for l in path {
+                match self.links.get(l.index()) {
+                    Some(link) if link.from == at => at = link.to,
+                    _ => return false,
+                }
+            }
+            at == to
+        };
+        walks(&route.forward, flow.src, flow.dst)
+            && (route.back.is_empty() && !flow.receiver.sends_feedback()
+                || walks(&route.back, flow.dst, flow.src))
     }
 
     /// Endpoints of every link as `(from, to)` pairs.

@@ -72,10 +72,19 @@ struct FlowMeta {
     overhead_rng: RngStream,
     /// When the sender's last packet left its host (packets leave in the order emitted).
     last_departure: Instant,
+    /// The links from source to destination (`[0]`) and back (`[1]`, empty if the receiver
+    /// sends nothing), found once when the run is built.
+    paths: [Box<[LinkId]>; 2],
 }
 
 impl FlowMeta {
-    fn new(f: &FlowSpec, id: usize, seed: u64, tcp_segment: u64) -> Self {
+    fn new(
+        f: &FlowSpec,
+        id: usize,
+        seed: u64,
+        tcp_segment: u64,
+        paths: [Box<[LinkId]>; 2],
+    ) -> Self {
         Self {
             name: f.name.clone(),
             protocol: f.protocol.clone(),
@@ -87,6 +96,7 @@ impl FlowMeta {
             overhead: f.overhead,
             overhead_rng: RngStream::derive(seed, "host-overhead", id as u64),
             last_departure: Instant::ZERO,
+            paths,
         }
     }
 
@@ -135,13 +145,14 @@ pub struct Simulator {
     link_names: Vec<String>,
     queue_descriptions: Vec<String>,
     links: Vec<Link>,
-    routes: Routes,
     endpoints: Vec<AnyEndpoint>,
     timer_at: Vec<Option<Instant>>,
     flows: Vec<FlowMeta>,
     arena: Vec<Packet>,
     /// Unique id of the packet in each arena slot (for the packet trace).
     packet_ids: Vec<u64>,
+    /// How many links of its path the packet in each arena slot has crossed.
+    hops: Vec<u16>,
     free: Vec<u32>,
     counters: Vec<FlowCounters>,
     counters_at_bin: Vec<(FlowCounters, u64)>,
@@ -159,8 +170,8 @@ pub struct Simulator {
 impl Simulator {
     /// Builds a run; fails if a flow has no route (in either direction).
     pub fn new(net: Network) -> Result<Self, NetworkError> {
-        let ends = net.link_ends();
-        let routes = Routes::compute(net.nodes.len(), &ends);
+        let routes = Routes::compute(net.nodes.len(), &net.link_ends());
+        let mut paths = Vec::with_capacity(net.flows.len());
         for f in &net.flows {
             if f.src == f.dst {
                 return Err(NetworkError::SameNode {
@@ -168,13 +179,17 @@ impl Simulator {
                     node: net.nodes[f.src.index()].clone(),
                 });
             }
-            if let Some((a, b)) = net.missing_route(&routes, f) {
-                return Err(NetworkError::NoRoute {
-                    flow: f.name.clone(),
-                    from: net.nodes[a.index()].clone(),
-                    to: net.nodes[b.index()].clone(),
-                });
-            }
+            let route = match &f.route {
+                Some(r) if net.joins(f, r) => r.clone(),
+                _ => net
+                    .route(&routes, f)
+                    .map_err(|(a, b)| NetworkError::NoRoute {
+                        flow: f.name.clone(),
+                        from: net.nodes[a.index()].clone(),
+                        to: net.nodes[b.index()].clone(),
+                    })?,
+            };
+            paths.push([route.forward.into(), route.back.into()]);
         }
         let link_names = (0..net.links.len())
             .map(|i| net.link_name(LinkId(i as u32)))
@@ -194,7 +209,7 @@ impl Simulator {
         }
         let mut endpoints = Vec::with_capacity(net.flows.len() * 2);
         let mut flows = Vec::with_capacity(net.flows.len());
-        for f in net.flows {
+        for (f, paths) in net.flows.into_iter().zip(paths) {
             let tcp_segment = match &f.sender {
                 AnyEndpoint::TcpSender(s) => s
                     .config()
@@ -203,7 +218,7 @@ impl Simulator {
                     .saturating_sub(IP_TCP_HEADER),
                 _ => 0,
             };
-            flows.push(FlowMeta::new(&f, flows.len(), net.seed, tcp_segment));
+            flows.push(FlowMeta::new(&f, flows.len(), net.seed, tcp_segment, paths));
             endpoints.push(f.sender);
             endpoints.push(f.receiver);
         }
@@ -218,12 +233,12 @@ impl Simulator {
             link_names,
             queue_descriptions,
             links,
-            routes,
             timer_at: vec![None; endpoints.len()],
             endpoints,
             flows,
             arena: Vec::with_capacity(4096),
             packet_ids: Vec::with_capacity(4096),
+            hops: Vec::with_capacity(4096),
             free: Vec::with_capacity(4096),
             counters: vec![FlowCounters::default(); n_flows],
             counters_at_bin: vec![(FlowCounters::default(), 0); n_flows],
@@ -350,11 +365,13 @@ impl Simulator {
             Some(s) => {
                 self.arena[s as usize] = pkt;
                 self.packet_ids[s as usize] = id;
+                self.hops[s as usize] = 0;
                 s
             }
             None => {
                 self.arena.push(pkt);
                 self.packet_ids.push(id);
+                self.hops.push(0);
                 (self.arena.len() - 1) as u32
             }
         };
@@ -382,34 +399,23 @@ impl Simulator {
             c.packets_sent += 1;
             c.bytes_sent += pkt.size.as_bytes();
         }
-        let node = if ep.is_multiple_of(2) {
-            self.flows[flow].src
-        } else {
-            self.flows[flow].dst
-        };
-        self.forward(node, slot, now);
+        self.forward(slot, now);
     }
 
-    fn forward(&mut self, node: NodeId, slot: u32, now: Instant) {
+    /// Sends a packet over the next link of its flow's path, or delivers it at the path's end.
+    fn forward(&mut self, slot: u32, now: Instant) {
         let pkt = &self.arena[slot as usize];
         let meta = &self.flows[pkt.flow.index()];
-        let dest = match pkt.direction {
-            Direction::Forward => meta.dst,
-            Direction::Reverse => meta.src,
-        };
-        if node == dest {
-            // Copied out because the endpoint may emit packets that reuse the slot.
-            let pkt = *pkt;
-            self.free.push(slot);
-            self.deliver(&pkt, now);
-            return;
+        let path = &meta.paths[usize::from(pkt.direction == Direction::Reverse)];
+        match path.get(usize::from(self.hops[slot as usize])) {
+            Some(link) => self.enqueue(link.index(), slot, now),
+            None => {
+                // Copied out because the endpoint may emit packets that reuse the slot.
+                let pkt = *pkt;
+                self.free.push(slot);
+                self.deliver(&pkt, now);
+            }
         }
-        // Routes were checked for every flow in both directions when the run was built.
-        let Some(link) = self.routes.next_hop(node, dest) else {
-            self.free.push(slot);
-            return;
-        };
-        self.enqueue(link.index(), slot, now);
     }
 
     fn deliver(&mut self, pkt: &Packet, now: Instant) {
@@ -532,8 +538,8 @@ impl Simulator {
 
     fn arrive(&mut self, link: usize, slot: u32, now: Instant) {
         self.trace_event(PacketEvent::Receive, link, slot, now);
-        let to = self.links[link].to;
-        self.forward(to, slot, now);
+        self.hops[slot as usize] += 1;
+        self.forward(slot, now);
     }
 
     /// Records a packet event if the per-packet trace is on (a branch, and nothing else, when off).
