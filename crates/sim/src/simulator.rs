@@ -101,8 +101,8 @@ impl FlowMeta {
     }
 
     /// When a packet the sender emits at `now` leaves its host: uniform in `[0, overhead]`
-    /// after `now` or after the previous packet's departure, whichever is later (ns-2's
-    /// `overhead_`, which delays each send of a window by its own random gap).
+    /// after `now` or after the previous packet's departure, whichever is later. After ns-2's
+    /// `overhead_`, which draws one delay per send opportunity rather than per packet.
     fn departure(&mut self, now: Instant) -> Instant {
         let gap = self.overhead_rng.uniform() * self.overhead.as_nanos() as f64;
         let at = now.max(self.last_departure) + Duration::from_nanos(gap as u64);
