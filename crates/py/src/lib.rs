@@ -10,7 +10,7 @@ use fairstream_core::{Duration, Instant};
 use fairstream_results::{RunInfo, write_dir};
 use fairstream_sim::{RunOutput, Simulator};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 
 create_exception!(
@@ -20,16 +20,37 @@ create_exception!(
     "A scenario that cannot be run; the message names file, line, field and the expected form."
 );
 
+create_exception!(
+    _core,
+    ScenarioWarning,
+    PyUserWarning,
+    "A scenario that runs but is probably not what was meant; the message names file, line and field."
+);
+
 fn scenario_err(e: fairstream_scenario::ScenarioError) -> PyErr {
     ScenarioError::new_err(e.to_string())
 }
 
+/// Loads a scenario, issuing its warnings as Python `ScenarioWarning`s.
+fn load(
+    py: Python<'_>,
+    text: &str,
+    filename: &str,
+    seed: Option<u64>,
+) -> PyResult<fairstream_scenario::Scenario> {
+    let scenario = fairstream_scenario::load(text, filename, seed).map_err(scenario_err)?;
+    for w in &scenario.warnings {
+        let category = py.get_type::<ScenarioWarning>();
+        let message = std::ffi::CString::new(w.to_string()).unwrap_or_default();
+        PyErr::warn(py, &category, &message, 1)?;
+    }
+    Ok(scenario)
+}
+
 /// Checks a scenario and returns it with every default filled in, as TOML.
 #[pyfunction]
-fn validate(text: &str, filename: &str) -> PyResult<String> {
-    fairstream_scenario::load(text, filename, None)
-        .map(|s| s.resolved)
-        .map_err(scenario_err)
+fn validate(py: Python<'_>, text: &str, filename: &str) -> PyResult<String> {
+    load(py, text, filename, None).map(|s| s.resolved)
 }
 
 enum State {
@@ -55,8 +76,8 @@ struct Simulation {
 impl Simulation {
     #[new]
     #[pyo3(signature = (text, filename, seed=None))]
-    fn new(text: &str, filename: &str, seed: Option<u64>) -> PyResult<Self> {
-        let scenario = fairstream_scenario::load(text, filename, seed).map_err(scenario_err)?;
+    fn new(py: Python<'_>, text: &str, filename: &str, seed: Option<u64>) -> PyResult<Self> {
+        let scenario = load(py, text, filename, seed)?;
         let duration = scenario.network.duration;
         let sim = Simulator::new(scenario.network)
             .map_err(|e| ScenarioError::new_err(format!("{filename}: {e}")))?;
@@ -197,6 +218,7 @@ fn padhye_approx(mss_bytes: f64, rtt_s: f64, p: f64, rto_s: f64, wmax_pkts: f64,
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("ScenarioWarning", m.py().get_type::<ScenarioWarning>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(jain, m)?)?;

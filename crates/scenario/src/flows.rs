@@ -9,7 +9,9 @@ use fairstream_sim::{FlowSpec, Network};
 use toml::Value;
 use toml::de::DeValue;
 
+use crate::error::ScenarioError;
 use crate::reader::{Result, Section};
+use crate::tcp_control::read_control;
 use crate::topology::NodeIndex;
 
 const COMMON_KEYS: &[&str] = &[
@@ -31,6 +33,11 @@ const TCP_KEYS: &[&str] = &[
     "syn",
     "limited_transmit",
     "max_burst",
+    "control",
+    "k",
+    "l",
+    "alpha",
+    "beta",
 ];
 const CBR_KEYS: &[&str] = &["rate", "on", "off", "random"];
 const SHARED_KEYS: &[&str] = &["packet_size"];
@@ -53,6 +60,7 @@ pub(crate) fn read_flow(
     routes: &Routes,
     net: &mut Network,
     end: Duration,
+    warnings: &mut Vec<ScenarioError>,
 ) -> Result<()> {
     let protocol = f.choice("protocol", &["tcp", "cbr"], "tcp")?;
     let foreign: &[&str] = if protocol == "tcp" {
@@ -83,7 +91,7 @@ pub(crate) fn read_flow(
         ));
     }
     let overhead: Duration = f.unit_or("overhead", Duration::ZERO)?;
-    let template = FlowTemplate::read(f, protocol)?;
+    let template = FlowTemplate::read(f, protocol, warnings)?;
     for i in 0..count {
         let id = net.flows.len();
         let subst = |s: &str| s.replace("{i}", &i.to_string());
@@ -187,7 +195,11 @@ enum FlowTemplate {
 }
 
 impl FlowTemplate {
-    fn read(f: &mut Section<'_, '_>, protocol: &str) -> Result<Self> {
+    fn read(
+        f: &mut Section<'_, '_>,
+        protocol: &str,
+        warnings: &mut Vec<ScenarioError>,
+    ) -> Result<Self> {
         if protocol == "cbr" {
             let rate: Bitrate = f.req_unit("rate")?;
             let packet_size: DataSize = f.unit_or("packet_size", DataSize::bytes(1000))?;
@@ -232,6 +244,7 @@ impl FlowTemplate {
             "reno" => TcpVariant::Reno,
             _ => TcpVariant::NewReno,
         };
+        let control = read_control(f, warnings)?;
         let packet_size: DataSize = f.unit_or("packet_size", base.packet_size)?;
         if packet_size.as_bytes() <= 40 {
             return Err(f.error(
@@ -272,6 +285,7 @@ impl FlowTemplate {
         };
         let config = TcpConfig {
             variant,
+            control,
             packet_size,
             window,
             max_cwnd,

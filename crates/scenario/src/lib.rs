@@ -10,6 +10,7 @@
 //! - `topology`: `[topology]`, explicit or from a helper (dumbbell, parking lot, chain);
 //! - `elements`: queue disciplines and loss models of a link;
 //! - `flows`: the `[[flow]]` tables;
+//! - `tcp_control`: a TCP flow's window control (AIMD, binomial);
 //! - `record`: the `[record]` table;
 //! - `engine`: the `[engine]` table (tie rule, delay perturbation).
 //!
@@ -42,6 +43,7 @@ mod error;
 mod flows;
 mod reader;
 mod record;
+mod tcp_control;
 mod topology;
 
 use fairstream_core::Duration;
@@ -64,6 +66,9 @@ pub struct Scenario {
     pub network: Network,
     /// The scenario with every default filled in, as TOML.
     pub resolved: String,
+    /// What is allowed but probably not meant (e.g. a control that is not TCP-compatible),
+    /// located like errors; each message starts with "warning:".
+    pub warnings: Vec<ScenarioError>,
 }
 
 /// Parses and checks `text` (read from `file`); `seed` overrides the file's seed.
@@ -113,8 +118,9 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
         return Err(top.error("flow", "no flows; expected at least one [[flow]] table"));
     }
     let mut resolved_flows = Vec::new();
+    let mut warnings = Vec::new();
     for mut f in flow_tables {
-        flows::read_flow(&mut f, &index, &routes, &mut net, duration)?;
+        flows::read_flow(&mut f, &index, &routes, &mut net, duration, &mut warnings)?;
         resolved_flows.push(Value::Table(f.out));
     }
     top.out.insert("flow".into(), Value::Array(resolved_flows));
@@ -132,6 +138,7 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
         name,
         network: net,
         resolved,
+        warnings,
     })
 }
 

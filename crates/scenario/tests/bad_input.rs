@@ -133,3 +133,69 @@ fn protocol_specific_fields_are_checked() {
     let e = err(&GOOD.replace("protocol = \"tcp\"", "protocol = \"quic\""));
     assert!(e.message.contains("one of \"tcp\", \"cbr\""), "{e}");
 }
+
+/// GOOD with `extra` lines added to its flow (line 17 on).
+fn with_flow_keys(extra: &str) -> String {
+    format!("{GOOD}{extra}\n")
+}
+
+#[test]
+fn bad_binomial_parameters_name_the_field() {
+    for (extra, field, says) in [
+        (
+            "control = \"iiad\"\nbeta = 1.2",
+            "flow[0].beta",
+            "from 0 to 1",
+        ),
+        (
+            "control = \"iiad\"\nbeta = 1",
+            "flow[0].beta",
+            "between 0 and 1",
+        ),
+        (
+            "control = \"iiad\"\nbeta = 0",
+            "flow[0].beta",
+            "between 0 and 1",
+        ),
+        ("control = \"sqrt\"\nalpha = 0", "flow[0].alpha", "above 0"),
+        ("control = \"sqrt\"\nalpha = -1", "flow[0].alpha", "from 0"),
+        (
+            "control = \"binomial\"\nk = 1\nl = 1.5",
+            "flow[0].l",
+            "from 0 to 1",
+        ),
+        (
+            "control = \"binomial\"\nk = 1",
+            "flow[0].l",
+            "missing field",
+        ),
+        ("control = \"iiad\"\nk = 2", "flow[0].k", "fixed by control"),
+        ("beta = 0.5", "flow[0].beta", "applies to binomial"),
+        ("control = \"cubic\"", "flow[0].control", "one of"),
+    ] {
+        let e = err(&with_flow_keys(extra));
+        assert_eq!(e.field, field, "{extra}: {e}");
+        assert!(e.message.contains(says), "{extra}: {e}");
+        assert!(e.line >= 13, "{extra}: {e}"); // the flow table or one of its lines
+    }
+}
+
+#[test]
+fn a_control_that_is_not_tcp_compatible_loads_with_a_warning() {
+    let s = load(
+        &with_flow_keys("control = \"binomial\"\nk = 1\nl = 1"),
+        "w.toml",
+        None,
+    )
+    .unwrap();
+    assert_eq!(s.warnings.len(), 1);
+    let w = &s.warnings[0];
+    assert_eq!(
+        (w.file.as_str(), w.field.as_str()),
+        ("w.toml", "flow[0].control")
+    );
+    assert!(w.message.starts_with("warning:") && w.message.contains("not TCP-compatible"));
+    let ok = load(&with_flow_keys("control = \"sqrt\""), "ok.toml", None).unwrap();
+    assert!(ok.warnings.is_empty());
+    assert!(ok.resolved.contains("beta = 0.6666"), "{}", ok.resolved);
+}

@@ -2,6 +2,8 @@
 
 use fairstream_core::{DataSize, Duration, Instant};
 
+use super::control::Control;
+
 /// Which loss-recovery algorithm the sender runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TcpVariant {
@@ -14,8 +16,10 @@ pub enum TcpVariant {
 /// Sender parameters. Windows count packets of `packet_size` bytes on the wire.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TcpConfig {
-    /// Reno or NewReno.
+    /// Reno or NewReno loss recovery.
     pub variant: TcpVariant,
+    /// Window control: TCP's AIMD (ns-2 `windowOption_ 1`) or binomial (`windowOption_ 6`).
+    pub control: Control,
     /// Size of a full data packet on the wire (40 bytes of it are IP+TCP header). ns-2 1000 B + 40.
     pub packet_size: DataSize,
     /// Receiver's advertised window, packets (ns-2 `window_` = 20).
@@ -52,6 +56,7 @@ impl Default for TcpConfig {
     fn default() -> Self {
         Self {
             variant: TcpVariant::NewReno,
+            control: Control::default(),
             packet_size: DataSize::bytes(1040),
             window: 20,
             max_cwnd: None,

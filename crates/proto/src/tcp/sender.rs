@@ -1,5 +1,7 @@
 //! The TCP Reno / NewReno sender of ns-2's one-way agents (`Agent/TCP/Reno`,
-//! `Agent/TCP/Newreno`; PROTOCOLS.md §1.3–1.5), as a sans-IO [`Endpoint`].
+//! `Agent/TCP/Newreno`; PROTOCOLS.md §1.3–1.5), as a sans-IO [`Endpoint`]. Reno and NewReno
+//! are its loss-recovery variants; how the window grows and shrinks is its
+//! [`WindowControl`](super::control::WindowControl) (TCP's AIMD by default, or binomial).
 //!
 //! Everything counts packets: sequence numbers are packet numbers (packet 0 is a 40-byte SYN
 //! when the SYN exchange is emulated), `cwnd` is a real number of packets and the usable
@@ -12,6 +14,7 @@ use std::collections::VecDeque;
 
 use fairstream_core::{DataSize, Duration, FlowId, Instant, RngStream};
 
+use super::control::WindowControl;
 use super::rtt::RttEstimator;
 use super::{TcpConfig, TcpVariant};
 use crate::{
@@ -21,8 +24,6 @@ use crate::{
 
 /// Duplicate ACKs that trigger fast retransmit (ns-2 `numdupacks_`).
 const NUM_DUPACKS: i64 = 3;
-/// Congestion-avoidance increase per RTT, packets (ns-2 `increase_num_`).
-const INCREASE_NUM: f64 = 1.0;
 /// Burst limit of NewReno's `send_much` while in fast recovery.
 const NEWRENO_RECOVERY_BURST: u32 = 2;
 /// `curseq` of an FTP source that always has data.
@@ -84,6 +85,9 @@ pub struct TcpSender {
     dupwnd: i64,
     recover: i64,
     last_cwnd_action: CwndAction,
+    /// No window reduction yet: the first one halves whatever the control (ns-2
+    /// `first_decrease_`).
+    first_decrease: bool,
     first_partial: bool,
     rtt_active: bool,
     rtt_seq: i64,
@@ -137,6 +141,7 @@ impl TcpSender {
             dupwnd: 0,
             recover: 0,
             last_cwnd_action: CwndAction::None,
+            first_decrease: true,
             first_partial: false,
             rtt_active: false,
             rtt_seq: -1,
@@ -376,12 +381,13 @@ impl TcpSender {
         }
     }
 
-    /// Per new ACK window growth (ns-2 `opencwnd`, `windowOption_` 1).
+    /// Per new ACK window growth (ns-2 `opencwnd`): +1 in slow start, the window control's
+    /// increase in congestion avoidance.
     fn opencwnd(&mut self) {
         if self.cwnd < self.ssthresh as f64 {
             self.cwnd += 1.0;
         } else {
-            self.cwnd += INCREASE_NUM / self.cwnd;
+            self.cwnd = self.config.control.on_ack(self.cwnd);
         }
         if let Some(max) = self.config.max_cwnd
             && max > 0
@@ -391,12 +397,35 @@ impl TcpSender {
         }
     }
 
-    /// Halves ssthresh and cwnd on fast retransmit
-    /// (ns-2 `slowdown(CLOSE_SSTHRESH_HALF | CLOSE_CWND_HALF)` with `precisionReduce_`).
-    fn halve(&mut self) {
+    /// The slow-start threshold after a loss event with window `win` in force (ns-2
+    /// `slowdown(CLOSE_SSTHRESH_HALF)`): half the window on the first decrease, in slow start
+    /// or right after a timeout; otherwise the window control's decrease. At least 2.
+    fn reduced_ssthresh(&self, win: f64) -> i64 {
+        let slow_start = self.cwnd < self.ssthresh as f64;
+        let ss =
+            if self.first_decrease || slow_start || self.last_cwnd_action == CwndAction::Timeout {
+                win / 2.0
+            } else {
+                self.config.control.on_loss(win)
+            };
+        (ss.floor() as i64).max(2)
+    }
+
+    /// Reduces ssthresh and cwnd on fast retransmit (ns-2
+    /// `slowdown(CLOSE_SSTHRESH_HALF | CLOSE_CWND_HALF)` with `precisionReduce_`): TCP's
+    /// halving, or the window control's decrease past the first reduction and slow start.
+    fn reduce(&mut self) {
         let win = (self.cwnd + self.dupwnd as f64).min(self.wnd as f64);
-        self.ssthresh = ((win / 2.0).floor() as i64).max(2);
-        self.cwnd = (win / 2.0).max(1.0);
+        let halve =
+            self.first_decrease || self.cwnd < self.ssthresh as f64 || self.config.control.halves();
+        self.ssthresh = self.reduced_ssthresh(win);
+        self.cwnd = if halve {
+            win / 2.0
+        } else {
+            self.config.control.on_loss(win)
+        }
+        .max(1.0);
+        self.first_decrease = false;
     }
 
     /// Processes an ACK of new data (ns-2 `newack`).
@@ -430,7 +459,7 @@ impl TcpSender {
     fn fast_retransmit(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
         self.recover = self.maxseq;
         self.last_cwnd_action = CwndAction::DupAck;
-        self.halve();
+        self.reduce();
         self.set_rtx_timer(now);
         self.rtt_active = false;
         self.fast_retransmits += 1;
@@ -561,7 +590,8 @@ impl TcpSender {
                 self.iw = 1.0;
             }
             let win = self.cwnd.min(self.wnd as f64);
-            self.ssthresh = ((win / 2.0).floor() as i64).max(2);
+            self.ssthresh = self.reduced_ssthresh(win);
+            self.first_decrease = false;
             self.cwnd = 1.0;
             self.rtt.backoff_timer();
             self.set_rtx_timer(now);
@@ -706,6 +736,53 @@ mod tests {
         });
         assert_eq!(sent, (0..8).collect::<Vec<_>>());
         s
+    }
+
+    /// Three dup-ACKs for packet `a` at `now` (a fast retransmit).
+    fn three_dupacks(s: &mut TcpSender, a: i64, now: Instant) {
+        for _ in 0..3 {
+            ack(s, a, now);
+        }
+    }
+
+    #[test]
+    fn binomial_control_halves_first_then_applies_its_decrease() {
+        use crate::tcp::{Binomial, Control};
+        // IIAD in congestion avoidance (ssthresh 2): the first loss halves as ns-2's
+        // first_decrease_ does, the next subtracts beta packets whatever the window.
+        let (mut s, _) = started(|c| {
+            c.initial_window = 8;
+            c.initial_ssthresh = Some(2);
+            c.control = Control::Binomial(Binomial::IIAD);
+            c.window = 1000;
+            c.limited_transmit = false;
+        });
+        assert_eq!(ack(&mut s, 0, t(100)), vec![8]);
+        // Congestion avoidance with k = 1 grows by alpha / cwnd^2 per ACK.
+        let w = s.cwnd();
+        assert!(w > 8.0 && (w - 8.0) < 1.0 / 64.0 + 1e-9, "{w}");
+        three_dupacks(&mut s, 0, t(110));
+        assert!(s.in_fast_recovery());
+        assert!(
+            (s.cwnd() - w / 2.0).abs() < 1e-9,
+            "first decrease halves: {}",
+            s.cwnd()
+        );
+        // Leave recovery, then lose again: cwnd drops by beta = 2/3 of a packet.
+        assert!(!ack(&mut s, 8, t(200)).is_empty());
+        let before = s.cwnd();
+        let last = s.max_seq();
+        ack(&mut s, 9, t(210));
+        let w2 = s.cwnd();
+        three_dupacks(&mut s, 9, t(220));
+        let win = w2;
+        assert!(
+            before > 1.0 && (s.cwnd() - (win - 2.0 / 3.0)).abs() < 1e-9,
+            "{} vs {win}",
+            s.cwnd()
+        );
+        assert_eq!(s.ssthresh(), (win - 2.0 / 3.0).floor() as u32);
+        assert!(last >= 9);
     }
 
     #[test]
