@@ -14,6 +14,7 @@ pub mod schedule;
 
 pub use error::{ErrorModel, GeState};
 pub use queue::{
-    Dequeue, LimitCounting, Queue, QueueConfig, QueueLimit, QueuedPacket, RedConfig, TbfConfig,
+    Dequeue, Fq, FqConfig, LimitCounting, Queue, QueueConfig, QueueLimit, QueuedPacket, RedConfig,
+    TbfConfig,
 };
 pub use schedule::CapacitySchedule;

@@ -1,7 +1,9 @@
 //! A link's queue discipline (`queue = { kind = … }`) and loss model (`loss = { kind = … }`).
 
 use fairstream_core::{Bitrate, DataSize, Duration, Probability};
-use fairstream_net::{ErrorModel, LimitCounting, QueueConfig, QueueLimit, RedConfig, TbfConfig};
+use fairstream_net::{
+    ErrorModel, FqConfig, LimitCounting, QueueConfig, QueueLimit, RedConfig, TbfConfig,
+};
 use toml::Value;
 use toml::de::DeValue;
 
@@ -25,10 +27,18 @@ const RED_KEYS: &[&str] = &[
 ];
 /// Keys only a token bucket takes.
 const TBF_KEYS: &[&str] = &["rate", "burst", "peak_rate", "mtu"];
+/// Keys only a fair queue takes.
+const FQ_KEYS: &[&str] = &["quantum", "flow_limit"];
 
 /// Reads `queue` of a link of rate `rate` (a limit in milliseconds is converted at that rate).
 pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
-    let queue_keys = [&["kind", "limit", "preset"][..], RED_KEYS, TBF_KEYS].concat();
+    let queue_keys = [
+        &["kind", "limit", "preset"][..],
+        RED_KEYS,
+        TBF_KEYS,
+        FQ_KEYS,
+    ]
+    .concat();
     let Some(mut q) = link.opt_table("queue", &queue_keys)? else {
         let mut out = toml::Table::new();
         out.insert("kind".into(), Value::String("droptail".into()));
@@ -43,7 +53,7 @@ pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<Qu
             counting: LimitCounting::Waiting,
         });
     };
-    let kind = q.choice("kind", &["droptail", "red", "tbf"], "droptail")?;
+    let kind = q.choice("kind", &["droptail", "red", "tbf", "fq"], "droptail")?;
     let only = |kinds: &[&str], keys: &[&str], q: &Section<'_, '_>| -> Result<()> {
         match keys.iter().find(|k| q.raw(k).is_some()) {
             Some(k) if !kinds.contains(&kind) => {
@@ -54,6 +64,7 @@ pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<Qu
     };
     only(&["red"], RED_KEYS, &q)?;
     only(&["tbf"], TBF_KEYS, &q)?;
+    only(&["fq"], FQ_KEYS, &q)?;
     only(&["red", "droptail"], &["preset"], &q)?;
     let config = match kind {
         "red" => {
@@ -102,6 +113,7 @@ pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<Qu
                 limit,
             })
         }
+        "fq" => read_fq(&mut q, rate)?,
         "tbf" => {
             let tbf_rate: Bitrate = q.req_unit("rate")?;
             let burst: DataSize = q.req_unit("burst")?;
@@ -151,6 +163,35 @@ pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<Qu
     link.out
         .insert("queue".into(), Value::Table(std::mem::take(&mut q.out)));
     Ok(config)
+}
+
+/// Reads a fair queue's `quantum`, `flow_limit` and `limit` (both in packets).
+fn read_fq(q: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
+    let base = FqConfig::default();
+    let quantum: DataSize = q.unit_or("quantum", base.quantum)?;
+    if quantum.as_bytes() == 0 {
+        return Err(q.error("quantum", "the quantum must be at least one byte"));
+    }
+    let limit = match read_limit(q, rate, QueueLimit::Packets(base.limit))? {
+        QueueLimit::Packets(n) => n,
+        QueueLimit::Bytes(_) => {
+            return Err(q.error(
+                "limit",
+                "a fair queue's limit counts packets, such as \"10000 packets\"",
+            ));
+        }
+    };
+    let flow_limit = q.int_or(
+        "flow_limit",
+        1,
+        i64::from(u32::MAX),
+        i64::from(base.flow_limit),
+    )? as u32;
+    Ok(QueueConfig::Fq(FqConfig {
+        quantum,
+        limit,
+        flow_limit,
+    }))
 }
 
 /// Reads `limit`: `50` or `"50 packets"`, `"64KB"`, or `"20ms"` (bytes at the link rate).

@@ -1,18 +1,22 @@
-//! Queue disciplines: [`Queue`] dispatches over drop-tail, RED and token bucket filter.
+//! Queue disciplines: [`Queue`] dispatches over drop-tail, RED, token bucket filter and
+//! per-flow fair queueing.
 //!
 //! A link owns one queue. The link offers each arriving packet with [`Queue::enqueue`]
 //! (which may drop it) and, whenever its transmitter is free, asks [`Queue::dequeue`] for
 //! the next packet, which answers with a packet, "not before" an instant (a token bucket
 //! waiting for tokens), or empty. Queues hold [`QueuedPacket`]s: an opaque slot index into
-//! the driver's packet arena plus what the discipline needs to know (size, flow, arrival).
+//! the driver's packet arena plus what the disciplines read of the packet (its flow, size
+//! and arrival time).
 
 mod droptail;
+mod fq;
 mod red;
 mod tbf;
 
 use fairstream_core::{Bitrate, DataSize, Duration, Instant, RngStream};
 
 pub use droptail::{DropTail, LimitCounting};
+pub use fq::{Fq, FqConfig};
 pub use red::{Red, RedConfig};
 pub use tbf::{Tbf, TbfConfig};
 
@@ -21,6 +25,8 @@ pub use tbf::{Tbf, TbfConfig};
 pub struct QueuedPacket {
     /// The driver's handle for the packet (an arena index).
     pub slot: u32,
+    /// The packet's flow id (what a per-flow scheduler tells flows apart by).
+    pub flow: u32,
     /// Size on the wire, bytes.
     pub size: u32,
     /// When it was enqueued.
@@ -61,6 +67,8 @@ pub enum QueueConfig {
     Red(RedConfig),
     /// Token bucket filter.
     Tbf(TbfConfig),
+    /// Per-flow fair queueing (deficit round robin).
+    Fq(FqConfig),
 }
 
 /// A built queue discipline.
@@ -72,6 +80,8 @@ pub enum Queue {
     Red(Box<Red>),
     /// Token bucket filter.
     Tbf(Tbf),
+    /// Fair queue.
+    Fq(Fq),
 }
 
 impl Queue {
@@ -91,6 +101,7 @@ impl Queue {
                 Self::Red(Box::new(Red::new(c.clone(), link_rate, link_delay, rng)))
             }
             QueueConfig::Tbf(c) => Self::Tbf(Tbf::new(c.clone())),
+            QueueConfig::Fq(c) => Self::Fq(Fq::new(*c)),
         }
     }
 
@@ -101,6 +112,7 @@ impl Queue {
             Self::DropTail(q) => q.enqueue(now, pkt),
             Self::Red(q) => q.enqueue(now, pkt),
             Self::Tbf(q) => q.enqueue(now, pkt),
+            Self::Fq(q) => q.enqueue(now, pkt),
         }
     }
 
@@ -111,6 +123,7 @@ impl Queue {
             Self::DropTail(q) => q.dequeue(now),
             Self::Red(q) => q.dequeue(now),
             Self::Tbf(q) => q.dequeue(now),
+            Self::Fq(q) => q.dequeue(now),
         }
     }
 
@@ -121,6 +134,7 @@ impl Queue {
             Self::DropTail(q) => q.len_packets(),
             Self::Red(q) => q.len_packets(),
             Self::Tbf(q) => q.len_packets(),
+            Self::Fq(q) => q.len_packets(),
         }
     }
 
@@ -131,6 +145,7 @@ impl Queue {
             Self::DropTail(q) => q.len_bytes(),
             Self::Red(q) => q.len_bytes(),
             Self::Tbf(q) => q.len_bytes(),
+            Self::Fq(q) => q.len_bytes(),
         }
     }
 }
