@@ -4,13 +4,19 @@
 DataFrames; ``fairstream.validate(...)`` checks a scenario; ``fairstream.sweep(...)`` runs a grid
 of overrides in parallel. The public names are imported on first use, so that importing the
 package (or only ``fairstream._core``, as the benchmark worker does) stays light.
+
+The modules ``fairstream run`` and ``validate`` load (this one, cli, api, results, scenario,
+tomlio, progress, table) import polars, tomllib, tempfile and even typing only where needed;
+``TYPE_CHECKING = False`` stands for ``typing.TYPE_CHECKING`` there. A test
+(tests/python/test_lean_imports.py) keeps polars, numpy, pandas and matplotlib out of those commands.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
+    from typing import Any
+
     from ._core import ScenarioError
     from .api import run, validate
     from .results import RunResult

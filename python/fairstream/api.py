@@ -8,15 +8,17 @@ appear only complete and never deletes anything but an earlier run's results.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from . import _core
 from .progress import SimulationProgress
 from .results import RunResult
 from .scenario import ScenarioLike, load
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 #: A progress callback: (simulated seconds so far, duration in seconds, events processed).
 ProgressCallback = Callable[[float, float, int], None]
@@ -55,6 +57,8 @@ def run(
     if bar is not None:
         bar.finish(sim.now_s, sim.events)
     if output_dir is None:
+        import tempfile  # only here: it pulls in random, shutil and more
+
         tmp = tempfile.TemporaryDirectory(prefix="fairstream-")
         sim.write_results(tmp.name)
         return RunResult(tmp.name, _tempdir=tmp)

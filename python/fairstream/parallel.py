@@ -6,14 +6,15 @@ task runs in a worker and writes its own output directory; the summaries come ba
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .progress import TaskProgress
+if TYPE_CHECKING:
+    from concurrent.futures import Executor, Future
+
+    from .progress import TaskProgress
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,9 @@ def run_tasks(
     elif jobs <= 1 or len(tasks) <= 1:
         summaries = [_tick(progress, t, execute(t)) for t in tasks]
     else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
             summaries = _run_on(pool, tasks, progress)
@@ -70,6 +74,8 @@ def run_tasks(
 
 
 def _run_on(executor: Executor, tasks: Sequence[Task], progress: TaskProgress | None) -> list[dict[str, Any]]:
+    from concurrent.futures import as_completed
+
     futures: dict[Future, int] = {executor.submit(execute, t): i for i, t in enumerate(tasks)}
     results: list[dict[str, Any] | None] = [None] * len(tasks)
     try:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import TextIO
 
 _WIDTH = 28
 _REDRAW_S = 0.1

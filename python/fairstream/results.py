@@ -1,15 +1,22 @@
-"""`RunResult`: the output directory of one run, with its tables read lazily as polars DataFrames."""
+"""`RunResult`: the output directory of one run, with its tables read lazily as polars DataFrames.
+
+polars is imported on the first table access, not with this module: printing a run's summary
+(summary.json) needs only `json`, and keeps ``fairstream run`` light.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
-import polars as pl
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    import tempfile
+    from typing import Any
+
+    import polars as pl
 
 #: Table name -> Parquet file in the output directory.
 TABLES = {
@@ -20,12 +27,13 @@ TABLES = {
     "packets": "packets.parquet",
 }
 
+#: Columns and polars dtype names of the (possibly empty) metrics table.
 _METRICS_SCHEMA = {
-    "t": pl.Float64,
-    "flow_id": pl.UInt32,
-    "flow": pl.String,
-    "metric": pl.String,
-    "value": pl.Float64,
+    "t": "Float64",
+    "flow_id": "UInt32",
+    "flow": "String",
+    "metric": "String",
+    "value": "Float64",
 }
 
 
@@ -81,16 +89,18 @@ class RunResult:
     @cached_property
     def metrics(self) -> pl.DataFrame:
         """Protocol metric records (cwnd, rtt, rate, ...); empty unless ``[record] metrics = true``."""
-        return self._read("metrics", empty=pl.DataFrame(schema=_METRICS_SCHEMA))
+        return self._read("metrics", empty_schema=_METRICS_SCHEMA)
 
     @cached_property
     def packets(self) -> pl.DataFrame:
         """Per-packet trace; empty unless ``[record] packets = true``."""
-        return self._read("packets", empty=pl.DataFrame())
+        return self._read("packets", empty_schema={})
 
     @cached_property
     def link_summary(self) -> pl.DataFrame:
         """One row per link, from summary.json."""
+        import polars as pl
+
         return pl.DataFrame(self.summary.get("links", []))
 
     def table(self, name: str) -> pl.DataFrame:
@@ -103,10 +113,15 @@ class RunResult:
         """A table as a pandas DataFrame (needs pandas and pyarrow: ``pip install 'fairstream[pandas]'``)."""
         return self.table(name).to_pandas()
 
-    def _read(self, name: str, empty: pl.DataFrame | None = None) -> pl.DataFrame:
+    def _read(self, name: str, empty_schema: dict[str, str] | None = None) -> pl.DataFrame:
+        """Reads a table; an empty one with `empty_schema` (column -> dtype name) when the file is absent."""
         path = self.output_dir / TABLES[name]
         if path.is_file():
+            import polars as pl
+
             return pl.read_parquet(path)
-        if empty is not None:
-            return empty
+        if empty_schema is not None:
+            import polars as pl
+
+            return pl.DataFrame(schema={col: getattr(pl, dtype) for col, dtype in empty_schema.items()})
         raise FileNotFoundError(f"{path} is missing")

@@ -4,14 +4,15 @@ with the package (``fairstream/scenarios/<kind>/<name>.toml``)."""
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Mapping, MutableMapping
-from importlib import resources
 from pathlib import Path
-from typing import Any, TypeAlias
 
 from . import tomlio
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
 
 ScenarioLike: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any]"
 
@@ -42,6 +43,8 @@ def load(scenario: ScenarioLike) -> tuple[str, str]:
 def to_dict(scenario: ScenarioLike) -> dict[str, Any]:
     """The scenario as a fresh dict (a deep copy when given a dict)."""
     if isinstance(scenario, Mapping):
+        import copy
+
         return copy.deepcopy(dict(scenario))
     text, _ = load(scenario)
     return tomlio.loads(text)
@@ -49,6 +52,8 @@ def to_dict(scenario: ScenarioLike) -> dict[str, Any]:
 
 def with_overrides(doc: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
     """A deep copy of `doc` with each dotted path (``"flow.0.rate"``) set to its value."""
+    import copy
+
     out = copy.deepcopy(dict(doc))
     for path, value in overrides.items():
         set_path(out, path, value)
@@ -84,8 +89,12 @@ def set_path(doc: MutableMapping[str, Any], path: str, value: Any) -> None:
 
 
 def packaged(kind: str, name: str) -> Path:
-    """Path of a scenario file shipped with the package, e.g. ``packaged("bench", "B1.toml")``."""
-    path = Path(str(resources.files("fairstream").joinpath("scenarios", kind, name)))
+    """Path of a scenario file shipped with the package, e.g. ``packaged("bench", "B1.toml")``.
+
+    The files sit beside this module (the package is installed unzipped, as maturin does), so
+    the path is built directly rather than through `importlib.resources`.
+    """
+    path = Path(__file__).parent / "scenarios" / kind / name
     if not path.is_file():
         raise FileNotFoundError(f"no packaged scenario {kind}/{name}")
     return path

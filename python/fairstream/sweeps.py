@@ -15,15 +15,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from . import _core, tomlio
 from .parallel import Task, run_tasks
 from .progress import TaskProgress
 from .results import RunResult
 from .scenario import ScenarioLike, load, with_overrides
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 @dataclass
@@ -36,6 +37,8 @@ class SweepResult:
     @cached_property
     def flows(self) -> pl.DataFrame:
         """Every flow of every run, with the point's swept values as columns."""
+        import polars as pl
+
         return pl.read_parquet(self.output_dir / "flows.parquet")
 
     def run(self, index: int) -> RunResult:
@@ -118,6 +121,8 @@ def sweep(
 
 def _flow_table(points: list[dict[str, Any]], summaries: list[dict[str, Any]]) -> pl.DataFrame:
     """Flow summaries of all runs with the swept values; a path whose values mix types becomes text."""
+    import polars as pl
+
     paths = list(points[0]) if points else []
     mixed = {p for p in paths if len({type(pt[p]) for pt in points}) > 1}
     rows = []

@@ -3,6 +3,9 @@
 The writer covers what scenario files use: strings, integers, floats, booleans, lists, tables
 (``[name]`` at the top level, inline tables deeper) and arrays of tables (``[[flow]]`` at the top
 level and ``[[topology.link]]`` one level down). Output parses back to an equal dict.
+
+The parser (and with it `typing` and `datetime`) is imported on the first `loads`, or the first
+use of `TOMLDecodeError`: running a scenario file never needs it.
 """
 
 from __future__ import annotations
@@ -11,14 +14,17 @@ import math
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib as _toml
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as _toml
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
 
-TOMLDecodeError = _toml.TOMLDecodeError
+    if sys.version_info >= (3, 11):
+        from tomllib import TOMLDecodeError
+    else:
+        from tomli import TOMLDecodeError
+
+__all__ = ["TOMLDecodeError", "dumps", "loads"]
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
@@ -26,7 +32,24 @@ _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f
 
 def loads(text: str) -> dict[str, Any]:
     """Parses TOML text into a dict."""
-    return _toml.loads(text)
+    return _parser().loads(text)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TOMLDecodeError":
+        return _parser().TOMLDecodeError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _parser() -> Any:
+    """The TOML parser module: `tomllib`, or `tomli` before Python 3.11."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib
+    import tomli  # pragma: no cover - exercised on 3.10 only
+
+    return tomli  # pragma: no cover
 
 
 def dumps(doc: Mapping[str, Any]) -> str:
