@@ -2,24 +2,33 @@
 
 Exit codes: 0 success; 1 a check or validation failed; 2 bad input (a scenario error names
 file, line, field and the expected form, and nothing is written).
+
+Start-up is kept light: each command imports what it needs when it runs (``run`` and
+``validate`` never import polars, numpy or matplotlib; the core writes the Parquet tables and
+the summary is printed from summary.json), and the version is looked up only for ``--version``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from ._core import ScenarioError
 from .table import format_table
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line `argv` (default: sys.argv[1:]); returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    from ._core import ScenarioError
+
     try:
         return args.func(args, parser)
     except ScenarioError as err:
@@ -37,12 +46,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fairstream",
         description="A fast deterministic packet-level simulator for TCP-friendly streaming.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action=_VersionAction, help="show the version and exit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("run", help="run a scenario and write its results")
     p.add_argument("scenario", type=Path, help="scenario TOML file")
@@ -86,6 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--quick", action="store_true", help="short runs and sweeps (for tests; not a reproduction)"
     )
+    p.add_argument(
+        "--replicas",
+        type=int,
+        metavar="N",
+        help="phase replicas per experiment besides the canonical run: other seed, link delays perturbed "
+        "by < 0.5 packet time (default: each experiment's own, 4, at most 1 with --quick; 0: canonical only)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument("--list", action="store_true", help="list the experiments and exit")
     p.set_defaults(func=_cmd_reproduce)
@@ -110,12 +126,14 @@ def _cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .api import run
 
     result = run(args.scenario, output_dir=args.output, seed=args.seed, progress=not args.quiet)
+    # summary.json through `json` only: reading no table keeps polars out of this process.
     print(_flow_table(result.summary["flows"]))
     print(f"results: {result.output_dir}")
     return 0
 
 
 def _cmd_validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from ._core import ScenarioError
     from .api import validate
 
     failed = 0
@@ -174,6 +192,8 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         return 0
     if args.output is None:
         parser.error("reproduce needs -o DIR")
+    if args.replicas is not None and args.replicas < 0:
+        parser.error("--replicas must be 0 or more")
     unknown = [i for i in args.ids if i not in EXPERIMENTS]
     if unknown:
         parser.error(f"unknown experiment(s) {', '.join(unknown)}; known: {', '.join(EXPERIMENTS)}")
@@ -181,14 +201,28 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     from .reproduce.runner import reproduce
 
     results = reproduce(
-        args.ids, args.output, jobs=args.jobs, quick=args.quick, quiet=args.quiet, scheduler=args.scheduler
+        args.ids,
+        args.output,
+        jobs=args.jobs,
+        quick=args.quick,
+        quiet=args.quiet,
+        scheduler=args.scheduler,
+        replicas=args.replicas,
     )
     report = write_report(args.output)
+    # The verdict is the canonical run's; the replicas' disagreements are counted beside it.
     print(
         format_table(
-            ["experiment", "checks passed", "result"],
+            ["experiment", "checks passed", "reported", "replicas", "phase-sensitive", "result"],
             [
-                [r["id"], f"{r['passed']}/{r['total']}", "pass" if r["passed"] == r["total"] else "FAIL"]
+                [
+                    r["id"],
+                    f"{r['passed']}/{r['total']}",
+                    r.get("reported", 0),
+                    r["phase"]["count"],
+                    r["phase_sensitive"],
+                    ("pass" if r["total"] else "reported") if r["passed"] == r["total"] else "FAIL",
+                ]
                 for r in results
             ],
         )
@@ -252,6 +286,51 @@ def _flow_table(flows: list[dict[str, Any]]) -> str:
             for f in flows
         ],
     )
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, sized to the terminal without importing `shutil` (and with it bz2,
+    lzma and zlib), which argparse's own does for every formatter, one per `add_argument`."""
+
+    def __init__(self, prog: str, **kwargs: Any) -> None:
+        kwargs.setdefault("width", _terminal_columns() - 2)  # argparse leaves two columns free
+        super().__init__(prog, **kwargs)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser (for the command and every sub-command) using `_HelpFormatter`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(**kwargs)
+
+
+def _terminal_columns() -> int:
+    """As `shutil.get_terminal_size().columns`: $COLUMNS, else stdout's terminal width, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: like argparse's "version" action, but the version (an `importlib.metadata`
+    look-up, which scans the installed distributions) is found only when the option is given."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: Any = None
+    ) -> None:
+        print(f"{parser.prog} {_version()}")
+        parser.exit()
 
 
 def _version() -> str:

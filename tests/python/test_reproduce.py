@@ -1,16 +1,23 @@
 """`fairstream reproduce --quick` of every registered experiment (paper 003 and the TCP validation)
-meets every check, and the report links figures that exist."""
+meets every check, and the report links figures that exist; phase replicas: the spread beside each
+check, a check whose verdict differs between replicas marked phase-sensitive, report-only checks,
+and ``--replicas 0``."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fairstream.cli import main
 from fairstream.reproduce import EXPERIMENTS
+from fairstream.reproduce.experiment import Check, Evaluation, Experiment, Figure, Point
+from fairstream.reproduce.runner import PHASE_PERTURBATION, REPLICA_SEED_STEP, replica_count, replica_point
+from fairstream.results import RunResult
 
 IDS = list(EXPERIMENTS)
 
@@ -31,8 +38,8 @@ def result(out: Path, exp_id: str) -> dict[str, Any]:
 def test_experiment_meets_its_checks(reproduced: Path, exp_id: str) -> None:
     res = result(reproduced, exp_id)
     assert res["id"] == exp_id and res["quick"] is True
-    assert res["total"] >= 1
-    failed = [c for c in res["checks"] if not c["passed"]]
+    assert res["checks"] and res["total"] == sum(c["passed"] is not None for c in res["checks"])
+    failed = [c for c in res["checks"] if c["passed"] is False]
     assert not failed, json.dumps({"failed": failed, "points": res["points"]}, indent=1)
     assert res["published"] and res["comparison"] and res["points"]
     for run_dir in res["runs"].values():
@@ -66,3 +73,145 @@ def test_every_registered_scenario_is_valid() -> None:
         for quick in (True, False):
             for point in exp.points(quick):
                 validate(point.scenario)
+                validate(replica_point(point, 1).scenario)
+
+
+@pytest.mark.parametrize("exp_id", IDS)
+def test_quick_reproduce_reports_the_phase_spread(reproduced: Path, exp_id: str) -> None:
+    res = result(reproduced, exp_id)
+    n = replica_count(EXPERIMENTS[exp_id], quick=True)
+    assert n <= 1 and res["phase"]["count"] == n and res["phase"]["perturb_delays"] == PHASE_PERTURBATION
+    for check in res["checks"]:
+        spread = check["replicas"]
+        assert spread["count"] == n and spread["canonical"] == check["ours"]
+        assert spread["passed"] + spread["failed"] + spread["reported"] == n
+        assert isinstance(check["phase_sensitive"], bool) and check["verdict"] in ("pass", "fail", "reported")
+        if isinstance(check["ours"], float) and n:
+            assert len(spread["values"]) == n and spread["min"] <= spread["max"]
+    for row in res["comparison"]:
+        assert set(row["replicas"]) == {"values", "min", "max"}
+    assert res["phase_sensitive"] == sum(c["phase_sensitive"] for c in res["checks"])
+    for replica in res["phase"]["replicas"]:
+        for key in res["runs"]:
+            run = RunResult(reproduced / exp_id / replica["dir"] / key)
+            assert run.summary["seed"] == res["seed"] + replica["replica"] * REPLICA_SEED_STEP
+            assert f"perturb_delays = {PHASE_PERTURBATION}" in run.resolved_toml
+
+
+def test_report_only_check_is_neither_pass_nor_fail(reproduced: Path) -> None:
+    res = result(reproduced, "unfair-tcp4")
+    assert [c["verdict"] for c in res["checks"]] == ["reported", "reported"]
+    assert res["passed"] == res["total"] == 0 and res["reported"] == 2
+    assert all(c["passed"] is None and c["phase_sensitive"] is False for c in res["checks"])
+
+
+# A tiny experiment whose verdict depends on the seed alone: the canonical run (seed 1) and the
+# replicas with seeds 2001, 4001, ... pass; 1001, 3001, ... fail.
+
+_FAKE_SCENARIO = """
+name = "phase-fake"
+duration = "200ms"
+seed = 1
+
+[topology]
+kind = "chain"
+nodes = 2
+link = { rate = "1Mbps", delay = "1ms" }
+
+[[flow]]
+protocol = "cbr"
+from = "n0"
+to = "n1"
+rate = "100kbps"
+"""
+
+
+@dataclass(frozen=True)
+class SeedParity(Experiment):
+    """Check 1 passes on even thousands of seed, check 2 always, check 3 only reports."""
+
+    def scenario_path(self) -> Path:
+        return Path(self.scenario_file)
+
+    def points(self, quick: bool) -> list[Point]:
+        return [Point("run", {}, self.base_scenario())]
+
+    def evaluate(self, runs: Sequence[tuple[Point, RunResult]], quick: bool) -> Evaluation:
+        ((_, run),) = runs
+        seed = run.summary["seed"]
+        checks = [
+            Check("seed in an even thousand", float(seed), "even", (seed // REPLICA_SEED_STEP) % 2 == 0),
+            Check("the run ran", run.summary["duration_s"], "yes", True),
+            Check("the seed, reported", seed, "no threshold", None),
+        ]
+        comparison = [{"quantity": "seed", "ours": seed, "published": "any"}]
+        return Evaluation([{"seed": seed}], comparison, checks)
+
+    def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
+        return []
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    path = tmp_path / "phase-fake.toml"
+    path.write_text(_FAKE_SCENARIO, encoding="utf-8")
+    exp = SeedParity(
+        id="phase-fake",
+        title="a verdict that hangs on the seed",
+        paper="test",
+        figure="—",
+        scenario_file=str(path),
+        what_runs="one CBR flow, 200 ms",
+        must_hold="an even thousand",
+        explanation="test",
+        published=(),
+    )
+    monkeypatch.setitem(EXPERIMENTS, exp.id, exp)
+    return exp.id
+
+
+def test_replicas_that_disagree_are_flagged_phase_sensitive(fake: str, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert main(["reproduce", fake, "-o", str(out), "--replicas", "3", "--quiet", "--jobs", "1"]) == 0
+    res = result(out, fake)
+    parity, ran, reported = res["checks"]
+    assert parity["passed"] is True and parity["phase_sensitive"] is True
+    assert parity["replicas"] == {
+        "canonical": 1.0,
+        "values": [1001.0, 2001.0, 3001.0],
+        "min": 1001.0,
+        "max": 3001.0,
+        "count": 3,
+        "passed": 1,
+        "failed": 2,
+        "reported": 0,
+        "runs": [
+            {"replica": 1, "ours": 1001.0, "verdict": "fail"},
+            {"replica": 2, "ours": 2001.0, "verdict": "pass"},
+            {"replica": 3, "ours": 3001.0, "verdict": "fail"},
+        ],
+    }
+    assert ran["phase_sensitive"] is False and ran["replicas"]["passed"] == 3
+    assert reported["verdict"] == "reported" and reported["phase_sensitive"] is False
+    assert reported["replicas"]["reported"] == 3
+    assert (res["passed"], res["total"], res["reported"], res["phase_sensitive"]) == (2, 2, 1, 1)
+    assert res["comparison"][0]["replicas"]["values"] == [1001, 2001, 3001]
+
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "phase-sensitive: 2 of 3 replicas fail" in html
+    assert "stable: 3 of 3 replicas pass" in html
+    assert '<td class="reported"' in html and "1001 – 3001" in html
+    assert '<td class="num sensitive">1</td>' in html  # the summary table counts it
+    assert "replica 1 (seed 1001): FAIL at 1001; replica 2 (seed 2001): pass at 2001" in html
+
+
+def test_replicas_zero_runs_only_the_canonical_points(fake: str, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert main(["reproduce", fake, "-o", str(out), "--replicas", "0", "--quiet", "--jobs", "1"]) == 0
+    res = result(out, fake)
+    assert res["phase"]["count"] == 0 and res["phase"]["replicas"] == []
+    assert not (out / fake / "replicas").exists() and (out / fake / "runs" / "run" / "summary.json").is_file()
+    assert all(c["replicas"]["count"] == 0 and not c["phase_sensitive"] for c in res["checks"])
+    assert "No phase replicas ran" in (out / "report.html").read_text(encoding="utf-8")
+    with pytest.raises(SystemExit):
+        main(["reproduce", fake, "-o", str(out), "--replicas", "-1"])

@@ -1,5 +1,6 @@
 """What an experiment is: its metadata, the points it runs, how it turns runs into our numbers,
-the published numbers beside them, the "what must hold" checks, and the figures it redraws."""
+the published numbers beside them, the "what must hold" checks, the figures it redraws, and how
+many phase replicas of it `fairstream reproduce` runs besides the canonical run (see `runner`)."""
 
 from __future__ import annotations
 
@@ -25,15 +26,32 @@ class Point:
 
 @dataclass(frozen=True)
 class Check:
-    """One "what must hold" line: what it says, our value, the published value, whether it held."""
+    """One "what must hold" line: what it says, our value, the published value, whether it held.
+
+    `passed` is True or False for a check with a threshold, and None for a report-only line
+    ("reported, no threshold"): such a line is shown but counted neither as a pass nor as a fail.
+    """
 
     description: str
     ours: Any
     published: Any
-    passed: bool
+    passed: bool | None
+
+    @property
+    def verdict(self) -> str:
+        """``"pass"``, ``"fail"`` or ``"reported"`` (no threshold)."""
+        return verdict(self.passed)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The four fields as before (``passed`` null when report-only) and ``verdict``."""
+        return {**asdict(self), "verdict": self.verdict}
+
+
+def verdict(passed: bool | None) -> str:
+    """The verdict word of a check's `passed` value: pass, fail, or reported (None)."""
+    if passed is None:
+        return "reported"
+    return "pass" if passed else "fail"
 
 
 @dataclass(frozen=True)
@@ -82,6 +100,12 @@ class Experiment(ABC):
     must_hold: str
     explanation: str
     published: tuple[Published, ...]
+    phase_replicas: int = field(default=4, kw_only=True)
+    """Phase replicas run besides the canonical run: each runs every point again with its own seed
+    and with each link's propagation delay lengthened by a random fraction of a packet time
+    (`runner.PHASE_PERTURBATION`), and is judged by the same `evaluate`; the spread of the
+    replicas' numbers and verdicts is reported beside the canonical ones. Set 0 on an experiment
+    too expensive to repeat (``fairstream reproduce --replicas N`` still overrides it)."""
 
     def base_scenario(self) -> dict[str, Any]:
         """The canonical scenario file (package data ``scenarios/papers/``) as a dict."""
@@ -101,3 +125,16 @@ class Experiment(ABC):
     @abstractmethod
     def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
         """Redraws the paper's figures from result.json (and the run directories in `exp_dir`)."""
+
+    def phase_notes(self, canonical: Evaluation, replicas: Sequence[Evaluation]) -> list[str]:
+        """Notes on whether the experiment's conclusions survive the phase replicas, computed from
+        the canonical evaluation and the replicas' (only called when at least one replica was
+        evaluated); none by default, the per-check spreads speak for themselves."""
+        return []
+
+
+def replica_points(result: Mapping[str, Any]) -> list[list[dict[str, Any]]]:
+    """The per-point rows of each phase replica in a result.json (empty for results without
+    replicas, or written before replicas existed); replicas that failed to evaluate are left out."""
+    phase = result.get("phase") or {}
+    return [r["points"] for r in phase.get("replicas", []) if r.get("points") is not None]

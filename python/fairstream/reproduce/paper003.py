@@ -2,7 +2,9 @@
 Applications on TCP/IP Performance"): congestion collapse and unfairness without ABR.
 
 Experiments ``collapse`` (Fig. 2), ``unfair-udp`` (Fig. 3), ``unfair-tcp4`` (Fig. 4) and
-``parking-lot`` (Fig. 6), run from ``scenarios/papers/003-*.toml``.
+``parking-lot`` (Fig. 6), run from ``scenarios/papers/003-*.toml``. Each states, in its phase
+notes, whether the paper's conclusion holds in the canonical run and in every phase replica
+(other seed, link delays perturbed by a fraction of a packet time; see `runner`), from the numbers.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from .. import _core
 from ..results import RunResult
 from ..scenario import with_overrides
 from ..table import fmt
-from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
+from .experiment import Check, Evaluation, Experiment, Figure, Point, Published, replica_points
 from .measure import delivered_bps, delivered_bytes, link_rate_bps
 
 PAPER = "003"
@@ -32,12 +34,67 @@ UDP_SINK_KBPS = 512
 #: Noise tolerance of a TCP share between neighbouring sweep points, as a fraction of T1 (chosen).
 NOISE_T1 = 0.03
 
+#: What we read as the paper's "highest ≈ 3 × lowest" in Fig. 4 (chosen): a ratio from 2 to 4.
+ABOUT_3 = (2.0, 4.0)
+
 FULL_LOADS = tuple(i / 10 for i in range(11))
 QUICK_LOADS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 
 
 def _flows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return doc["flow"]
+
+
+def _span(values: Sequence[float], digits: int = 3) -> str:
+    """``a–b`` for the range of `values` (one value alone if they are all equal at `digits`)."""
+    lo, hi = fmt(min(values), digits), fmt(max(values), digits)
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def _runs_phrase(replicas: int) -> str:
+    return f"the canonical run and its {replicas} phase replica{'s' if replicas != 1 else ''}"
+
+
+def _holds_sentence(conclusion: str, held: Sequence[bool]) -> str:
+    """Whether `conclusion` survives, from whether it held in each run (canonical first)."""
+    n, k = len(held), sum(held)
+    if k == n:
+        return f"The conclusion ({conclusion}) holds in all {n} runs: it survives a change of phase."
+    if k == 0:
+        return f"The conclusion ({conclusion}) holds in none of the {n} runs."
+    where = "the canonical run and " if held[0] else "not in the canonical run, but in "
+    return (
+        f"The conclusion ({conclusion}) holds in {k} of {n} runs ({where}{k - held[0]} of {n - 1} "
+        "replicas): it depends on phase, and one run is not enough to state it."
+    )
+
+
+def _all_checks_pass(ev: Evaluation) -> bool:
+    return all(c.passed is not False for c in ev.checks)
+
+
+def _point_ranges(
+    result: Mapping[str, Any], key: str, columns: Sequence[str]
+) -> dict[str, tuple[list, list]]:
+    """Per column, the min and max over the canonical run and the replicas at each canonical point
+    (points matched by `key`), for the figures' spread; empty without replicas."""
+    others = replica_points(result)
+    if not others:
+        return {}
+    out = {}
+    for col in columns:
+        lo, hi = [], []
+        for row in result["points"]:
+            values = [row[col]] + [r[col] for rows in others for r in rows if r.get(key) == row[key]]
+            values = [v for v in values if _number(v)]
+            lo.append(min(values) if values else math.nan)
+            hi.append(max(values) if values else math.nan)
+        out[col] = (lo, hi)
+    return out
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -77,37 +134,99 @@ class UdpLoadSweep(Experiment):
                 )
             tcp = delivered_bps(run, "tcp", warmup) / t1
             udp = delivered_bps(run, "udp", warmup) / t1
-            rows.append({"udp_load": point.params["udp_load"], "tcp": tcp, "udp": udp, "total": tcp + udp})
+            drops = next(f["packets_dropped"] for f in run.summary["flows"] if f["name"] == "tcp")
+            rows.append(
+                {
+                    "udp_load": point.params["udp_load"],
+                    "tcp": tcp,
+                    "udp": udp,
+                    "total": tcp + udp,
+                    "tcp_drops": drops,
+                    **self.extra_columns(run, warmup, t1, tcp),
+                }
+            )
         comparison, checks = self.judge(rows)
-        return Evaluation(rows, comparison, checks, {"warmup_s": warmup}, _full_load_notes(rows))
+        notes = [*_tcp_loss_notes(rows), *_full_load_notes(rows)]
+        return Evaluation(rows, comparison, checks, {"warmup_s": warmup}, notes)
+
+    def extra_columns(self, run: RunResult, warmup_s: float, t1_bps: float, tcp: float) -> dict[str, Any]:
+        """Further columns of a point's row, for experiments that judge more than the three shares."""
+        return {}
 
     @abstractmethod
     def judge(self, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[Check]]:
         """The comparison rows and checks; each experiment of the sweep states its own."""
 
+    @abstractmethod
+    def conclusion(self) -> str:
+        """The paper's conclusion, as the checks judge it, in a few words."""
+
+    def phase_notes(self, canonical: Evaluation, replicas: Sequence[Evaluation]) -> list[str]:
+        evs = [canonical, *replicas]
+        fulls = [_full_load(e.points) for e in evs]
+        # The largest difference between runs at any one load: how much the whole curve moves.
+        by_load: dict[float, list[float]] = {}
+        for e in evs:
+            for r in e.points:
+                by_load.setdefault(r["udp_load"], []).append(r["tcp"])
+        load, shares = max(by_load.items(), key=lambda kv: max(kv[1]) - min(kv[1]))
+        return [
+            f"Phase sensitivity: over {_runs_phrase(len(replicas))}, at UDP load = T1 TCP gets "
+            f"{_span([f['tcp'] for f in fulls])} of T1, UDP {_span([f['udp'] for f in fulls])} and the "
+            f"total {_span([f['total'] for f in fulls])}; across the sweep the runs' TCP shares differ "
+            f"by at most {fmt(max(shares) - min(shares), 3)} of T1 (at UDP load {load:g}). "
+            + _holds_sentence(self.conclusion(), [_all_checks_pass(e) for e in evs])
+        ]
+
     def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
         from . import plots
 
         rows = result["points"]
+        columns = {"TCP": "tcp", "UDP": "udp", "total": "total"}
+        ranges = _point_ranges(result, "udp_load", list(columns.values()))
         path = plots.load_sweep(
             fig_dir / f"{self.id}.png",
             [r["udp_load"] for r in rows],
-            {
-                "TCP": [r["tcp"] for r in rows],
-                "UDP": [r["udp"] for r in rows],
-                "total": [r["total"] for r in rows],
-            },
+            {label: [r[col] for r in rows] for label, col in columns.items()},
             title=f"{self.id}: throughput vs UDP load (paper 003 {self.figure} redrawn)",
             xlabel="UDP offered load (× T1)",
             ylabel="delivered throughput (× T1)",
             published=self.published_marks,
+            bands={label: ranges[col] for label, col in columns.items() if col in ranges},
         )
         caption = (
             f"{self.figure} redrawn: delivered throughput of TCP, UDP and both, normalised to the T1 rate, "
             f"against the UDP source's rate; after a {result['data']['warmup_s']:g} s warm-up. "
             "Stars: what the paper's text states at full load."
         )
+        if ranges:
+            caption += (
+                " Lines: the canonical run; shaded: the range over it and its "
+                f"{len(replica_points(result))} phase replicas."
+            )
         return [Figure(path, caption)]
+
+
+def _tcp_loss_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """Up to which UDP load TCP loses no packet (its 20-packet window alone never fills the
+    50-packet queue, so it then takes exactly the capacity UDP leaves), and from which on it does."""
+    ordered = sorted(rows, key=lambda r: r["udp_load"])
+    lossy = [r for r in ordered if r["tcp_drops"] > 0]
+    if not lossy:
+        return [
+            "TCP, whose 20-packet window alone never fills the 50-packet queue, lost no packet at any load."
+        ]
+    clean = [r["udp_load"] for r in ordered if r["udp_load"] < lossy[0]["udp_load"]]
+    before = (
+        f"loses no packet up to UDP load {clean[-1]:g}, taking exactly the capacity UDP leaves; "
+        if clean
+        else ""
+    )
+    return [
+        f"TCP, whose 20-packet window alone never fills the 50-packet queue, {before}from UDP load "
+        f"{lossy[0]['udp_load']:g} on, bursts of the dithered UDP source fill the queue and TCP loses "
+        f"packets ({lossy[-1]['tcp_drops']} dropped at UDP load {lossy[-1]['udp_load']:g})."
+    ]
 
 
 def _full_load_notes(rows: list[dict[str, Any]]) -> list[str]:
@@ -117,13 +236,11 @@ def _full_load_notes(rows: list[dict[str, Any]]) -> list[str]:
         return []
     return [
         f"At UDP load = T1 exactly, TCP's share jumps up (to {ordered[-1]['tcp']:.3f} of T1). At that load "
-        "the jitter-free CBR source keeps the T1 busy back to back, so every UDP packet reaches N1 at "
-        "the very instant the T1 finishes a transmission, and the outcome rests on which of the two "
-        "same-instant events the simulator runs first. It runs the arrival first (scheduled earlier), so "
-        "the UDP packet finds the queue full and is dropped, and TCP, arriving later in the slot, takes "
-        "the freed place: TCP loses nothing and sends its full window every round trip. At loads just "
-        "off T1 (0.999 or 1.001) TCP gets about 0, as published. The full-load point is an artefact of "
-        "exactly equal rates, which send-time jitter in the CBR source would remove."
+        "a jitter-free CBR source keeps the T1 busy back to back, so UDP packets reach N1 at the very "
+        "instants the T1 finishes a transmission, and whether UDP or TCP takes the place freed in the "
+        "full queue rests on the order of same-instant events (`[engine] ties`), not on the traffic. "
+        "The full-load point is then an artefact of exactly equal rates, which send-time jitter in the "
+        "CBR source (`random = true`) removes."
     ]
 
 
@@ -162,6 +279,9 @@ class Collapse(UdpLoadSweep):
             ),
         ]
         return comparison, checks
+
+    def conclusion(self) -> str:
+        return "at full UDP load TCP gets ≈ 0 (< 10 % of T1) and the total falls to ≤ 45 % of T1"
 
 
 @dataclass(frozen=True)
@@ -202,6 +322,12 @@ class UnfairUdp(UdpLoadSweep):
         ]
         return comparison, checks
 
+    def conclusion(self) -> str:
+        return f"TCP's share falls as UDP's load grows, within {self.tolerance:g} of T1 between points"
+
+
+_RATIO_QUANTITY = "highest / lowest bytes delivered"
+
 
 @dataclass(frozen=True)
 class UnfairTcp4(Experiment):
@@ -230,18 +356,29 @@ class UnfairTcp4(Experiment):
             for n, b in zip(names, sent, strict=True)
         ]
         comparison = [
-            {"quantity": "highest / lowest bytes delivered", "ours": ratio, "published": "≈ 3"},
+            {"quantity": _RATIO_QUANTITY, "ours": ratio, "published": "≈ 3"},
             {"quantity": "Jain's fairness index (bytes)", "ours": jain, "published": "not stated"},
         ]
         checks = [
-            Check(
-                "max/min bytes and Jain's index reported (no threshold)",
-                f"max/min {ratio:.2f}, Jain {jain:.3f}",
-                "max ≈ 3 × min",
-                math.isfinite(jain),
-            )
+            Check("highest / lowest bytes delivered (reported, no threshold)", ratio, "≈ 3", None),
+            Check("Jain's fairness index of the bytes (reported, no threshold)", jain, "not stated", None),
         ]
         return Evaluation(rows, comparison, checks, {"max_over_min": ratio, "jain": jain})
+
+    def phase_notes(self, canonical: Evaluation, replicas: Sequence[Evaluation]) -> list[str]:
+        evs = [canonical, *replicas]
+        ratios = [e.data["max_over_min"] for e in evs]
+        jains = [e.data["jain"] for e in evs]
+        lo, hi = ABOUT_3
+        return [
+            f"Phase sensitivity: over {_runs_phrase(len(replicas))}, the highest flow delivers "
+            f"{_span(ratios)} × the lowest (canonical {fmt(ratios[0], 3)}; published ≈ 3) and Jain's "
+            f"index is {_span(jains)}. Unfairness itself is in every run (the highest flow gets at "
+            f"least {fmt(min(ratios), 3)} × the lowest), but by how much depends on phase. "
+            + _holds_sentence(
+                f"highest ≈ 3 × lowest, read as {lo:g} to {hi:g}, our choice", [lo <= r <= hi for r in ratios]
+            )
+        ]
 
     def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
         from . import plots
@@ -253,10 +390,14 @@ class UnfairTcp4(Experiment):
             title=f"{self.id}: four TCP flows on a T1 (paper 003 {self.figure} redrawn)",
         )
         caption = (
-            f"{self.figure} redrawn: cumulative wire bytes delivered per TCP flow. "
+            f"{self.figure} redrawn: cumulative wire bytes delivered per TCP flow (canonical run). "
             f"Highest / lowest = {fmt(result['data']['max_over_min'], 3)} (published ≈ 3), "
             f"Jain's index {fmt(result['data']['jain'], 3)}."
         )
+        row = next((c for c in result["comparison"] if c["quantity"] == _RATIO_QUANTITY), {})
+        ratios = [v for v in (row.get("replicas") or {}).get("values", []) if _number(v)]
+        if ratios:
+            caption += f" Over {len(ratios)} phase replicas highest / lowest is {_span(ratios)}."
         return [Figure(path, caption)]
 
 
@@ -296,12 +437,29 @@ class ParkingLot(Experiment):
             {"quantity": "A / B", "ours": ratio, "published": pub_ratio},
         ]
         checks = [Check(f"A gets {lo:g}–{hi:g} × B's throughput", ratio, pub_ratio, lo <= ratio <= hi)]
-        return Evaluation(rows, comparison, checks, {"warmup_s": self.warmup_s})
+        return Evaluation(rows, comparison, checks, {"warmup_s": self.warmup_s, "a_over_b": ratio})
+
+    def phase_notes(self, canonical: Evaluation, replicas: Sequence[Evaluation]) -> list[str]:
+        evs = [canonical, *replicas]
+        rates = {
+            name: [next(r["throughput_mbps"] for r in e.points if r["flow"] == name) for e in evs]
+            for name, _ in self.published_mbps
+        }
+        ratios = [e.data["a_over_b"] for e in evs]
+        published = dict(self.published_mbps)
+        lo, hi = self.ratio_range
+        flows = ", ".join(f"{name} {_span(values)}" for name, values in rates.items())
+        return [
+            f"Phase sensitivity: over {_runs_phrase(len(replicas))}, the flows get {flows} Mbit/s and "
+            f"A / B is {_span(ratios)} (published {fmt(published['A'] / published['B'], 3)}). "
+            + _holds_sentence(f"A gets {lo:g}–{hi:g} × B", [lo <= r <= hi for r in ratios])
+        ]
 
     def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
         from . import plots
 
         rows = result["points"]
+        ranges = _point_ranges(result, "flow", ["throughput_mbps"]).get("throughput_mbps")
         path = plots.bars_beside_published(
             fig_dir / f"{self.id}.png",
             [r["flow"] for r in rows],
@@ -309,11 +467,17 @@ class ParkingLot(Experiment):
             [r["published_mbps"] for r in rows],
             title=f"{self.id}: TCP throughput per flow (paper 003 {self.figure} redrawn)",
             ylabel="throughput (Mbit/s)",
+            ranges=ranges,
         )
         caption = (
             f"{self.figure} redrawn: throughput of each flow (wire bytes delivered after a "
             f"{result['data']['warmup_s']:g} s warm-up) beside the published values."
         )
+        if ranges:
+            caption += (
+                " Bars: the canonical run; whiskers: the range over it and its "
+                f"{len(replica_points(result))} phase replicas."
+            )
         return [Figure(path, caption)]
 
 
@@ -339,8 +503,7 @@ COLLAPSE = Collapse(
         _COMMON_CHOICES
         + "The paper's Fig. 2 is described in words, not tabulated, so we compare with what its text "
         "states at full load: TCP near zero and a total that falls to what the 512 kbps link lets "
-        "through (512/1500 = 0.341 of T1). Below full load our TCP, whose 20-packet window never "
-        "overflows the 50-packet queue, loses nothing and takes exactly the capacity UDP leaves, so the "
+        "through (512/1500 = 0.341 of T1). Where TCP takes all the capacity UDP leaves on the T1, the "
         "total falls linearly once UDP's load passes 0.341 of T1."
     ),
     published=(
@@ -369,8 +532,6 @@ UNFAIR_UDP = UnfairUdp(
         _COMMON_CHOICES + "We redraw the simulated-T1 curve of Fig. 3 only (the OC-3 and 10Base-T curves are "
         "measurements on real networks). The paper gives the shape, not numbers: TCP highest without "
         "UDP and falling to near zero as the UDP load reaches the link's capacity, UDP growing linearly. "
-        "Below full load our TCP, whose 20-packet window never overflows the 50-packet queue, loses "
-        "nothing and takes exactly the capacity UDP leaves. "
         "Noise tolerance (chosen): a point may exceed its left neighbour by at most 0.03 of T1."
     ),
     published=(
@@ -396,8 +557,9 @@ UNFAIR_TCP4 = UnfairTcp4(
         _COMMON_CHOICES
         + "The start times (uniform over the first second) are chosen too. The paper shows one run in "
         "which the highest flow sent about three times the lowest; which flow loses, and by how much, "
-        "depends on which flows' packets meet the full queue, so the spread in our run (one seed) need "
-        "not match the published one: we report it, with Jain's index, and redraw the curves."
+        "depends on which flows' packets meet the full queue, so the spread in one run need not match "
+        "the published one: we report it, with Jain's index and their range over the phase replicas, "
+        "and redraw the curves of the canonical run."
     ),
     published=(Published("highest / lowest bytes", "≈ 3", "Fig. 4 and text (ABR section)"),),
 )

@@ -1,5 +1,6 @@
 """The figure styles the reproductions redraw, as PNG files (matplotlib, Agg backend):
-throughput against offered load, cumulative bytes against time, bars of ours beside published."""
+throughput against offered load, cumulative bytes against time, bars of ours beside published;
+the first and the last can show the range over the phase replicas (shaded band, whiskers)."""
 
 from __future__ import annotations
 
@@ -27,11 +28,16 @@ def load_sweep(
     xlabel: str,
     ylabel: str,
     published: Sequence[tuple[float, float, str]] = (),
+    bands: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
 ) -> Path:
-    """Lines of y against offered load (Figs. 2 and 3 of paper 003); `published` adds open markers."""
+    """Lines of y against offered load (Figs. 2 and 3 of paper 003); `published` adds open markers;
+    `bands` shades, per line label, a (low, high) range at each x in the line's colour."""
     fig, ax = plt.subplots(figsize=(7.6, 4.0))
     for (label, ys), marker in zip(lines.items(), "osd^v", strict=False):
-        ax.plot(x, ys, marker=marker, label=label)
+        (line,) = ax.plot(x, ys, marker=marker, label=label)
+        if bands and label in bands:
+            low, high = bands[label]
+            ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
     for i, (px, py, label) in enumerate(published):
         ax.plot(
             [px],
@@ -69,12 +75,21 @@ def bars_beside_published(
     *,
     title: str,
     ylabel: str,
+    ranges: tuple[Sequence[float], Sequence[float]] | None = None,
 ) -> Path:
-    """Grouped bars per item: ours beside the published value (Fig. 6 of paper 003)."""
+    """Grouped bars per item: ours beside the published value (Fig. 6 of paper 003); `ranges`
+    (low, high per item) adds whiskers to our bars."""
     fig, ax = plt.subplots(figsize=(6.0, 4.0))
     xs = range(len(labels))
     width = 0.38
-    ax.bar([x - width / 2 for x in xs], ours, width, label="fairstream")
+    yerr = None
+    if ranges is not None:
+        low, high = ranges
+        yerr = [
+            [max(o - lo, 0.0) for o, lo in zip(ours, low, strict=True)],
+            [max(hi - o, 0.0) for o, hi in zip(ours, high, strict=True)],
+        ]
+    ax.bar([x - width / 2 for x in xs], ours, width, label="fairstream", yerr=yerr, capsize=4 if yerr else 0)
     pub = [p if p is not None else 0.0 for p in published]
     ax.bar([x + width / 2 for x in xs], pub, width, label="published", hatch="//", alpha=0.7)
     ax.set_xticks(list(xs), labels)

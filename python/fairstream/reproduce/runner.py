@@ -1,15 +1,29 @@
 """Runs reproductions: plans every chosen experiment's points, validates them all, runs every run
 of every experiment in parallel, then evaluates each experiment into ``DIR/<id>/result.json``
-(with the raw run directories under ``DIR/<id>/runs/<point>/``)."""
+(with the raw run directories under ``DIR/<id>/runs/<point>/``).
+
+Phase replicas. In a deterministic drop-tail simulation, which flow loses a packet can hinge on
+sub-microsecond phase: the order in which packets reach a nearly full queue (Floyd and Jacobson
+1992). Besides its canonical run (the scenario's own seed, no perturbation), each experiment runs
+`Experiment.phase_replicas` replicas (at most `QUICK_MAX_REPLICAS` in quick mode; ``replicas``
+overrides both): replica r runs every point again with seed ``seed + r * REPLICA_SEED_STEP`` and
+``[engine] perturb_delays = PHASE_PERTURBATION``, into ``DIR/<id>/replicas/r<r>/<point>/``. All
+runs of all experiments go through one parallel task list. Each replica is judged by the
+experiment's own `evaluate`; result.json keeps the canonical numbers and verdicts as its headline
+and adds beside them, per check and per numeric comparison row, the replicas' values and their
+min–max spread, how many replicas pass, and ``phase_sensitive`` when the verdict is not the same
+in every run (see `phase_summary`).
+"""
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -19,9 +33,27 @@ from ..parallel import Task, run_tasks
 from ..progress import TaskProgress
 from ..results import RunResult
 from . import EXPERIMENTS, get
-from .experiment import Evaluation, Experiment, Point
+from .experiment import Check, Evaluation, Experiment, Point
 
 RESULT_FILE = "result.json"
+
+#: ``[engine] perturb_delays`` of the phase replicas, as a fraction of the transmission time T of
+#: a 1500-byte packet at each link's rate: each link's propagation delay grows by a fixed amount
+#: drawn from [0, 0.5 T). Half a packet time is enough to reorder packets that reach a queue
+#: within one transmission time of each other, which is what decides who takes a freed place in
+#: a full drop-tail queue, and it changes no delay by more than the queueing delay of one packet,
+#: well within what the papers leave unstated: the replica is the same experiment at another phase.
+PHASE_PERTURBATION = 0.5
+
+#: Replica r of a point with seed s runs with seed s + r * REPLICA_SEED_STEP: reproducible, and far
+#: from the small seeds an experiment might sweep as points of its own.
+REPLICA_SEED_STEP = 1000
+
+#: Quick mode (tests) runs at most this many replicas per experiment, unless `replicas` is given.
+QUICK_MAX_REPLICAS = 1
+
+#: Where the runs of replica r go, under the experiment's directory.
+REPLICA_DIR = "replicas"
 
 
 def reproduce(
@@ -32,43 +64,80 @@ def reproduce(
     quick: bool = False,
     quiet: bool = False,
     scheduler: str | None = None,
+    replicas: int | None = None,
 ) -> list[dict[str, Any]]:
     """Runs the experiments `ids` (all when empty) into `output_dir`; returns their results.
 
     Every scenario is validated before anything is written (`fairstream.ScenarioError`).
-    `quick` shortens durations and sweeps (for tests); `jobs` defaults to all cores.
+    `quick` shortens durations and sweeps (for tests); `jobs` defaults to all cores. `replicas`
+    sets the number of phase replicas of every experiment (0: canonical runs only); by default
+    each experiment's `phase_replicas`, at most `QUICK_MAX_REPLICAS` in quick mode.
     """
+    if replicas is not None and replicas < 0:
+        raise ValueError(f"replicas must be 0 or more, not {replicas}")
     experiments = [get(i) for i in ids] if ids else list(EXPERIMENTS.values())
     out = Path(output_dir).resolve()
-    plans: list[tuple[Experiment, list[Point]]] = []
+    plans: list[tuple[Experiment, list[Point], list[list[Point]]]] = []
     tasks: list[Task] = []
     for exp in experiments:
         points = _plan(exp, quick)
-        plans.append((exp, points))
+        copies = [
+            [replica_point(p, r) for p in points] for r in range(1, replica_count(exp, quick, replicas) + 1)
+        ]
+        plans.append((exp, points, copies))
         for point in points:
-            text = tomlio.dumps(point.scenario)
-            filename = f"{exp.scenario_path()} [{exp.id} {point.key}]"
-            _core.validate(text, filename)
-            tasks.append(
-                Task(text, filename, str(_run_dir(out / exp.id, point)), label=f"{exp.id}/{point.key}")
-            )
-    for exp, _ in plans:  # results of an earlier reproduction of the same experiment
+            tasks.append(_task(exp, point, _run_dir(out / exp.id, point), f"{exp.id}/{point.key}"))
+        for r, replica in enumerate(copies, start=1):
+            for point in replica:
+                label = f"{exp.id}/r{r}/{point.key}"
+                tasks.append(_task(exp, point, _replica_dir(out / exp.id, r, point), label))
+    for exp, _, _ in plans:  # results of an earlier reproduction of the same experiment
         shutil.rmtree(out / exp.id / "runs", ignore_errors=True)
+        shutil.rmtree(out / exp.id / REPLICA_DIR, ignore_errors=True)
         (out / exp.id / RESULT_FILE).unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     run_tasks(tasks, jobs, scheduler, TaskProgress("reproduce", len(tasks), quiet=quiet))
     wall = time.perf_counter() - started
     results = []
-    for exp, points in plans:
+    for exp, points, copies in plans:
         exp_dir = out / exp.id
         runs = [(p, RunResult(_run_dir(exp_dir, p))) for p in points]
-        result = _result(exp, points, exp.evaluate(runs, quick), quick, runs[0][1].summary, wall)
+        ev = exp.evaluate(runs, quick)
+        evaluated = [
+            _evaluate_replica(exp, exp_dir, r, replica, quick) for r, replica in enumerate(copies, start=1)
+        ]
+        result = _result(exp, points, ev, quick, runs[0][1].summary, wall)
+        result["phase"] = _phase(exp, ev, evaluated)
+        annotate_checks(result, ev, [e for _, e, _ in evaluated])
+        result = _json_safe(result)
         (exp_dir / RESULT_FILE).write_text(
             json.dumps(result, indent=2, allow_nan=False) + "\n", encoding="utf-8"
         )
         results.append(result)
     return results
+
+
+def replica_count(exp: Experiment, quick: bool, replicas: int | None = None) -> int:
+    """How many phase replicas of `exp` to run: `replicas` when given, else the experiment's
+    `phase_replicas`, at most `QUICK_MAX_REPLICAS` in quick mode."""
+    if replicas is not None:
+        return replicas
+    return min(exp.phase_replicas, QUICK_MAX_REPLICAS) if quick else exp.phase_replicas
+
+
+def replica_point(point: Point, replica: int) -> Point:
+    """`point` for phase replica `replica` (1, 2, ...): its own seed, propagation delays perturbed.
+
+    A scenario that sets ``[engine] perturb_delays`` itself keeps its value; ``ties`` and every
+    other field are left as they are.
+    """
+    doc = copy.deepcopy(point.scenario)
+    doc["seed"] = int(doc.get("seed", 1)) + replica * REPLICA_SEED_STEP
+    engine = doc.setdefault("engine", {})
+    if not engine.get("perturb_delays"):
+        engine["perturb_delays"] = PHASE_PERTURBATION
+    return Point(point.key, point.params, doc)
 
 
 def load_results(output_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -91,8 +160,153 @@ def _plan(exp: Experiment, quick: bool) -> list[Point]:
     return points
 
 
+def _task(exp: Experiment, point: Point, run_dir: Path, label: str) -> Task:
+    """The validated task of one run."""
+    text = tomlio.dumps(point.scenario)
+    where = label.split("/", 1)[1].replace("/", " ")
+    filename = f"{exp.scenario_path()} [{exp.id} {where}]"
+    _core.validate(text, filename)
+    return Task(text, filename, str(run_dir), label=label)
+
+
 def _run_dir(exp_dir: Path, point: Point) -> Path:
     return exp_dir / "runs" / point.key
+
+
+def _replica_dir(exp_dir: Path, replica: int, point: Point) -> Path:
+    return exp_dir / REPLICA_DIR / f"r{replica}" / point.key
+
+
+def _evaluate_replica(
+    exp: Experiment, exp_dir: Path, replica: int, points: list[Point], quick: bool
+) -> tuple[int, Evaluation | None, str | None]:
+    """(replica, its evaluation, None), or (replica, None, the error) when `evaluate` raised on it:
+    a replica that breaks the experiment's evaluation is reported, not fatal."""
+    runs = [(p, RunResult(_replica_dir(exp_dir, replica, p))) for p in points]
+    try:
+        return replica, exp.evaluate(runs, quick), None
+    except Exception as err:
+        return replica, None, f"{type(err).__name__}: {err}"
+
+
+def _phase(
+    exp: Experiment, canonical: Evaluation, evaluated: list[tuple[int, Evaluation | None, str | None]]
+) -> dict[str, Any]:
+    """The ``phase`` block of result.json: how the replicas ran and what each of them found."""
+    good = [e for _, e, _ in evaluated if e is not None]
+    replicas = []
+    for r, ev, error in evaluated:
+        entry: dict[str, Any] = {
+            "replica": r,
+            "seed_offset": r * REPLICA_SEED_STEP,
+            "dir": f"{REPLICA_DIR}/r{r}",
+        }
+        if ev is None:
+            entry.update({"error": error, "points": None})
+        else:
+            entry.update(
+                {
+                    "points": ev.points,
+                    "comparison": ev.comparison,
+                    "checks": [c.to_json() for c in ev.checks],
+                    "passed": sum(c.passed is True for c in ev.checks),
+                    "total": sum(c.passed is not None for c in ev.checks),
+                }
+            )
+        replicas.append(entry)
+    return {
+        "count": len(evaluated),
+        "perturb_delays": PHASE_PERTURBATION,
+        "seed_step": REPLICA_SEED_STEP,
+        "replicas": replicas,
+        "errors": sum(e is None for _, e, _ in evaluated),
+        "notes": exp.phase_notes(canonical, good) if good else [],
+    }
+
+
+def annotate_checks(
+    result: dict[str, Any], canonical: Evaluation, replicas: Sequence[Evaluation | None]
+) -> None:
+    """Adds the replicas' spread beside each canonical check and numeric comparison row of
+    `result`, and the count of phase-sensitive checks (``result["phase_sensitive"]``).
+
+    Per check, ``replicas``: the canonical value, the replicas' numeric values in replica order
+    and their min and max, how many replicas were judged, passed, failed or only reported, and
+    ``runs``: each replica's number, value and verdict; ``phase_sensitive``: true when the verdict
+    is not the same in every run (some replicas pass and some fail, or the canonical run's verdict
+    differs from a replica's). Per comparison row,
+    ``replicas``: the replicas' numeric values of ``ours``, with min and max. Replicas that failed
+    to evaluate (None) are left out. A replica's check or row is matched by its description or
+    quantity (at the same position first; by position alone when no name matches and the replica has
+    as many checks or rows).
+    """
+    good = [(n, r) for n, r in enumerate(replicas, start=1) if r is not None]
+    sensitive = 0
+    for i, (check, row) in enumerate(zip(canonical.checks, result["checks"], strict=True)):
+        others = [
+            (n, _match(r.checks, i, check.description, lambda c: c.description, len(canonical.checks)))
+            for n, r in good
+        ]
+        found = [(n, c) for n, c in others if c is not None]
+        row.update(phase_summary(check, [c for _, c in found], [n for n, _ in found]))
+        sensitive += row["phase_sensitive"]
+    for i, row in enumerate(result["comparison"]):
+        others = [
+            _match(
+                r.comparison, i, row.get("quantity"), lambda c: c.get("quantity"), len(result["comparison"])
+            )
+            for _, r in good
+        ]
+        row["replicas"] = _spread([c.get("ours") for c in others if c is not None])
+    result["phase_sensitive"] = sensitive
+
+
+def phase_summary(
+    canonical: Check, replicas: Sequence[Check], numbers: Sequence[int] | None = None
+) -> dict[str, Any]:
+    """The spread of one check over its replicas (see `annotate_checks`); `numbers`: the replica
+    number of each (1, 2, ... by default), listed with its value and verdict under ``runs``."""
+    numbers = list(numbers) if numbers is not None else list(range(1, len(replicas) + 1))
+    verdicts = [c.passed for c in replicas]
+    judged = {v for v in [canonical.passed, *verdicts] if v is not None}
+    return {
+        "replicas": {
+            "canonical": canonical.ours,
+            **_spread([c.ours for c in replicas]),
+            "count": len(replicas),
+            "passed": sum(v is True for v in verdicts),
+            "failed": sum(v is False for v in verdicts),
+            "reported": sum(v is None for v in verdicts),
+            "runs": [
+                {"replica": n, "ours": c.ours, "verdict": c.verdict}
+                for n, c in zip(numbers, replicas, strict=True)
+            ],
+        },
+        "phase_sensitive": len(judged) > 1,
+    }
+
+
+def _spread(values: Sequence[Any]) -> dict[str, Any]:
+    """The numeric values (bools and strings skipped; NaN kept out of min and max) and their range."""
+    numbers = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    finite = [v for v in numbers if not math.isnan(v)]
+    return {
+        "values": numbers,
+        "min": min(finite) if finite else None,
+        "max": max(finite) if finite else None,
+    }
+
+
+def _match(items: Sequence[Any], index: int, name: Any, name_of: Any, canonical_len: int) -> Any:
+    """The replica's item matching the canonical item `index` called `name`: the one at `index` if it
+    has that name, else the first that has, else the one at `index` when the replica has as many
+    items as the canonical run (a description that quotes a number differs from run to run)."""
+    if index < len(items) and name_of(items[index]) == name:
+        return items[index]
+    named = next((item for item in items if name_of(item) == name), None)
+    if named is None and len(items) == canonical_len:
+        return items[index]
+    return named
 
 
 def _result(
@@ -105,37 +319,37 @@ def _result(
 ) -> dict[str, Any]:
     from .. import __version__
 
-    return _json_safe(
-        {
-            "id": exp.id,
-            "title": exp.title,
-            "paper": exp.paper,
-            "figure": exp.figure,
-            "scenario": exp.scenario_file,
-            "what_runs": exp.what_runs,
-            "must_hold": exp.must_hold,
-            "explanation": " ".join([exp.explanation, *ev.notes]),
-            "quick": quick,
-            "seed": first_summary.get("seed"),
-            "fairstream_version": __version__,
-            "wall_time_s": wall_s,
-            "published": [asdict(p) for p in exp.published],
-            "comparison": ev.comparison,
-            "checks": [c.to_json() for c in ev.checks],
-            "passed": sum(c.passed for c in ev.checks),
-            "total": len(ev.checks),
-            "points": ev.points,
-            "runs": {p.key: f"runs/{p.key}" for p in points},
-            "data": ev.data,
-        }
-    )
+    return {
+        "id": exp.id,
+        "title": exp.title,
+        "paper": exp.paper,
+        "figure": exp.figure,
+        "scenario": exp.scenario_file,
+        "what_runs": exp.what_runs,
+        "must_hold": exp.must_hold,
+        "explanation": " ".join([exp.explanation, *ev.notes]),
+        "quick": quick,
+        "seed": first_summary.get("seed"),
+        "fairstream_version": __version__,
+        "wall_time_s": wall_s,
+        "published": [asdict(p) for p in exp.published],
+        "comparison": ev.comparison,
+        "checks": [c.to_json() for c in ev.checks],
+        # Counts over the checks with a threshold; report-only checks are counted apart.
+        "passed": sum(c.passed is True for c in ev.checks),
+        "total": sum(c.passed is not None for c in ev.checks),
+        "reported": sum(c.passed is None for c in ev.checks),
+        "points": ev.points,
+        "runs": {p.key: f"runs/{p.key}" for p in points},
+        "data": ev.data,
+    }
 
 
 def _json_safe(value: Any) -> Any:
     """Non-finite floats become the strings 'inf', '-inf', 'nan' (JSON has no such numbers)."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return {k: _json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_json_safe(v) for v in value]
