@@ -22,17 +22,16 @@
 //! assert_eq!(first.size.as_bytes(), 1000);
 //! ```
 
-mod any;
 mod cbr;
 mod endpoint;
 mod metric;
 mod packet;
+mod protocols;
 pub mod tcp;
-
-pub use any::AnyEndpoint;
 pub use cbr::{CbrConfig, CbrSource, OnOff, UdpSink};
 pub use endpoint::{Endpoint, EndpointStats};
 pub use metric::{Metric, MetricSink, NullSink, VecSink};
 pub use packet::{
     Direction, Header, IP_TCP_HEADER, IP_UDP_HEADER, Packet, TcpFlags, TcpSegment, UdpDatagram,
 };
+pub use protocols::{AnyEndpoint, FlowProtocol, ProtocolConfig, TcpFlowConfig};

@@ -74,6 +74,18 @@ pub struct UdpDatagram {
     pub seq: u64,
 }
 
+impl Header {
+    /// The sequence number the packet trace shows: a TCP data packet's number, an ACK's
+    /// cumulative acknowledgement, a UDP datagram's number.
+    pub fn trace_seq(&self) -> i64 {
+        match self {
+            Self::Tcp(s) if s.is_ack => s.ack,
+            Self::Tcp(s) => s.seq,
+            Self::Udp(u) => i64::try_from(u.seq).unwrap_or(i64::MAX),
+        }
+    }
+}
+
 impl Packet {
     /// The TCP header, if this is a TCP packet.
     pub fn tcp(&self) -> Option<&TcpSegment> {

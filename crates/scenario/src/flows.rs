@@ -1,11 +1,12 @@
 //! The `[[flow]]` tables: protocol, endpoints, schedule and protocol parameters, expanded
-//! `count` times with `{i}` substituted in `name`, `from` and `to`.
+//! `count` times with `{i}` substituted in `name`, `from` and `to`. What comes out is a
+//! configuration per flow; the simulator builds the endpoints from it.
 
-use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant, RngStream};
-use fairstream_proto::tcp::{TcpConfig, TcpSender, TcpSink, TcpSinkConfig, TcpVariant};
-use fairstream_proto::{AnyEndpoint, CbrConfig, CbrSource, OnOff, UdpSink};
+use fairstream_core::{Bitrate, DataSize, Duration, Instant};
+use fairstream_proto::tcp::{TcpConfig, TcpSinkConfig, TcpVariant};
+use fairstream_proto::{CbrConfig, OnOff, ProtocolConfig, TcpFlowConfig};
 use fairstream_sim::routing::Routes;
-use fairstream_sim::{FlowSpec, Network};
+use fairstream_sim::{FlowSpec, FlowStart, Network};
 use toml::Value;
 use toml::de::DeValue;
 
@@ -47,12 +48,6 @@ pub(crate) fn flow_keys() -> Vec<&'static str> {
     [COMMON_KEYS, TCP_KEYS, CBR_KEYS, SHARED_KEYS].concat()
 }
 
-/// When a flow starts: fixed, or drawn uniformly from a range with the flow's own stream.
-enum Start {
-    At(Duration),
-    Uniform(Duration, Duration),
-}
-
 /// Reads one `[[flow]]` table and adds its `count` flows to `net`.
 pub(crate) fn read_flow(
     f: &mut Section<'_, '_>,
@@ -91,9 +86,18 @@ pub(crate) fn read_flow(
         ));
     }
     let overhead: Duration = f.unit_or("overhead", Duration::ZERO)?;
-    let template = FlowTemplate::read(f, protocol, warnings)?;
+    let config = read_protocol(f, protocol, warnings)?;
+    let stop_at = stop.map(|d| Instant::ZERO + d);
+    if stop_at.is_some_and(|s| s <= start.latest()) {
+        return Err(f.error(
+            "stop",
+            format!(
+                "a flow must stop after it starts (after {}, its latest start)",
+                start.latest().saturating_since(Instant::ZERO)
+            ),
+        ));
+    }
     for i in 0..count {
-        let id = net.flows.len();
         let subst = |s: &str| s.replace("{i}", &i.to_string());
         let node = |key: &str, name: String| {
             index.get(&name).copied().ok_or_else(|| {
@@ -118,29 +122,12 @@ pub(crate) fn read_flow(
                 format!("the flow starts and ends at node `{}`", subst(to)),
             ));
         }
-        let start_at = Instant::ZERO
-            + match start {
-                Start::At(d) => d,
-                Start::Uniform(lo, hi) => {
-                    let mut rng = RngStream::derive(net.seed, "flow-start", id as u64);
-                    Duration::from_nanos(
-                        lo.as_nanos() + (rng.uniform() * (hi - lo).as_nanos() as f64) as u64,
-                    )
-                }
-            };
-        let stop_at = stop.map(|d| Instant::ZERO + d);
-        if stop_at.is_some_and(|s| s <= start_at) {
-            return Err(f.error("stop", "a flow must stop after it starts"));
-        }
-        let (sender, receiver) = template.endpoints(FlowId(id as u32), start_at, stop_at, net.seed);
         let mut spec = FlowSpec {
             name: subst(&name),
-            protocol: protocol.to_string(),
             src,
             dst,
-            sender,
-            receiver,
-            start: start_at,
+            protocol: config.clone(),
+            start,
             stop: stop_at,
             overhead,
             route: None,
@@ -160,11 +147,11 @@ pub(crate) fn read_flow(
     Ok(())
 }
 
-fn read_start(f: &mut Section<'_, '_>) -> Result<Start> {
+fn read_start(f: &mut Section<'_, '_>) -> Result<FlowStart> {
     match f.raw("start").map(|v| v.get_ref()) {
         Some(DeValue::Table(_)) => {
             let Some(mut t) = f.opt_table("start", &["uniform"])? else {
-                return Ok(Start::At(Duration::ZERO));
+                return Ok(FlowStart::At(Instant::ZERO));
             };
             let range = t.opt_str_list("uniform")?.unwrap_or_default();
             let parse = |(s, _): &(&str, std::ops::Range<usize>)| s.parse::<Duration>();
@@ -175,7 +162,10 @@ fn read_start(f: &mut Section<'_, '_>) -> Result<Start> {
             {
                 Ok(v) if v.len() == 2 && v[0] <= v[1] => {
                     f.out.insert("start".into(), Value::Table(t.out));
-                    Ok(Start::Uniform(v[0], v[1]))
+                    Ok(FlowStart::Uniform(
+                        Instant::ZERO + v[0],
+                        Instant::ZERO + v[1],
+                    ))
                 }
                 Ok(_) => Err(f.error(
                     "start",
@@ -184,154 +174,122 @@ fn read_start(f: &mut Section<'_, '_>) -> Result<Start> {
                 Err(e) => Err(f.error("start", e.to_string())),
             }
         }
-        _ => Ok(Start::At(f.unit_or("start", Duration::ZERO)?)),
+        _ => Ok(FlowStart::At(
+            Instant::ZERO + f.unit_or("start", Duration::ZERO)?,
+        )),
     }
 }
 
-/// A flow's protocol parameters, before its endpoints are built.
-enum FlowTemplate {
-    Tcp(TcpConfig, TcpSinkConfig),
-    Cbr(CbrConfig),
-}
-
-impl FlowTemplate {
-    fn read(
-        f: &mut Section<'_, '_>,
-        protocol: &str,
-        warnings: &mut Vec<ScenarioError>,
-    ) -> Result<Self> {
-        if protocol == "cbr" {
-            let rate: Bitrate = f.req_unit("rate")?;
-            let packet_size: DataSize = f.unit_or("packet_size", DataSize::bytes(1000))?;
-            if packet_size.as_bytes() < 28 {
-                return Err(f.error(
-                    "packet_size",
-                    "a UDP packet is at least 28 bytes (its IP and UDP headers)",
-                ));
-            }
-            let on: Option<Duration> = f.opt_unit("on")?;
-            let off: Option<Duration> = f.opt_unit("off")?;
-            let on_off = match (on, off) {
-                (None, None) => None,
-                (Some(on), Some(off)) if !on.is_zero() => Some(OnOff { on, off }),
-                (Some(_), Some(_)) => {
-                    return Err(f.error("on", "the on period must be longer than zero"));
-                }
-                _ => {
-                    return Err(f.error(
-                        if on.is_none() { "on" } else { "off" },
-                        "give both `on` and `off`, or neither",
-                    ));
-                }
-            };
-            let random = f.bool_or("random", false)?;
-            return Ok(Self::Cbr(CbrConfig {
-                rate,
-                packet_size,
-                start: Instant::ZERO,
-                stop: None,
-                on_off,
-                random,
-            }));
-        }
-        let preset = f.choice("preset", &["ns2", "modern"], "ns2")?;
-        let base = if preset == "modern" {
-            TcpConfig::default().modern()
-        } else {
-            TcpConfig::default()
-        };
-        let variant = match f.choice("variant", &["newreno", "reno"], "newreno")? {
-            "reno" => TcpVariant::Reno,
-            _ => TcpVariant::NewReno,
-        };
-        let control = read_control(f, warnings)?;
-        let packet_size: DataSize = f.unit_or("packet_size", base.packet_size)?;
-        if packet_size.as_bytes() <= 40 {
+/// Reads the protocol parameters of a flow table (`protocol` already read).
+fn read_protocol(
+    f: &mut Section<'_, '_>,
+    protocol: &str,
+    warnings: &mut Vec<ScenarioError>,
+) -> Result<ProtocolConfig> {
+    if protocol == "cbr" {
+        let rate: Bitrate = f.req_unit("rate")?;
+        let packet_size: DataSize = f.unit_or("packet_size", DataSize::bytes(1000))?;
+        if packet_size.as_bytes() < 28 {
             return Err(f.error(
                 "packet_size",
-                "a TCP data packet is larger than its 40-byte header",
+                "a UDP packet is at least 28 bytes (its IP and UDP headers)",
             ));
         }
-        let window = f.int_or("window", 1, 1 << 30, i64::from(base.window))? as u32;
-        let max_cwnd = f.opt_int("max_cwnd", 1, 1 << 30)?.map(|n| n as u32);
-        let initial_window =
-            f.int_or("initial_window", 1, 1 << 20, i64::from(base.initial_window))? as u32;
-        let initial_ssthresh = f.opt_int("initial_ssthresh", 2, 1 << 30)?.map(|n| n as u32);
-        let min_rto = f.unit_or("min_rto", base.min_rto)?;
-        let max_rto = f.unit_or("max_rto", base.max_rto)?;
-        let initial_rto = f.unit_or("initial_rto", base.initial_rto)?;
-        let tick = f.unit_or("tick", base.tick)?;
-        if tick.is_zero() {
-            return Err(f.error("tick", "the timer tick must be longer than zero"));
-        }
-        if max_rto < min_rto {
-            return Err(f.error("max_rto", format!("must not be below min_rto ({min_rto})")));
-        }
-        let packets = f.opt_int("packets", 1, i64::MAX)?.map(|n| n as u64);
-        let syn = f.bool_or("syn", base.syn)?;
-        let limited_transmit = f.bool_or("limited_transmit", base.limited_transmit)?;
-        let max_burst = f.int_or("max_burst", 0, 1 << 20, i64::from(base.max_burst))? as u32;
-        let delayed_ack = match f.raw("delayed_ack").map(|v| v.get_ref()) {
-            None | Some(DeValue::Boolean(false)) => {
-                f.out.insert("delayed_ack".into(), Value::Boolean(false));
-                None
+        let on: Option<Duration> = f.opt_unit("on")?;
+        let off: Option<Duration> = f.opt_unit("off")?;
+        let on_off = match (on, off) {
+            (None, None) => None,
+            (Some(on), Some(off)) if !on.is_zero() => Some(OnOff { on, off }),
+            (Some(_), Some(_)) => {
+                return Err(f.error("on", "the on period must be longer than zero"));
             }
-            Some(DeValue::Boolean(true)) => {
-                f.out
-                    .insert("delayed_ack".into(), Value::String("100ms".into()));
-                Some(Duration::from_millis(100))
+            _ => {
+                return Err(f.error(
+                    if on.is_none() { "on" } else { "off" },
+                    "give both `on` and `off`, or neither",
+                ));
             }
-            Some(_) => f.opt_unit("delayed_ack")?,
         };
-        let config = TcpConfig {
-            variant,
-            control,
+        let random = f.bool_or("random", false)?;
+        return Ok(ProtocolConfig::Cbr(CbrConfig {
+            rate,
             packet_size,
-            window,
-            max_cwnd,
-            initial_window,
-            initial_ssthresh,
-            syn,
-            limited_transmit,
-            max_burst,
-            tick,
-            min_rto,
-            max_rto,
-            initial_rto,
             start: Instant::ZERO,
             stop: None,
-            packets,
-        };
-        Ok(Self::Tcp(config, TcpSinkConfig { delayed_ack }))
+            on_off,
+            random,
+        }));
     }
-
-    fn endpoints(
-        &self,
-        flow: FlowId,
-        start: Instant,
-        stop: Option<Instant>,
-        seed: u64,
-    ) -> (AnyEndpoint, AnyEndpoint) {
-        match self {
-            Self::Tcp(c, sink) => {
-                let mut rng = RngStream::derive(seed, "tcp-sender", u64::from(flow.0));
-                let c = TcpConfig { start, stop, ..*c };
-                (
-                    AnyEndpoint::TcpSender(Box::new(TcpSender::new(flow, c, &mut rng))),
-                    AnyEndpoint::TcpSink(TcpSink::new(flow, *sink)),
-                )
-            }
-            Self::Cbr(c) => {
-                let c = CbrConfig { start, stop, ..*c };
-                (
-                    AnyEndpoint::Cbr(CbrSource::new(
-                        flow,
-                        c,
-                        RngStream::derive(seed, "cbr", u64::from(flow.0)),
-                    )),
-                    AnyEndpoint::UdpSink(UdpSink::new()),
-                )
-            }
+    let preset = f.choice("preset", &["ns2", "modern"], "ns2")?;
+    let base = if preset == "modern" {
+        TcpConfig::default().modern()
+    } else {
+        TcpConfig::default()
+    };
+    let variant = match f.choice("variant", &["newreno", "reno"], "newreno")? {
+        "reno" => TcpVariant::Reno,
+        _ => TcpVariant::NewReno,
+    };
+    let control = read_control(f, warnings)?;
+    let packet_size: DataSize = f.unit_or("packet_size", base.packet_size)?;
+    if packet_size.as_bytes() <= 40 {
+        return Err(f.error(
+            "packet_size",
+            "a TCP data packet is larger than its 40-byte header",
+        ));
+    }
+    let window = f.int_or("window", 1, 1 << 30, i64::from(base.window))? as u32;
+    let max_cwnd = f.opt_int("max_cwnd", 1, 1 << 30)?.map(|n| n as u32);
+    let initial_window =
+        f.int_or("initial_window", 1, 1 << 20, i64::from(base.initial_window))? as u32;
+    let initial_ssthresh = f.opt_int("initial_ssthresh", 2, 1 << 30)?.map(|n| n as u32);
+    let min_rto = f.unit_or("min_rto", base.min_rto)?;
+    let max_rto = f.unit_or("max_rto", base.max_rto)?;
+    let initial_rto = f.unit_or("initial_rto", base.initial_rto)?;
+    let tick = f.unit_or("tick", base.tick)?;
+    if tick.is_zero() {
+        return Err(f.error("tick", "the timer tick must be longer than zero"));
+    }
+    if max_rto < min_rto {
+        return Err(f.error("max_rto", format!("must not be below min_rto ({min_rto})")));
+    }
+    let packets = f.opt_int("packets", 1, i64::MAX)?.map(|n| n as u64);
+    let syn = f.bool_or("syn", base.syn)?;
+    let limited_transmit = f.bool_or("limited_transmit", base.limited_transmit)?;
+    let max_burst = f.int_or("max_burst", 0, 1 << 20, i64::from(base.max_burst))? as u32;
+    let delayed_ack = match f.raw("delayed_ack").map(|v| v.get_ref()) {
+        None | Some(DeValue::Boolean(false)) => {
+            f.out.insert("delayed_ack".into(), Value::Boolean(false));
+            None
         }
-    }
+        Some(DeValue::Boolean(true)) => {
+            f.out
+                .insert("delayed_ack".into(), Value::String("100ms".into()));
+            Some(Duration::from_millis(100))
+        }
+        Some(_) => f.opt_unit("delayed_ack")?,
+    };
+    let config = TcpConfig {
+        variant,
+        control,
+        packet_size,
+        window,
+        max_cwnd,
+        initial_window,
+        initial_ssthresh,
+        syn,
+        limited_transmit,
+        max_burst,
+        tick,
+        min_rto,
+        max_rto,
+        initial_rto,
+        start: Instant::ZERO,
+        stop: None,
+        packets,
+    };
+    Ok(ProtocolConfig::Tcp(TcpFlowConfig {
+        sender: config,
+        sink: TcpSinkConfig { delayed_ack },
+    }))
 }

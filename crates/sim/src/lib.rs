@@ -21,8 +21,7 @@
 //! ```
 //! use fairstream_core::{Bitrate, DataSize, Duration, Instant};
 //! use fairstream_net::{ErrorModel, QueueConfig, QueueLimit};
-//! use fairstream_proto::{AnyEndpoint, CbrConfig, CbrSource, UdpSink};
-//! use fairstream_core::{FlowId, RngStream};
+//! use fairstream_proto::{CbrConfig, ProtocolConfig};
 //! use fairstream_sim::{FlowSpec, LinkSpec, Network, Simulator};
 //!
 //! let mut net = Network::new(Duration::from_secs(10), 1);
@@ -30,8 +29,7 @@
 //! let b = net.add_node("b");
 //! net.add_link(LinkSpec::new(a, b, Bitrate::mbps(1), Duration::from_millis(10)));
 //! let cbr = CbrConfig { rate: Bitrate::mbps(2), packet_size: DataSize::bytes(1000), ..Default::default() };
-//! net.add_flow(FlowSpec::new("udp", "cbr", a, b,
-//!     AnyEndpoint::Cbr(CbrSource::new(FlowId(0), cbr, RngStream::from_seed(1))), AnyEndpoint::UdpSink(UdpSink::new())));
+//! net.add_flow(FlowSpec::new("udp", a, b, ProtocolConfig::Cbr(cbr)));
 //! let out = Simulator::new(net).unwrap().run();
 //! // A 1 Mbit/s link delivers about half of a 2 Mbit/s offered load.
 //! let delivered = out.flows[0].bytes_delivered as f64 * 8.0 / 10.0;
@@ -48,8 +46,8 @@ pub mod simulator;
 
 pub use calendar::TieRule;
 pub use network::{
-    EngineConfig, FlowRoute, FlowSpec, LinkSpec, Network, NetworkError, PERTURBATION_PACKET,
-    RecordConfig,
+    EngineConfig, FlowRoute, FlowSpec, FlowStart, LinkSpec, Network, NetworkError,
+    PERTURBATION_PACKET, RecordConfig,
 };
 pub use record::{
     FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, PacketEvent, PacketTrace,

@@ -1,8 +1,8 @@
 //! What to simulate: nodes, links, flows and recorders, with the run's duration and seed.
 
-use fairstream_core::{Bitrate, DataSize, Duration, Instant, LinkId, NodeId};
+use fairstream_core::{Bitrate, DataSize, Duration, Instant, LinkId, NodeId, RngStream};
 use fairstream_net::{CapacitySchedule, ErrorModel, LimitCounting, QueueConfig, QueueLimit};
-use fairstream_proto::AnyEndpoint;
+use fairstream_proto::ProtocolConfig;
 
 use crate::calendar::TieRule;
 use crate::routing::Routes;
@@ -44,24 +44,21 @@ impl LinkSpec {
     }
 }
 
-/// A flow: a sender endpoint at `src` and its receiver endpoint at `dst`.
+/// A flow: its protocol's configuration, a sender at `src` and a receiver at `dst`. The
+/// simulator builds the endpoints from the configuration.
 #[derive(Clone, Debug)]
 pub struct FlowSpec {
     /// Name shown in results.
     pub name: String,
-    /// Protocol label shown in results (`"tcp"`, `"cbr"`, …).
-    pub protocol: String,
     /// Sender's node.
     pub src: NodeId,
     /// Receiver's node.
     pub dst: NodeId,
-    /// The sending endpoint.
-    pub sender: AnyEndpoint,
-    /// The receiving endpoint.
-    pub receiver: AnyEndpoint,
-    /// When the flow starts (for results only; the endpoints carry their own schedule).
-    pub start: Instant,
-    /// When the flow stops (for results only).
+    /// The protocol and its parameters.
+    pub protocol: ProtocolConfig,
+    /// When the application starts.
+    pub start: FlowStart,
+    /// When the application stops (`None`: at the end of the run).
     pub stop: Option<Instant>,
     /// Host overhead of the sender (ns-2 `overhead_`): each packet it emits leaves after a
     /// random delay uniform in `[0, overhead]` past the previous one's departure (zero: none).
@@ -80,24 +77,50 @@ pub struct FlowRoute {
     pub back: Vec<LinkId>,
 }
 
+/// When a flow's application starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowStart {
+    /// At this instant.
+    At(Instant),
+    /// At an instant drawn uniformly from `[low, high]` from the flow's own random stream.
+    Uniform(Instant, Instant),
+}
+
+impl FlowStart {
+    /// The start instant of flow number `flow` in a run with master `seed`.
+    pub fn resolve(self, seed: u64, flow: usize) -> Instant {
+        match self {
+            Self::At(t) => t,
+            Self::Uniform(lo, hi) => {
+                let mut rng = RngStream::derive(seed, "flow-start", flow as u64);
+                let span = hi.saturating_since(lo).as_nanos() as f64;
+                lo + Duration::from_nanos((rng.uniform() * span) as u64)
+            }
+        }
+    }
+
+    /// The latest instant it can be.
+    pub fn latest(self) -> Instant {
+        match self {
+            Self::At(t) | Self::Uniform(_, t) => t,
+        }
+    }
+}
+
 impl FlowSpec {
-    /// A flow starting at time zero that never stops.
+    /// A flow of `protocol` from `src` to `dst` starting at time zero that never stops.
     pub fn new(
         name: impl Into<String>,
-        protocol: impl Into<String>,
         src: NodeId,
         dst: NodeId,
-        sender: AnyEndpoint,
-        receiver: AnyEndpoint,
+        protocol: ProtocolConfig,
     ) -> Self {
         Self {
             name: name.into(),
-            protocol: protocol.into(),
             src,
             dst,
-            sender,
-            receiver,
-            start: Instant::ZERO,
+            protocol,
+            start: FlowStart::At(Instant::ZERO),
             stop: None,
             overhead: Duration::ZERO,
             route: None,
@@ -234,7 +257,7 @@ impl Network {
         let path = |a: NodeId, b: NodeId| routes.path(a, b).ok_or((a, b));
         Ok(FlowRoute {
             forward: path(flow.src, flow.dst)?,
-            back: if flow.receiver.sends_feedback() {
+            back: if flow.protocol.sends_feedback() {
                 path(flow.dst, flow.src)?
             } else {
                 Vec::new()
@@ -255,7 +278,7 @@ impl Network {
             at == to
         };
         walks(&route.forward, flow.src, flow.dst)
-            && (route.back.is_empty() && !flow.receiver.sends_feedback()
+            && (route.back.is_empty() && !flow.protocol.sends_feedback()
                 || walks(&route.back, flow.dst, flow.src))
     }
 

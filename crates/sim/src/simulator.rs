@@ -18,11 +18,9 @@
 //! token bucket lacks tokens or a capacity schedule is at zero. Packets live in an arena and the
 //! calendar holds their slot numbers, so nothing is allocated per packet in steady state.
 
-use fairstream_core::{Duration, Instant, LinkId, NodeId, RngStream};
+use fairstream_core::{Duration, FlowId, Instant, LinkId, NodeId, RngStream};
 use fairstream_net::{Dequeue, QueuedPacket};
-use fairstream_proto::{
-    AnyEndpoint, Direction, Endpoint, Header, IP_TCP_HEADER, Metric, MetricSink, Packet,
-};
+use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Metric, MetricSink, Packet};
 
 use crate::calendar::Calendar;
 use crate::link::{Link, LinkCounters};
@@ -59,12 +57,12 @@ struct FlowCounters {
 #[derive(Debug, Clone)]
 struct FlowMeta {
     name: String,
-    protocol: String,
+    protocol: &'static str,
     src: NodeId,
     dst: NodeId,
     start: Instant,
     stop: Option<Instant>,
-    /// TCP data payload per packet, for pcap sequence numbers (0 for other protocols).
+    /// Data payload per full packet, for pcap sequence numbers (0 where not used).
     tcp_segment: u64,
     /// The sender's host overhead (zero: packets leave when emitted).
     overhead: Duration,
@@ -78,21 +76,15 @@ struct FlowMeta {
 }
 
 impl FlowMeta {
-    fn new(
-        f: &FlowSpec,
-        id: usize,
-        seed: u64,
-        tcp_segment: u64,
-        paths: [Box<[LinkId]>; 2],
-    ) -> Self {
+    fn new(f: &FlowSpec, id: usize, seed: u64, start: Instant, paths: [Box<[LinkId]>; 2]) -> Self {
         Self {
             name: f.name.clone(),
-            protocol: f.protocol.clone(),
+            protocol: f.protocol.name(),
             src: f.src,
             dst: f.dst,
-            start: f.start,
+            start,
             stop: f.stop,
-            tcp_segment,
+            tcp_segment: f.protocol.segment_payload(),
             overhead: f.overhead,
             overhead_rng: RngStream::derive(seed, "host-overhead", id as u64),
             last_departure: Instant::ZERO,
@@ -209,18 +201,14 @@ impl Simulator {
         }
         let mut endpoints = Vec::with_capacity(net.flows.len() * 2);
         let mut flows = Vec::with_capacity(net.flows.len());
-        for (f, paths) in net.flows.into_iter().zip(paths) {
-            let tcp_segment = match &f.sender {
-                AnyEndpoint::TcpSender(s) => s
-                    .config()
-                    .packet_size
-                    .as_bytes()
-                    .saturating_sub(IP_TCP_HEADER),
-                _ => 0,
-            };
-            flows.push(FlowMeta::new(&f, flows.len(), net.seed, tcp_segment, paths));
-            endpoints.push(f.sender);
-            endpoints.push(f.receiver);
+        for (id, (f, paths)) in net.flows.iter().zip(paths).enumerate() {
+            // Every random stream of a flow is derived here, from the seed and the flow's id.
+            let start = f.start.resolve(net.seed, id);
+            let rng = RngStream::derive(net.seed, f.protocol.rng_stream(), id as u64);
+            let (sender, receiver) = f.protocol.endpoints(FlowId(id as u32), start, f.stop, rng);
+            flows.push(FlowMeta::new(f, id, net.seed, start, paths));
+            endpoints.push(sender);
+            endpoints.push(receiver);
         }
         let n_flows = flows.len();
         let n_links = links.len();
@@ -556,11 +544,7 @@ impl Simulator {
             return;
         };
         let p = &self.arena[slot as usize];
-        let seq = match &p.header {
-            Header::Tcp(s) if s.is_ack => s.ack,
-            Header::Tcp(s) => s.seq,
-            Header::Udp(u) => u.seq as i64,
-        };
+        let seq = p.header.trace_seq();
         tr.t.push(now.as_secs_f64());
         tr.t_ns.push(now.as_nanos());
         tr.packet_id.push(self.packet_ids[slot as usize]);
@@ -662,7 +646,7 @@ impl Simulator {
                 FlowSummary {
                     flow_id: i as u32,
                     name: f.name.clone(),
-                    protocol: f.protocol.clone(),
+                    protocol: f.protocol.to_string(),
                     src: self.node_names[f.src.index()].clone(),
                     dst: self.node_names[f.dst.index()].clone(),
                     start_s: f.start.as_secs_f64(),

@@ -1,0 +1,204 @@
+//! The one list of protocols. Each line of [`protocols!`] names a protocol's flow configuration
+//! and its two endpoints; from it follow [`ProtocolConfig`] (what a scenario says about a flow),
+//! [`AnyEndpoint`] (what a driver runs) and their dispatch. Adding a protocol = its folder with
+//! a config implementing [`FlowProtocol`], its endpoints, and one line here.
+
+use fairstream_core::{FlowId, Instant, RngStream};
+
+use crate::tcp::{TcpConfig, TcpSender, TcpSink, TcpSinkConfig};
+use crate::{CbrConfig, CbrSource, Endpoint, EndpointStats, MetricSink, Packet, UdpSink};
+
+/// What a protocol's flow configuration tells a driver: how to build the flow's two ends.
+pub trait FlowProtocol {
+    /// The protocol's name in scenarios and results (`"tcp"`, `"cbr"`, …).
+    const NAME: &'static str;
+    /// The kind of the random stream its endpoints draw from, with the flow id as identity
+    /// (the driver derives it from the run's seed, so every stream comes from one place).
+    const RNG_STREAM: &'static str;
+
+    /// The sender and receiver of `flow`, its application running from `start` to `stop`.
+    fn endpoints(
+        &self,
+        flow: FlowId,
+        start: Instant,
+        stop: Option<Instant>,
+        rng: RngStream,
+    ) -> (AnyEndpoint, AnyEndpoint);
+
+    /// Whether the receiver sends packets back (ACKs, feedback), so that the flow needs a route
+    /// in both directions.
+    fn sends_feedback(&self) -> bool;
+
+    /// Application payload of a full data packet, bytes, where a capture numbers sequence space
+    /// by it (TCP); zero otherwise.
+    fn segment_payload(&self) -> u64 {
+        0
+    }
+}
+
+/// A TCP flow: the sender's and the receiver's parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct TcpFlowConfig {
+    /// The sender.
+    pub sender: TcpConfig,
+    /// The receiver.
+    pub sink: TcpSinkConfig,
+}
+
+impl FlowProtocol for TcpFlowConfig {
+    const NAME: &'static str = "tcp";
+    const RNG_STREAM: &'static str = "tcp-sender";
+
+    fn endpoints(
+        &self,
+        flow: FlowId,
+        start: Instant,
+        stop: Option<Instant>,
+        mut rng: RngStream,
+    ) -> (AnyEndpoint, AnyEndpoint) {
+        let config = TcpConfig {
+            start,
+            stop,
+            ..self.sender
+        };
+        (
+            AnyEndpoint::TcpSender(Box::new(TcpSender::new(flow, config, &mut rng))),
+            AnyEndpoint::TcpSink(TcpSink::new(flow, self.sink)),
+        )
+    }
+
+    fn sends_feedback(&self) -> bool {
+        true
+    }
+
+    fn segment_payload(&self) -> u64 {
+        self.sender
+            .packet_size
+            .as_bytes()
+            .saturating_sub(crate::IP_TCP_HEADER)
+    }
+}
+
+impl FlowProtocol for CbrConfig {
+    const NAME: &'static str = "cbr";
+    const RNG_STREAM: &'static str = "cbr";
+
+    fn endpoints(
+        &self,
+        flow: FlowId,
+        start: Instant,
+        stop: Option<Instant>,
+        rng: RngStream,
+    ) -> (AnyEndpoint, AnyEndpoint) {
+        let config = Self {
+            start,
+            stop,
+            ..*self
+        };
+        (
+            AnyEndpoint::Cbr(CbrSource::new(flow, config, rng)),
+            AnyEndpoint::UdpSink(UdpSink::new()),
+        )
+    }
+
+    fn sends_feedback(&self) -> bool {
+        false
+    }
+}
+
+/// Declares the protocols: `Variant(Config) => { Endpoint(Type), … }` per protocol.
+macro_rules! protocols {
+    ($( $(#[$pdoc:meta])* $proto:ident($config:ty) => {
+        $( $(#[$edoc:meta])* $ep:ident($ety:ty) ),+ $(,)?
+    } ),+ $(,)?) => {
+        /// A flow's protocol and its parameters, as a scenario gives them.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum ProtocolConfig {
+            $( $(#[$pdoc])* $proto($config), )+
+        }
+
+        impl ProtocolConfig {
+            /// The protocol's name.
+            pub fn name(&self) -> &'static str {
+                match self { $( Self::$proto(_) => <$config as FlowProtocol>::NAME, )+ }
+            }
+
+            /// The kind of the random stream its endpoints draw from.
+            pub fn rng_stream(&self) -> &'static str {
+                match self { $( Self::$proto(_) => <$config as FlowProtocol>::RNG_STREAM, )+ }
+            }
+
+            /// The flow's sender and receiver (see [`FlowProtocol::endpoints`]).
+            pub fn endpoints(
+                &self,
+                flow: FlowId,
+                start: Instant,
+                stop: Option<Instant>,
+                rng: RngStream,
+            ) -> (AnyEndpoint, AnyEndpoint) {
+                match self { $( Self::$proto(c) => c.endpoints(flow, start, stop, rng), )+ }
+            }
+
+            /// Whether the receiver sends packets back.
+            pub fn sends_feedback(&self) -> bool {
+                match self { $( Self::$proto(c) => c.sends_feedback(), )+ }
+            }
+
+            /// Payload of a full data packet for capture sequence numbers (zero if not used).
+            pub fn segment_payload(&self) -> u64 {
+                match self { $( Self::$proto(c) => c.segment_payload(), )+ }
+            }
+        }
+
+        /// Any endpoint fairstream knows, dispatched by `match` rather than through a vtable.
+        #[derive(Debug, Clone)]
+        pub enum AnyEndpoint {
+            $( $( $(#[$edoc])* $ep($ety), )+ )+
+        }
+
+        macro_rules! dispatch {
+            ($self:ident, $e:ident => $body:expr) => {
+                match $self { $( $( AnyEndpoint::$ep($e) => $body, )+ )+ }
+            };
+        }
+    };
+}
+
+protocols! {
+    /// TCP Reno/NewReno with AIMD or binomial window control.
+    Tcp(TcpFlowConfig) => {
+        /// TCP sender.
+        TcpSender(Box<TcpSender>),
+        /// TCP receiver (optionally with delayed ACKs).
+        TcpSink(TcpSink),
+    },
+    /// Unresponsive UDP at a constant bit rate.
+    Cbr(CbrConfig) => {
+        /// UDP constant-bit-rate source.
+        Cbr(CbrSource),
+        /// UDP receiver.
+        UdpSink(UdpSink),
+    },
+}
+
+impl Endpoint for AnyEndpoint {
+    #[inline]
+    fn handle_packet(&mut self, now: Instant, packet: &Packet, metrics: &mut dyn MetricSink) {
+        dispatch!(self, e => e.handle_packet(now, packet, metrics))
+    }
+    #[inline]
+    fn handle_timeout(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
+        dispatch!(self, e => e.handle_timeout(now, metrics))
+    }
+    #[inline]
+    fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
+        dispatch!(self, e => e.poll_transmit(now))
+    }
+    #[inline]
+    fn poll_timeout(&self) -> Option<Instant> {
+        dispatch!(self, e => e.poll_timeout())
+    }
+    fn stats(&self) -> EndpointStats {
+        dispatch!(self, e => e.stats())
+    }
+}
