@@ -30,6 +30,11 @@ const TBF_KEYS: &[&str] = &["rate", "burst", "peak_rate", "mtu"];
 /// Keys only a fair queue takes.
 const FQ_KEYS: &[&str] = &["quantum", "flow_limit"];
 
+/// Every key a queue table may hold, by discipline (for the docs test).
+#[cfg(test)]
+pub(crate) const QUEUE_KEYS: &[&[&str]] =
+    &[&["kind", "limit", "preset"], RED_KEYS, TBF_KEYS, FQ_KEYS];
+
 /// Reads `queue` of a link of rate `rate` (a limit in milliseconds is converted at that rate).
 pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
     let queue_keys = [

@@ -9,8 +9,8 @@
 //! - [`reader`](crate::reader): typed, checked access to one TOML table;
 //! - `topology`: `[topology]`, explicit or from a helper (dumbbell, parking lot, chain);
 //! - `elements`: queue disciplines and loss models of a link;
-//! - `flows`: the `[[flow]]` tables;
-//! - `tcp_control`: a TCP flow's window control (AIMD, binomial);
+//! - `flows`: the `[[flow]]` tables (what every flow has);
+//! - `protocols`: one reader file per protocol, returning its configuration;
 //! - `record`: the `[record]` table;
 //! - `engine`: the `[engine]` table (tie rule, delay perturbation).
 //!
@@ -41,9 +41,9 @@ mod elements;
 mod engine;
 mod error;
 mod flows;
+mod protocols;
 mod reader;
 mod record;
-mod tcp_control;
 mod topology;
 
 use fairstream_core::Duration;
@@ -155,3 +155,26 @@ const TOPOLOGY_KEYS: &[&str] = &[
     "routers",
     "backbone",
 ];
+
+#[cfg(test)]
+mod docs_tests {
+    //! docs/scenarios.md documents every key the reader accepts.
+
+    const DOC: &str = include_str!("../../../docs/scenarios.md");
+
+    fn undocumented(keys: &[&str]) -> Vec<String> {
+        keys.iter()
+            .filter(|k| !DOC.contains(&format!("`{k}`")))
+            .map(|k| (*k).to_string())
+            .collect()
+    }
+
+    #[test]
+    fn every_key_is_in_the_scenario_docs() {
+        let mut keys = crate::flows::flow_keys();
+        keys.extend(crate::record::RECORD_KEYS);
+        keys.extend(crate::engine::ENGINE_KEYS);
+        keys.extend(crate::elements::QUEUE_KEYS.iter().flat_map(|k| k.iter()));
+        assert_eq!(undocumented(&keys), Vec::<String>::new());
+    }
+}

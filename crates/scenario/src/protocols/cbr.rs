@@ -1,0 +1,49 @@
+//! A `protocol = "cbr"` flow: unresponsive UDP at a constant bit rate.
+
+use fairstream_core::{Bitrate, DataSize, Duration, Instant};
+use fairstream_proto::{CbrConfig, OnOff, ProtocolConfig};
+
+use crate::error::ScenarioError;
+use crate::reader::{Result, Section};
+
+/// The keys only a CBR flow takes (`packet_size` is every protocol's).
+pub(crate) const KEYS: &[&str] = &["rate", "on", "off", "random"];
+
+/// Reads a CBR flow's parameters.
+pub(crate) fn read(
+    f: &mut Section<'_, '_>,
+    _warnings: &mut Vec<ScenarioError>,
+) -> Result<ProtocolConfig> {
+    let rate: Bitrate = f.req_unit("rate")?;
+    let packet_size: DataSize = f.unit_or("packet_size", DataSize::bytes(1000))?;
+    if packet_size.as_bytes() < 28 {
+        return Err(f.error(
+            "packet_size",
+            "a UDP packet is at least 28 bytes (its IP and UDP headers)",
+        ));
+    }
+    let on: Option<Duration> = f.opt_unit("on")?;
+    let off: Option<Duration> = f.opt_unit("off")?;
+    let on_off = match (on, off) {
+        (None, None) => None,
+        (Some(on), Some(off)) if !on.is_zero() => Some(OnOff { on, off }),
+        (Some(_), Some(_)) => {
+            return Err(f.error("on", "the on period must be longer than zero"));
+        }
+        _ => {
+            return Err(f.error(
+                if on.is_none() { "on" } else { "off" },
+                "give both `on` and `off`, or neither",
+            ));
+        }
+    };
+    let random = f.bool_or("random", false)?;
+    Ok(ProtocolConfig::Cbr(CbrConfig {
+        rate,
+        packet_size,
+        start: Instant::ZERO,
+        stop: None,
+        on_off,
+        random,
+    }))
+}

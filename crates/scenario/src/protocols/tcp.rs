@@ -1,0 +1,114 @@
+//! A `protocol = "tcp"` flow: TCP Reno/NewReno in ns-2 one-way mode with its window control.
+
+use fairstream_core::{DataSize, Duration, Instant};
+use fairstream_proto::tcp::{TcpConfig, TcpSinkConfig, TcpVariant};
+use fairstream_proto::{ProtocolConfig, TcpFlowConfig};
+use toml::Value;
+use toml::de::DeValue;
+
+use super::tcp_control::{self, read_control};
+use crate::error::ScenarioError;
+use crate::reader::{Result, Section};
+
+/// The keys only a TCP flow takes (`packet_size` is every protocol's).
+pub(crate) const KEYS: &[&str] = &[
+    "variant",
+    "preset",
+    "window",
+    "max_cwnd",
+    "initial_window",
+    "initial_ssthresh",
+    "min_rto",
+    "max_rto",
+    "initial_rto",
+    "tick",
+    "delayed_ack",
+    "packets",
+    "syn",
+    "limited_transmit",
+    "max_burst",
+];
+
+/// Every key of a TCP flow, the window control's included.
+pub(crate) fn keys() -> Vec<&'static str> {
+    [KEYS, tcp_control::CONTROL_KEYS].concat()
+}
+
+/// Reads a TCP flow's parameters.
+pub(crate) fn read(
+    f: &mut Section<'_, '_>,
+    warnings: &mut Vec<ScenarioError>,
+) -> Result<ProtocolConfig> {
+    let preset = f.choice("preset", &["ns2", "modern"], "ns2")?;
+    let base = if preset == "modern" {
+        TcpConfig::default().modern()
+    } else {
+        TcpConfig::default()
+    };
+    let variant = match f.choice("variant", &["newreno", "reno"], "newreno")? {
+        "reno" => TcpVariant::Reno,
+        _ => TcpVariant::NewReno,
+    };
+    let control = read_control(f, warnings)?;
+    let packet_size: DataSize = f.unit_or("packet_size", base.packet_size)?;
+    if packet_size.as_bytes() <= 40 {
+        return Err(f.error(
+            "packet_size",
+            "a TCP data packet is larger than its 40-byte header",
+        ));
+    }
+    let window = f.int_or("window", 1, 1 << 30, i64::from(base.window))? as u32;
+    let max_cwnd = f.opt_int("max_cwnd", 1, 1 << 30)?.map(|n| n as u32);
+    let initial_window =
+        f.int_or("initial_window", 1, 1 << 20, i64::from(base.initial_window))? as u32;
+    let initial_ssthresh = f.opt_int("initial_ssthresh", 2, 1 << 30)?.map(|n| n as u32);
+    let min_rto = f.unit_or("min_rto", base.min_rto)?;
+    let max_rto = f.unit_or("max_rto", base.max_rto)?;
+    let initial_rto = f.unit_or("initial_rto", base.initial_rto)?;
+    let tick = f.unit_or("tick", base.tick)?;
+    if tick.is_zero() {
+        return Err(f.error("tick", "the timer tick must be longer than zero"));
+    }
+    if max_rto < min_rto {
+        return Err(f.error("max_rto", format!("must not be below min_rto ({min_rto})")));
+    }
+    let packets = f.opt_int("packets", 1, i64::MAX)?.map(|n| n as u64);
+    let syn = f.bool_or("syn", base.syn)?;
+    let limited_transmit = f.bool_or("limited_transmit", base.limited_transmit)?;
+    let max_burst = f.int_or("max_burst", 0, 1 << 20, i64::from(base.max_burst))? as u32;
+    let delayed_ack = match f.raw("delayed_ack").map(|v| v.get_ref()) {
+        None | Some(DeValue::Boolean(false)) => {
+            f.out.insert("delayed_ack".into(), Value::Boolean(false));
+            None
+        }
+        Some(DeValue::Boolean(true)) => {
+            f.out
+                .insert("delayed_ack".into(), Value::String("100ms".into()));
+            Some(Duration::from_millis(100))
+        }
+        Some(_) => f.opt_unit("delayed_ack")?,
+    };
+    let config = TcpConfig {
+        variant,
+        control,
+        packet_size,
+        window,
+        max_cwnd,
+        initial_window,
+        initial_ssthresh,
+        syn,
+        limited_transmit,
+        max_burst,
+        tick,
+        min_rto,
+        max_rto,
+        initial_rto,
+        start: Instant::ZERO,
+        stop: None,
+        packets,
+    };
+    Ok(ProtocolConfig::Tcp(TcpFlowConfig {
+        sender: config,
+        sink: TcpSinkConfig { delayed_ack },
+    }))
+}
