@@ -30,20 +30,13 @@ const TBF_KEYS: &[&str] = &["rate", "burst", "peak_rate", "mtu"];
 /// Keys only a fair queue takes.
 const FQ_KEYS: &[&str] = &["quantum", "flow_limit"];
 
-/// Every key a queue table may hold, by discipline (for the docs test).
-#[cfg(test)]
+/// Every key a queue table may hold: the common ones, then each discipline's.
 pub(crate) const QUEUE_KEYS: &[&[&str]] =
     &[&["kind", "limit", "preset"], RED_KEYS, TBF_KEYS, FQ_KEYS];
 
 /// Reads `queue` of a link of rate `rate` (a limit in milliseconds is converted at that rate).
 pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
-    let queue_keys = [
-        &["kind", "limit", "preset"][..],
-        RED_KEYS,
-        TBF_KEYS,
-        FQ_KEYS,
-    ]
-    .concat();
+    let queue_keys = QUEUE_KEYS.concat();
     let Some(mut q) = link.opt_table("queue", &queue_keys)? else {
         let mut out = toml::Table::new();
         out.insert("kind".into(), Value::String("droptail".into()));
