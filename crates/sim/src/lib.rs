@@ -6,7 +6,8 @@
 //! - [`network`]: the description of what to simulate (nodes, links, flows, recorders);
 //! - [`routing`]: static shortest-path (fewest hops) next-hop tables;
 //! - [`link`]: a link's run-time state: queue, transmitter, error model;
-//! - [`record`]: counters, interval series, metric records and traces a run produces;
+//! - [`record`]: the run's output: summaries, interval series, metric records, traces;
+//! - `recorder`: the recording stage, which turns what the engine reports into that output;
 //! - [`pcap`]: libpcap files of a link with synthesised IPv4/TCP/UDP headers;
 //! - [`simulator`]: the engine that ties them together.
 //!
@@ -41,6 +42,7 @@ pub mod link;
 pub mod network;
 pub mod pcap;
 pub mod record;
+mod recorder;
 pub mod routing;
 pub mod simulator;
 

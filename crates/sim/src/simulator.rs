@@ -20,16 +20,13 @@
 
 use fairstream_core::{Duration, FlowId, Instant, LinkId, NodeId, RngStream};
 use fairstream_net::{Dequeue, QueuedPacket};
-use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Metric, MetricSink, Packet};
+use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Packet};
 
 use crate::calendar::Calendar;
-use crate::link::{Link, LinkCounters};
+use crate::link::Link;
 use crate::network::FlowSpec;
-use crate::pcap::PcapWriter;
-use crate::record::{
-    FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, PacketEvent, PacketTrace,
-    RunOutput,
-};
+use crate::record::{PacketEvent, RunOutput};
+use crate::recorder::{FlowInfo, FlowSink, Recorder};
 use crate::routing::Routes;
 use crate::{Network, NetworkError};
 
@@ -37,21 +34,9 @@ use crate::{Network, NetworkError};
 enum Event {
     Arrive { link: u32, slot: u32 },
     LinkWake { link: u32 },
-    Depart { ep: u32, slot: u32 },
+    Depart { slot: u32 },
     Endpoint { ep: u32 },
     Sample,
-}
-
-/// Cumulative counters of one flow.
-#[derive(Debug, Clone, Copy, Default)]
-struct FlowCounters {
-    packets_sent: u64,
-    bytes_sent: u64,
-    packets_delivered: u64,
-    bytes_delivered: u64,
-    packets_dropped: u64,
-    rtt_sum: f64,
-    rtt_samples: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -103,36 +88,12 @@ impl FlowMeta {
     }
 }
 
-/// Routes a flow's metric records into its counters and, if enabled, the metric table.
-struct FlowSink<'a> {
-    flow: u32,
-    counters: &'a mut FlowCounters,
-    records: Option<&'a mut MetricRecords>,
-}
-
-impl MetricSink for FlowSink<'_> {
-    #[inline]
-    fn record(&mut self, now: Instant, metric: Metric) {
-        if let Metric::RttSample(d) = metric {
-            self.counters.rtt_sum += d.as_secs_f64();
-            self.counters.rtt_samples += 1;
-        }
-        if let Some(r) = self.records.as_deref_mut() {
-            r.t.push(now.as_secs_f64());
-            r.flow_id.push(self.flow);
-            r.metric.push(metric.name());
-            r.value.push(metric.value());
-        }
-    }
-}
-
 /// A simulation in progress. Build it from a [`Network`], advance it with
 /// [`Simulator::run_until`] (or [`Simulator::run`]), then collect the [`RunOutput`].
 pub struct Simulator {
     cal: Calendar<Event>,
     end: Instant,
     seed: u64,
-    interval: Duration,
     node_names: Vec<String>,
     link_names: Vec<String>,
     queue_descriptions: Vec<String>,
@@ -146,15 +107,7 @@ pub struct Simulator {
     /// How many links of its path the packet in each arena slot has crossed.
     hops: Vec<u16>,
     free: Vec<u32>,
-    counters: Vec<FlowCounters>,
-    counters_at_bin: Vec<(FlowCounters, u64)>,
-    links_at_bin: Vec<LinkCounters>,
-    bin_start: Instant,
-    flow_series: FlowSeries,
-    link_series: LinkSeries,
-    metrics: Option<MetricRecords>,
-    trace: Option<PacketTrace>,
-    pcaps: Vec<Option<PcapWriter>>,
+    rec: Recorder,
     events: u64,
     packets: u64,
 }
@@ -193,12 +146,6 @@ impl Simulator {
             .enumerate()
             .map(|(i, l)| Link::new(l, net.seed, i, net.engine.perturb_delays))
             .collect();
-        let mut pcaps: Vec<Option<PcapWriter>> = vec![None; links.len()];
-        for l in &net.record.pcap {
-            if let Some(p) = pcaps.get_mut(l.index()) {
-                *p = Some(PcapWriter::new());
-            }
-        }
         let mut endpoints = Vec::with_capacity(net.flows.len() * 2);
         let mut flows = Vec::with_capacity(net.flows.len());
         for (id, (f, paths)) in net.flows.iter().zip(paths).enumerate() {
@@ -210,13 +157,11 @@ impl Simulator {
             endpoints.push(sender);
             endpoints.push(receiver);
         }
-        let n_flows = flows.len();
-        let n_links = links.len();
+        let rec = Recorder::new(&net.record, flows.len(), links.len());
         let mut sim = Self {
             cal: Calendar::with_ties(net.engine.ties, net.seed),
             end: Instant::ZERO + net.duration,
             seed: net.seed,
-            interval: net.record.interval,
             node_names: net.nodes,
             link_names,
             queue_descriptions,
@@ -228,23 +173,14 @@ impl Simulator {
             packet_ids: Vec::with_capacity(4096),
             hops: Vec::with_capacity(4096),
             free: Vec::with_capacity(4096),
-            counters: vec![FlowCounters::default(); n_flows],
-            counters_at_bin: vec![(FlowCounters::default(), 0); n_flows],
-            links_at_bin: vec![LinkCounters::default(); n_links],
-            bin_start: Instant::ZERO,
-            flow_series: FlowSeries::default(),
-            link_series: LinkSeries::default(),
-            metrics: net.record.metrics.then(MetricRecords::default),
-            trace: net.record.packets.then(PacketTrace::default),
-            pcaps,
+            rec,
             events: 0,
             packets: 0,
         };
-        if !sim.interval.is_zero() {
-            sim.cal.schedule(
-                Instant::ZERO + sim.interval.min(net.duration),
-                Event::Sample,
-            );
+        let interval = sim.rec.interval();
+        if !interval.is_zero() {
+            sim.cal
+                .schedule(Instant::ZERO + interval.min(net.duration), Event::Sample);
         }
         for ep in 0..sim.endpoints.len() {
             sim.service(ep, Instant::ZERO);
@@ -293,7 +229,7 @@ impl Simulator {
                         self.start_tx(link as usize, now);
                     }
                 }
-                Event::Depart { ep, slot } => self.depart(ep as usize, slot, now),
+                Event::Depart { slot } => self.depart(slot, now),
                 Event::Endpoint { ep } => self.endpoint_timer(ep as usize, now),
                 Event::Sample => self.sample(now),
             }
@@ -307,15 +243,7 @@ impl Simulator {
     }
 
     fn sink_for(&mut self, ep: usize) -> (&mut AnyEndpoint, FlowSink<'_>) {
-        let flow = ep / 2;
-        (
-            &mut self.endpoints[ep],
-            FlowSink {
-                flow: flow as u32,
-                counters: &mut self.counters[flow],
-                records: self.metrics.as_mut(),
-            },
-        )
+        (&mut self.endpoints[ep], self.rec.sink(ep / 2))
     }
 
     fn endpoint_timer(&mut self, ep: usize, now: Instant) {
@@ -366,27 +294,15 @@ impl Simulator {
         let meta = &mut self.flows[ep / 2];
         if ep.is_multiple_of(2) && !meta.overhead.is_zero() {
             let at = meta.departure(now);
-            self.cal.schedule(
-                at,
-                Event::Depart {
-                    ep: ep as u32,
-                    slot,
-                },
-            );
+            self.cal.schedule(at, Event::Depart { slot });
         } else {
-            self.depart(ep, slot, now);
+            self.depart(slot, now);
         }
     }
 
-    /// A packet leaves the host of endpoint `ep`.
-    fn depart(&mut self, ep: usize, slot: u32, now: Instant) {
-        let flow = ep / 2;
-        let pkt = &self.arena[slot as usize];
-        if pkt.direction == Direction::Forward {
-            let c = &mut self.counters[flow];
-            c.packets_sent += 1;
-            c.bytes_sent += pkt.size.as_bytes();
-        }
+    /// A packet leaves its sender's host.
+    fn depart(&mut self, slot: u32, now: Instant) {
+        self.rec.sent(&self.arena[slot as usize]);
         self.forward(slot, now);
     }
 
@@ -407,16 +323,8 @@ impl Simulator {
     }
 
     fn deliver(&mut self, pkt: &Packet, now: Instant) {
-        let flow = pkt.flow.index();
-        let ep = match pkt.direction {
-            Direction::Forward => {
-                let c = &mut self.counters[flow];
-                c.packets_delivered += 1;
-                c.bytes_delivered += pkt.size.as_bytes();
-                2 * flow + 1
-            }
-            Direction::Reverse => 2 * flow,
-        };
+        self.rec.delivered(pkt);
+        let ep = 2 * pkt.flow.index() + usize::from(pkt.direction == Direction::Forward);
         let (endpoint, mut sink) = self.sink_for(ep);
         endpoint.handle_packet(now, pkt, &mut sink);
         self.service(ep, now);
@@ -458,10 +366,7 @@ impl Simulator {
     /// Counts a lost packet against its flow, traces it and frees its slot.
     fn lose(&mut self, event: PacketEvent, link: usize, slot: u32, now: Instant) {
         self.trace_event(event, link, slot, now);
-        let pkt = &self.arena[slot as usize];
-        if pkt.direction == Direction::Forward {
-            self.counters[pkt.flow.index()].packets_dropped += 1;
-        }
+        self.rec.lost(&self.arena[slot as usize]);
         self.free.push(slot);
     }
 
@@ -493,11 +398,10 @@ impl Simulator {
                     l.wake_scheduled = true;
                 }
                 self.trace_event(PacketEvent::Transmit, link, q.slot, now);
-                if let Some(w) = self.pcaps[link].as_mut() {
-                    let pkt = &self.arena[q.slot as usize];
-                    let meta = &self.flows[pkt.flow.index()];
-                    w.write(now, pkt, meta.src, meta.dst, meta.tcp_segment);
-                }
+                let pkt = &self.arena[q.slot as usize];
+                let meta = &self.flows[pkt.flow.index()];
+                self.rec
+                    .capture(link, now, pkt, (meta.src, meta.dst), meta.tcp_segment);
                 if corrupted {
                     self.lose(PacketEvent::Corrupt, link, q.slot, now);
                 } else {
@@ -532,145 +436,41 @@ impl Simulator {
     /// Records a packet event if the per-packet trace is on (a branch, and nothing else, when off).
     #[inline]
     fn trace_event(&mut self, event: PacketEvent, link: usize, slot: u32, now: Instant) {
-        if self.trace.is_some() {
-            self.record_trace(event, link, slot, now);
+        if self.rec.tracing() {
+            let (pkt, id) = (&self.arena[slot as usize], self.packet_ids[slot as usize]);
+            self.rec.trace(event, link, now, id, pkt);
         }
     }
 
-    #[cold]
-    #[inline(never)]
-    fn record_trace(&mut self, event: PacketEvent, link: usize, slot: u32, now: Instant) {
-        let Some(tr) = self.trace.as_mut() else {
-            return;
-        };
-        let p = &self.arena[slot as usize];
-        let seq = p.header.trace_seq();
-        tr.t.push(now.as_secs_f64());
-        tr.t_ns.push(now.as_nanos());
-        tr.packet_id.push(self.packet_ids[slot as usize]);
-        tr.event.push(event);
-        tr.link_id.push(link as u32);
-        tr.flow_id.push(p.flow.0);
-        tr.seq.push(seq);
-        tr.size.push(p.size.as_bytes() as u32);
-        tr.reverse.push(p.direction == Direction::Reverse);
-    }
-
     fn sample(&mut self, now: Instant) {
-        self.record_bin(now);
-        let next = now + self.interval;
+        self.rec.close_bin(now, &self.endpoints, &self.links);
+        let next = now + self.rec.interval();
         if now < self.end {
             self.cal.schedule(next.min(self.end), Event::Sample);
         }
     }
 
-    /// Closes the bin `[bin_start, now)` of every series.
-    fn record_bin(&mut self, now: Instant) {
-        if now <= self.bin_start {
-            return;
-        }
-        let (t0, t1) = (self.bin_start.as_secs_f64(), now.as_secs_f64());
-        let s = &mut self.flow_series;
-        for (flow, c) in self.counters.iter().enumerate() {
-            let goodput = self.endpoints[2 * flow + 1].stats().app_bytes_received;
-            let (prev, prev_goodput) = self.counters_at_bin[flow];
-            s.flow_id.push(flow as u32);
-            s.t_start.push(t0);
-            s.t_end.push(t1);
-            s.packets_sent.push(c.packets_sent - prev.packets_sent);
-            s.bytes_sent.push(c.bytes_sent - prev.bytes_sent);
-            s.packets_delivered
-                .push(c.packets_delivered - prev.packets_delivered);
-            s.bytes_delivered
-                .push(c.bytes_delivered - prev.bytes_delivered);
-            s.goodput_bytes.push(goodput - prev_goodput);
-            s.packets_dropped
-                .push(c.packets_dropped - prev.packets_dropped);
-            let n = c.rtt_samples - prev.rtt_samples;
-            s.rtt_mean_s.push(if n == 0 {
-                f64::NAN
-            } else {
-                (c.rtt_sum - prev.rtt_sum) / n as f64
-            });
-            self.counters_at_bin[flow] = (*c, goodput);
-        }
-        let s = &mut self.link_series;
-        for (i, l) in self.links.iter().enumerate() {
-            let prev = self.links_at_bin[i];
-            let c = l.counters;
-            s.link_id.push(i as u32);
-            s.t_start.push(t0);
-            s.t_end.push(t1);
-            s.queue_packets.push(l.queue.len_packets() as u64);
-            s.queue_bytes.push(l.queue.len_bytes());
-            s.packets_forwarded
-                .push(c.packets_forwarded - prev.packets_forwarded);
-            s.bytes_forwarded
-                .push(c.bytes_forwarded - prev.bytes_forwarded);
-            s.packets_dropped.push(
-                c.packets_dropped + c.packets_corrupted
-                    - prev.packets_dropped
-                    - prev.packets_corrupted,
-            );
-            let cap = l.capacity_bits(self.bin_start, now);
-            let bits = (c.bytes_forwarded - prev.bytes_forwarded) as f64 * 8.0;
-            s.utilisation.push(if cap > 0.0 { bits / cap } else { 0.0 });
-            self.links_at_bin[i] = c;
-        }
-        self.bin_start = now;
-    }
-
     /// Closes the last bin and assembles the results.
     pub fn finish(mut self) -> RunOutput {
         let end = self.end;
-        if !self.interval.is_zero() {
-            self.record_bin(end);
+        if !self.rec.interval().is_zero() {
+            self.rec.close_bin(end, &self.endpoints, &self.links);
         }
         let flows = self
             .flows
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let c = &self.counters[i];
-                let sender = self.endpoints[2 * i].stats();
-                let receiver = self.endpoints[2 * i + 1].stats();
-                let stop = f.stop.unwrap_or(end).min(end);
-                let active = stop.saturating_since(f.start).as_secs_f64();
-                let per_sec = |bytes: u64| {
-                    if active > 0.0 {
-                        bytes as f64 * 8.0 / active
-                    } else {
-                        0.0
-                    }
+                let info = FlowInfo {
+                    name: &f.name,
+                    protocol: f.protocol,
+                    src: f.src,
+                    dst: f.dst,
+                    start: f.start,
+                    stop: f.stop,
                 };
-                FlowSummary {
-                    flow_id: i as u32,
-                    name: f.name.clone(),
-                    protocol: f.protocol.to_string(),
-                    src: self.node_names[f.src.index()].clone(),
-                    dst: self.node_names[f.dst.index()].clone(),
-                    start_s: f.start.as_secs_f64(),
-                    stop_s: stop.as_secs_f64(),
-                    packets_sent: c.packets_sent,
-                    bytes_sent: c.bytes_sent,
-                    packets_delivered: c.packets_delivered,
-                    bytes_delivered: c.bytes_delivered,
-                    goodput_bytes: receiver.app_bytes_received,
-                    packets_dropped: c.packets_dropped,
-                    retransmits: sender.retransmits,
-                    throughput_bps: per_sec(c.bytes_delivered),
-                    goodput_bps: per_sec(receiver.app_bytes_received),
-                    loss_rate: if c.packets_sent == 0 {
-                        0.0
-                    } else {
-                        c.packets_dropped as f64 / c.packets_sent as f64
-                    },
-                    mean_rtt_s: if c.rtt_samples == 0 {
-                        f64::NAN
-                    } else {
-                        c.rtt_sum / c.rtt_samples as f64
-                    },
-                }
+                self.rec
+                    .flow_summary(i, &info, &self.endpoints, &self.node_names, end)
             })
             .collect();
         let links = self
@@ -678,35 +478,11 @@ impl Simulator {
             .iter()
             .enumerate()
             .map(|(i, l)| {
-                let cap = l.capacity_bits(Instant::ZERO, end);
-                LinkSummary {
-                    link_id: i as u32,
-                    name: self.link_names[i].clone(),
-                    src: self.node_names[l.from.index()].clone(),
-                    dst: self.node_names[l.to.index()].clone(),
-                    rate_bps: l.capacity.base().as_bps_f64(),
-                    delay_s: l.delay.as_secs_f64(),
-                    queue: self.queue_descriptions[i].clone(),
-                    packets_forwarded: l.counters.packets_forwarded,
-                    bytes_forwarded: l.counters.bytes_forwarded,
-                    packets_dropped: l.counters.packets_dropped,
-                    packets_corrupted: l.counters.packets_corrupted,
-                    utilisation: if cap > 0.0 {
-                        l.counters.bytes_forwarded as f64 * 8.0 / cap
-                    } else {
-                        0.0
-                    },
-                    mean_queue_packets: l.mean_queue(end),
-                }
+                let (name, queue) = (&self.link_names[i], &self.queue_descriptions[i]);
+                Recorder::link_summary(i, l, name, queue, &self.node_names, end)
             })
             .collect();
-        let pcaps = self
-            .pcaps
-            .into_iter()
-            .enumerate()
-            .filter_map(|(i, w)| w.map(|w| (self.link_names[i].clone(), w.into_bytes())))
-            .collect();
-        RunOutput {
+        let out = RunOutput {
             duration: end.saturating_since(Instant::ZERO),
             seed: self.seed,
             events: self.events,
@@ -715,11 +491,8 @@ impl Simulator {
             link_names: self.link_names,
             flows,
             links,
-            flow_series: self.flow_series,
-            link_series: self.link_series,
-            metrics: self.metrics.unwrap_or_default(),
-            packet_trace: self.trace,
-            pcaps,
-        }
+            ..RunOutput::default()
+        };
+        self.rec.into_output(out)
     }
 }

@@ -1,0 +1,342 @@
+//! The recording stage: what the engine reports as it runs (packets sent, delivered, lost,
+//! traced or captured; metric records; bin boundaries) becomes counters, interval series, the
+//! packet trace and pcap captures, and at the end the per-flow and per-link summaries of the
+//! [`RunOutput`]. The event loop calls it and never touches a series or a table itself.
+
+use fairstream_core::{Duration, Instant, NodeId};
+use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Metric, MetricSink, Packet};
+
+use crate::RecordConfig;
+use crate::link::{Link, LinkCounters};
+use crate::pcap::PcapWriter;
+use crate::record::{
+    FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, PacketEvent, PacketTrace,
+    RunOutput,
+};
+
+/// Cumulative counters of one flow.
+#[derive(Debug, Clone, Copy, Default)]
+struct FlowCounters {
+    packets_sent: u64,
+    bytes_sent: u64,
+    packets_delivered: u64,
+    bytes_delivered: u64,
+    packets_dropped: u64,
+    rtt_sum: f64,
+    rtt_samples: u64,
+}
+
+/// Routes a flow's metric records into its counters and, if enabled, the metric table.
+pub(crate) struct FlowSink<'a> {
+    flow: u32,
+    counters: &'a mut FlowCounters,
+    records: Option<&'a mut MetricRecords>,
+}
+
+impl MetricSink for FlowSink<'_> {
+    #[inline]
+    fn record(&mut self, now: Instant, metric: Metric) {
+        if let Metric::RttSample(d) = metric {
+            self.counters.rtt_sum += d.as_secs_f64();
+            self.counters.rtt_samples += 1;
+        }
+        if let Some(r) = self.records.as_deref_mut() {
+            r.t.push(now.as_secs_f64());
+            r.flow_id.push(self.flow);
+            r.metric.push(metric.name());
+            r.value.push(metric.value());
+        }
+    }
+}
+
+/// What the summaries say about a flow besides its counters.
+pub(crate) struct FlowInfo<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) protocol: &'a str,
+    pub(crate) src: NodeId,
+    pub(crate) dst: NodeId,
+    pub(crate) start: Instant,
+    pub(crate) stop: Option<Instant>,
+}
+
+/// Everything a run records.
+pub(crate) struct Recorder {
+    interval: Duration,
+    counters: Vec<FlowCounters>,
+    /// Counters and goodput at the start of the open bin.
+    counters_at_bin: Vec<(FlowCounters, u64)>,
+    links_at_bin: Vec<LinkCounters>,
+    bin_start: Instant,
+    flow_series: FlowSeries,
+    link_series: LinkSeries,
+    metrics: Option<MetricRecords>,
+    trace: Option<PacketTrace>,
+    pcaps: Vec<Option<PcapWriter>>,
+}
+
+impl Recorder {
+    /// A recorder for `flows` flows and `links` links, recording what `config` asks for.
+    pub(crate) fn new(config: &RecordConfig, flows: usize, links: usize) -> Self {
+        let mut pcaps: Vec<Option<PcapWriter>> = vec![None; links];
+        for l in &config.pcap {
+            if let Some(p) = pcaps.get_mut(l.index()) {
+                *p = Some(PcapWriter::new());
+            }
+        }
+        Self {
+            interval: config.interval,
+            counters: vec![FlowCounters::default(); flows],
+            counters_at_bin: vec![(FlowCounters::default(), 0); flows],
+            links_at_bin: vec![LinkCounters::default(); links],
+            bin_start: Instant::ZERO,
+            flow_series: FlowSeries::default(),
+            link_series: LinkSeries::default(),
+            metrics: config.metrics.then(MetricRecords::default),
+            trace: config.packets.then(PacketTrace::default),
+            pcaps,
+        }
+    }
+
+    /// The width of the interval series' bins (zero: no series).
+    pub(crate) fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// The metric sink of `flow`'s endpoints.
+    #[inline]
+    pub(crate) fn sink(&mut self, flow: usize) -> FlowSink<'_> {
+        FlowSink {
+            flow: flow as u32,
+            counters: &mut self.counters[flow],
+            records: self.metrics.as_mut(),
+        }
+    }
+
+    /// A packet left its sender's host.
+    #[inline]
+    pub(crate) fn sent(&mut self, pkt: &Packet) {
+        if pkt.direction == Direction::Forward {
+            let c = &mut self.counters[pkt.flow.index()];
+            c.packets_sent += 1;
+            c.bytes_sent += pkt.size.as_bytes();
+        }
+    }
+
+    /// A packet reached its destination.
+    #[inline]
+    pub(crate) fn delivered(&mut self, pkt: &Packet) {
+        if pkt.direction == Direction::Forward {
+            let c = &mut self.counters[pkt.flow.index()];
+            c.packets_delivered += 1;
+            c.bytes_delivered += pkt.size.as_bytes();
+        }
+    }
+
+    /// A packet was lost (to a queue or to a link's error model).
+    #[inline]
+    pub(crate) fn lost(&mut self, pkt: &Packet) {
+        if pkt.direction == Direction::Forward {
+            self.counters[pkt.flow.index()].packets_dropped += 1;
+        }
+    }
+
+    /// Whether the per-packet trace is on (a branch, and nothing else, when off).
+    #[inline]
+    pub(crate) fn tracing(&self) -> bool {
+        self.trace.is_some()
+    }
+
+    /// Adds packet `id`'s `event` at `link` to the trace (if on).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn trace(
+        &mut self,
+        event: PacketEvent,
+        link: usize,
+        now: Instant,
+        id: u64,
+        p: &Packet,
+    ) {
+        let Some(tr) = self.trace.as_mut() else {
+            return;
+        };
+        tr.t.push(now.as_secs_f64());
+        tr.t_ns.push(now.as_nanos());
+        tr.packet_id.push(id);
+        tr.event.push(event);
+        tr.link_id.push(link as u32);
+        tr.flow_id.push(p.flow.0);
+        tr.seq.push(p.header.trace_seq());
+        tr.size.push(p.size.as_bytes() as u32);
+        tr.reverse.push(p.direction == Direction::Reverse);
+    }
+
+    /// Writes a packet transmitted on `link` to its pcap capture, if the link has one.
+    #[inline]
+    pub(crate) fn capture(
+        &mut self,
+        link: usize,
+        now: Instant,
+        p: &Packet,
+        ends: (NodeId, NodeId),
+        segment: u64,
+    ) {
+        if let Some(w) = self.pcaps[link].as_mut() {
+            w.write(now, p, ends.0, ends.1, segment);
+        }
+    }
+
+    /// Closes the bin `[bin_start, now)` of every series.
+    pub(crate) fn close_bin(&mut self, now: Instant, endpoints: &[AnyEndpoint], links: &[Link]) {
+        if now <= self.bin_start {
+            return;
+        }
+        let (t0, t1) = (self.bin_start.as_secs_f64(), now.as_secs_f64());
+        let s = &mut self.flow_series;
+        for (flow, c) in self.counters.iter().enumerate() {
+            let goodput = endpoints[2 * flow + 1].stats().app_bytes_received;
+            let (prev, prev_goodput) = self.counters_at_bin[flow];
+            s.flow_id.push(flow as u32);
+            s.t_start.push(t0);
+            s.t_end.push(t1);
+            s.packets_sent.push(c.packets_sent - prev.packets_sent);
+            s.bytes_sent.push(c.bytes_sent - prev.bytes_sent);
+            s.packets_delivered
+                .push(c.packets_delivered - prev.packets_delivered);
+            s.bytes_delivered
+                .push(c.bytes_delivered - prev.bytes_delivered);
+            s.goodput_bytes.push(goodput - prev_goodput);
+            s.packets_dropped
+                .push(c.packets_dropped - prev.packets_dropped);
+            let n = c.rtt_samples - prev.rtt_samples;
+            s.rtt_mean_s.push(if n == 0 {
+                f64::NAN
+            } else {
+                (c.rtt_sum - prev.rtt_sum) / n as f64
+            });
+            self.counters_at_bin[flow] = (*c, goodput);
+        }
+        let s = &mut self.link_series;
+        for (i, l) in links.iter().enumerate() {
+            let prev = self.links_at_bin[i];
+            let c = l.counters;
+            s.link_id.push(i as u32);
+            s.t_start.push(t0);
+            s.t_end.push(t1);
+            s.queue_packets.push(l.queue.len_packets() as u64);
+            s.queue_bytes.push(l.queue.len_bytes());
+            s.packets_forwarded
+                .push(c.packets_forwarded - prev.packets_forwarded);
+            s.bytes_forwarded
+                .push(c.bytes_forwarded - prev.bytes_forwarded);
+            s.packets_dropped.push(
+                c.packets_dropped + c.packets_corrupted
+                    - prev.packets_dropped
+                    - prev.packets_corrupted,
+            );
+            let cap = l.capacity_bits(self.bin_start, now);
+            let bits = (c.bytes_forwarded - prev.bytes_forwarded) as f64 * 8.0;
+            s.utilisation.push(if cap > 0.0 { bits / cap } else { 0.0 });
+            self.links_at_bin[i] = c;
+        }
+        self.bin_start = now;
+    }
+
+    /// The summary of flow `i`, described by `f`, at the end of a run ending at `end`.
+    pub(crate) fn flow_summary(
+        &self,
+        i: usize,
+        f: &FlowInfo<'_>,
+        endpoints: &[AnyEndpoint],
+        node_names: &[String],
+        end: Instant,
+    ) -> FlowSummary {
+        let c = &self.counters[i];
+        let sender = endpoints[2 * i].stats();
+        let receiver = endpoints[2 * i + 1].stats();
+        let stop = f.stop.unwrap_or(end).min(end);
+        let active = stop.saturating_since(f.start).as_secs_f64();
+        let per_sec = |bytes: u64| {
+            if active > 0.0 {
+                bytes as f64 * 8.0 / active
+            } else {
+                0.0
+            }
+        };
+        FlowSummary {
+            flow_id: i as u32,
+            name: f.name.to_string(),
+            protocol: f.protocol.to_string(),
+            src: node_names[f.src.index()].clone(),
+            dst: node_names[f.dst.index()].clone(),
+            start_s: f.start.as_secs_f64(),
+            stop_s: stop.as_secs_f64(),
+            packets_sent: c.packets_sent,
+            bytes_sent: c.bytes_sent,
+            packets_delivered: c.packets_delivered,
+            bytes_delivered: c.bytes_delivered,
+            goodput_bytes: receiver.app_bytes_received,
+            packets_dropped: c.packets_dropped,
+            retransmits: sender.retransmits,
+            throughput_bps: per_sec(c.bytes_delivered),
+            goodput_bps: per_sec(receiver.app_bytes_received),
+            loss_rate: if c.packets_sent == 0 {
+                0.0
+            } else {
+                c.packets_dropped as f64 / c.packets_sent as f64
+            },
+            mean_rtt_s: if c.rtt_samples == 0 {
+                f64::NAN
+            } else {
+                c.rtt_sum / c.rtt_samples as f64
+            },
+        }
+    }
+
+    /// The summary of link `i` (named `name`, its queue described as `queue`) at `end`.
+    pub(crate) fn link_summary(
+        i: usize,
+        l: &Link,
+        name: &str,
+        queue: &str,
+        node_names: &[String],
+        end: Instant,
+    ) -> LinkSummary {
+        let cap = l.capacity_bits(Instant::ZERO, end);
+        LinkSummary {
+            link_id: i as u32,
+            name: name.to_string(),
+            src: node_names[l.from.index()].clone(),
+            dst: node_names[l.to.index()].clone(),
+            rate_bps: l.capacity.base().as_bps_f64(),
+            delay_s: l.delay.as_secs_f64(),
+            queue: queue.to_string(),
+            packets_forwarded: l.counters.packets_forwarded,
+            bytes_forwarded: l.counters.bytes_forwarded,
+            packets_dropped: l.counters.packets_dropped,
+            packets_corrupted: l.counters.packets_corrupted,
+            utilisation: if cap > 0.0 {
+                l.counters.bytes_forwarded as f64 * 8.0 / cap
+            } else {
+                0.0
+            },
+            mean_queue_packets: l.mean_queue(end),
+        }
+    }
+
+    /// Hands the series, metric records, trace and captures to `out` (whose summaries the
+    /// caller filled in).
+    pub(crate) fn into_output(self, mut out: RunOutput) -> RunOutput {
+        out.pcaps = self
+            .pcaps
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, w)| w.map(|w| (out.link_names[i].clone(), w.into_bytes())))
+            .collect();
+        out.flow_series = self.flow_series;
+        out.link_series = self.link_series;
+        out.metrics = self.metrics.unwrap_or_default();
+        out.packet_trace = self.trace;
+        out
+    }
+}
