@@ -65,102 +65,111 @@ pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<Qu
     only(&["fq"], FQ_KEYS, &q)?;
     only(&["red", "droptail"], &["preset"], &q)?;
     let config = match kind {
-        "red" => {
-            let base = match q.choice("preset", &["ns2", "floyd-jacobson", "ns2-classic"], "ns2")? {
-                "floyd-jacobson" => RedConfig::floyd_jacobson_1993(),
-                "ns2-classic" => RedConfig::ns2_classic(),
-                _ => RedConfig::default(),
-            };
-            let limit = read_limit(&mut q, rate, base.limit)?;
-            let min_th = q.opt_float("min_th", 0.0, 1e9)?.or(base.min_th);
-            let max_th = q.opt_float("max_th", 0.0, 1e9)?.or(base.max_th);
-            if let (Some(lo), Some(hi)) = (min_th, max_th)
-                && hi <= lo
-            {
-                return Err(q.error("max_th", format!("must be above min_th ({lo})")));
-            }
-            let max_p = q.opt_float("max_p", 0.0, 1.0)?.unwrap_or(base.max_p);
-            let q_weight = q.opt_float("w_q", 0.0, 1.0)?.or(base.q_weight);
-            let gentle = q.bool_or("gentle", base.gentle)?;
-            let wait = q.bool_or("wait", base.wait)?;
-            let byte_mode = q.bool_or("bytes", base.byte_mode)?;
-            let queue_in_bytes = q.bool_or("queue_in_bytes", base.queue_in_bytes)?;
-            let mean_pktsize: DataSize = q.unit_or("mean_pktsize", base.mean_pktsize)?;
-            if mean_pktsize.as_bytes() == 0 {
-                return Err(q.error("mean_pktsize", "must be at least one byte"));
-            }
-            let target_delay: Duration = q.unit_or("target_delay", base.target_delay)?;
-            for (key, v) in [("min_th", min_th), ("max_th", max_th), ("w_q", q_weight)] {
-                q.out.insert(
-                    key.into(),
-                    v.map_or_else(|| Value::String("auto".into()), Value::Float),
-                );
-            }
-            q.out.insert("max_p".into(), Value::Float(max_p));
-            QueueConfig::Red(RedConfig {
-                q_weight,
-                min_th,
-                max_th,
-                max_p,
-                gentle,
-                wait,
-                byte_mode,
-                queue_in_bytes,
-                mean_pktsize,
-                target_delay,
-                limit,
-            })
-        }
+        "red" => read_red(&mut q, rate)?,
         "fq" => read_fq(&mut q, rate)?,
-        "tbf" => {
-            let tbf_rate: Bitrate = q.req_unit("rate")?;
-            let burst: DataSize = q.req_unit("burst")?;
-            let limit: DataSize = q.req_unit("limit")?;
-            let peak_rate: Option<Bitrate> = q.opt_unit("peak_rate")?;
-            let mtu: Option<DataSize> = q.opt_unit("mtu")?;
-            if tbf_rate.is_zero() {
-                return Err(q.error("rate", "a token bucket's rate must be above zero"));
-            }
-            if burst.as_bytes() == 0 {
-                return Err(q.error("burst", "a token bucket must hold at least one byte"));
-            }
-            if peak_rate.is_some() != mtu.is_some() {
-                return Err(q.error(
-                    if peak_rate.is_some() {
-                        "mtu"
-                    } else {
-                        "peak_rate"
-                    },
-                    "give both `peak_rate` and `mtu`, or neither",
-                ));
-            }
-            QueueConfig::Tbf(TbfConfig {
-                rate: tbf_rate,
-                burst,
-                limit,
-                peak_rate,
-                mtu,
-            })
-        }
-        _ => {
-            let counting = match q.choice("preset", &["pfifo", "ns2"], "pfifo")? {
-                "ns2" => LimitCounting::Ns2,
-                _ => LimitCounting::Waiting,
-            };
-            let limit = read_limit(&mut q, rate, QueueLimit::Packets(DEFAULT_LIMIT))?;
-            if counting == LimitCounting::Ns2 && limit == QueueLimit::Packets(1) {
-                return Err(q.error(
-                    "limit",
-                    "ns-2 counting holds `limit - 1` packets waiting, so a limit of 1 drops \
-                     every packet that finds the link busy; use at least 2",
-                ));
-            }
-            QueueConfig::DropTail { limit, counting }
-        }
+        "tbf" => read_tbf(&mut q)?,
+        _ => read_droptail(&mut q, rate)?,
     };
     link.out
         .insert("queue".into(), Value::Table(std::mem::take(&mut q.out)));
     Ok(config)
+}
+
+/// Reads a RED queue: a preset, then any parameter that overrides it.
+fn read_red(q: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
+    let base = match q.choice("preset", &["ns2", "floyd-jacobson", "ns2-classic"], "ns2")? {
+        "floyd-jacobson" => RedConfig::floyd_jacobson_1993(),
+        "ns2-classic" => RedConfig::ns2_classic(),
+        _ => RedConfig::default(),
+    };
+    let limit = read_limit(q, rate, base.limit)?;
+    let min_th = q.opt_float("min_th", 0.0, 1e9)?.or(base.min_th);
+    let max_th = q.opt_float("max_th", 0.0, 1e9)?.or(base.max_th);
+    if let (Some(lo), Some(hi)) = (min_th, max_th)
+        && hi <= lo
+    {
+        return Err(q.error("max_th", format!("must be above min_th ({lo})")));
+    }
+    let max_p = q.opt_float("max_p", 0.0, 1.0)?.unwrap_or(base.max_p);
+    let q_weight = q.opt_float("w_q", 0.0, 1.0)?.or(base.q_weight);
+    let gentle = q.bool_or("gentle", base.gentle)?;
+    let wait = q.bool_or("wait", base.wait)?;
+    let byte_mode = q.bool_or("bytes", base.byte_mode)?;
+    let queue_in_bytes = q.bool_or("queue_in_bytes", base.queue_in_bytes)?;
+    let mean_pktsize: DataSize = q.unit_or("mean_pktsize", base.mean_pktsize)?;
+    if mean_pktsize.as_bytes() == 0 {
+        return Err(q.error("mean_pktsize", "must be at least one byte"));
+    }
+    let target_delay: Duration = q.unit_or("target_delay", base.target_delay)?;
+    for (key, v) in [("min_th", min_th), ("max_th", max_th), ("w_q", q_weight)] {
+        q.out.insert(
+            key.into(),
+            v.map_or_else(|| Value::String("auto".into()), Value::Float),
+        );
+    }
+    q.out.insert("max_p".into(), Value::Float(max_p));
+    Ok(QueueConfig::Red(RedConfig {
+        q_weight,
+        min_th,
+        max_th,
+        max_p,
+        gentle,
+        wait,
+        byte_mode,
+        queue_in_bytes,
+        mean_pktsize,
+        target_delay,
+        limit,
+    }))
+}
+
+/// Reads a token bucket filter (Linux `tbf`): rate, burst, limit, optional peak rate and mtu.
+fn read_tbf(q: &mut Section<'_, '_>) -> Result<QueueConfig> {
+    let tbf_rate: Bitrate = q.req_unit("rate")?;
+    let burst: DataSize = q.req_unit("burst")?;
+    let limit: DataSize = q.req_unit("limit")?;
+    let peak_rate: Option<Bitrate> = q.opt_unit("peak_rate")?;
+    let mtu: Option<DataSize> = q.opt_unit("mtu")?;
+    if tbf_rate.is_zero() {
+        return Err(q.error("rate", "a token bucket's rate must be above zero"));
+    }
+    if burst.as_bytes() == 0 {
+        return Err(q.error("burst", "a token bucket must hold at least one byte"));
+    }
+    if peak_rate.is_some() != mtu.is_some() {
+        return Err(q.error(
+            if peak_rate.is_some() {
+                "mtu"
+            } else {
+                "peak_rate"
+            },
+            "give both `peak_rate` and `mtu`, or neither",
+        ));
+    }
+    Ok(QueueConfig::Tbf(TbfConfig {
+        rate: tbf_rate,
+        burst,
+        limit,
+        peak_rate,
+        mtu,
+    }))
+}
+
+/// Reads a drop-tail queue: its limit and which packets count against it.
+fn read_droptail(q: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
+    let counting = match q.choice("preset", &["pfifo", "ns2"], "pfifo")? {
+        "ns2" => LimitCounting::Ns2,
+        _ => LimitCounting::Waiting,
+    };
+    let limit = read_limit(q, rate, QueueLimit::Packets(DEFAULT_LIMIT))?;
+    if counting == LimitCounting::Ns2 && limit == QueueLimit::Packets(1) {
+        return Err(q.error(
+            "limit",
+            "ns-2 counting holds `limit - 1` packets waiting, so a limit of 1 drops \
+             every packet that finds the link busy; use at least 2",
+        ));
+    }
+    Ok(QueueConfig::DropTail { limit, counting })
 }
 
 /// Reads a fair queue's `quantum`, `flow_limit` and `limit` (both in packets).

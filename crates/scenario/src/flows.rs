@@ -9,7 +9,7 @@ use toml::Value;
 use toml::de::DeValue;
 
 use crate::error::ScenarioError;
-use crate::protocols::READERS;
+use crate::protocols::{ProtocolReader, READERS};
 use crate::reader::{Result, Section};
 use crate::topology::NodeIndex;
 
@@ -36,20 +36,8 @@ pub(crate) fn read_flow(
     end: Duration,
     warnings: &mut Vec<ScenarioError>,
 ) -> Result<()> {
-    let names: Vec<&'static str> = READERS.iter().map(|r| r.name).collect();
-    let protocol = f.choice("protocol", &names, names[0])?;
-    let Some(reader) = READERS.iter().find(|r| r.name == protocol) else {
-        return Err(f.error("protocol", "no reader for this protocol"));
-    };
-    let own = (reader.keys)();
-    for other in READERS.iter().filter(|r| r.name != protocol) {
-        if let Some(key) = (other.keys)()
-            .into_iter()
-            .find(|k| !own.contains(k) && f.raw(k).is_some())
-        {
-            return Err(f.error(key, format!("does not apply to {protocol} flows")));
-        }
-    }
+    let reader = choose_reader(f)?;
+    let protocol = reader.name;
     let count = f.int_or("count", 1, 1_000_000, 1)? as usize;
     let first = net.flows.len();
     let name = f.opt_str("name", "a flow name")?.map_or_else(
@@ -106,7 +94,7 @@ pub(crate) fn read_flow(
                 format!("the flow starts and ends at node `{}`", subst(to)),
             ));
         }
-        let mut spec = FlowSpec {
+        let spec = FlowSpec {
             name: subst(&name),
             src,
             dst,
@@ -116,18 +104,48 @@ pub(crate) fn read_flow(
             overhead,
             route: None,
         };
-        match net.route(routes, &spec) {
-            Ok(route) => spec.route = Some(route),
-            Err((a, b)) => {
-                let (na, nb) = (&net.nodes[a.index()], &net.nodes[b.index()]);
-                return Err(f.error(
-                    "to",
-                    format!("no route from `{na}` to `{nb}`; add links that join them"),
-                ));
-            }
-        }
-        net.add_flow(spec);
+        add_routed(f, routes, net, spec)?;
     }
+    Ok(())
+}
+
+/// The reader of the flow's `protocol`, after checking that no key of another protocol is set.
+fn choose_reader(f: &mut Section<'_, '_>) -> Result<&'static ProtocolReader> {
+    let names: Vec<&'static str> = READERS.iter().map(|r| r.name).collect();
+    let protocol = f.choice("protocol", &names, names[0])?;
+    let Some(reader) = READERS.iter().find(|r| r.name == protocol) else {
+        return Err(f.error("protocol", "no reader for this protocol"));
+    };
+    let own = (reader.keys)();
+    for other in READERS.iter().filter(|r| r.name != protocol) {
+        if let Some(key) = (other.keys)()
+            .into_iter()
+            .find(|k| !own.contains(k) && f.raw(k).is_some())
+        {
+            return Err(f.error(key, format!("does not apply to {protocol} flows")));
+        }
+    }
+    Ok(reader)
+}
+
+/// Finds `spec`'s route (the error names the nodes that cannot be joined) and adds it to `net`.
+fn add_routed(
+    f: &Section<'_, '_>,
+    routes: &Routes,
+    net: &mut Network,
+    mut spec: FlowSpec,
+) -> Result<()> {
+    match net.route(routes, &spec) {
+        Ok(route) => spec.route = Some(route),
+        Err((a, b)) => {
+            let (na, nb) = (&net.nodes[a.index()], &net.nodes[b.index()]);
+            return Err(f.error(
+                "to",
+                format!("no route from `{na}` to `{nb}`; add links that join them"),
+            ));
+        }
+    }
+    net.add_flow(spec);
     Ok(())
 }
 
