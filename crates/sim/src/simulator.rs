@@ -139,7 +139,7 @@ impl Simulator {
         let link_names = (0..net.links.len())
             .map(|i| net.link_name(LinkId(i as u32)))
             .collect();
-        let queue_descriptions = net.links.iter().map(|l| format!("{:?}", l.queue)).collect();
+        let queue_descriptions = net.links.iter().map(|l| l.queue.to_string()).collect();
         let links: Vec<Link> = net
             .links
             .iter()

@@ -71,6 +71,50 @@ pub enum QueueConfig {
     Fq(FqConfig),
 }
 
+impl std::fmt::Display for QueueLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Packets(n) => write!(f, "{n} packets"),
+            Self::Bytes(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+impl std::fmt::Display for QueueConfig {
+    /// One line a person reads in results, e.g. `droptail 99 packets (pfifo)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::DropTail { limit, counting } => {
+                write!(f, "droptail {limit} ({})", counting.keyword())
+            }
+            Self::Red(c) => {
+                let th = |v: Option<f64>| v.map_or_else(|| "auto".to_string(), |x| format!("{x}"));
+                write!(
+                    f,
+                    "red {} min_th {} max_th {} max_p {}{}",
+                    c.limit,
+                    th(c.min_th),
+                    th(c.max_th),
+                    c.max_p,
+                    if c.gentle { " gentle" } else { "" }
+                )
+            }
+            Self::Tbf(c) => {
+                write!(f, "tbf rate {} burst {} limit {}", c.rate, c.burst, c.limit)?;
+                match (c.peak_rate, c.mtu) {
+                    (Some(p), Some(m)) => write!(f, " peak {p} mtu {m}"),
+                    _ => Ok(()),
+                }
+            }
+            Self::Fq(c) => write!(
+                f,
+                "fq {} packets, {} per flow, quantum {}",
+                c.limit, c.flow_limit, c.quantum
+            ),
+        }
+    }
+}
+
 /// A built queue discipline.
 #[derive(Clone, Debug)]
 pub enum Queue {
