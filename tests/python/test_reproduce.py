@@ -104,9 +104,10 @@ def test_quick_reproduce_reports_the_phase_spread(reproduced: Path, exp_id: str)
         assert set(row["replicas"]) == {"values", "min", "max"}
     assert res["phase_sensitive"] == sum(c["phase_sensitive"] for c in res["checks"])
     for replica in res["phase"]["replicas"]:
-        for key in res["runs"]:
+        for key, canonical_dir in res["runs"].items():
             run = RunResult(reproduced / exp_id / replica["dir"] / key)
-            assert run.summary["seed"] == res["seed"] + replica["replica"] * REPLICA_SEED_STEP
+            canonical = RunResult(reproduced / exp_id / canonical_dir)  # points may set their own seed
+            assert run.summary["seed"] == canonical.summary["seed"] + replica["replica"] * REPLICA_SEED_STEP
             assert f"perturb_delays = {PHASE_PERTURBATION}" in run.resolved_toml
 
 

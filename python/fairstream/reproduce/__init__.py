@@ -5,10 +5,19 @@
 
 from __future__ import annotations
 
-from . import paper003, validation
+from . import binomial, engine_checks, fair_queue, paper003, validation
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
 
-EXPERIMENTS: dict[str, Experiment] = {e.id: e for e in (*paper003.EXPERIMENTS, *validation.EXPERIMENTS)}
+EXPERIMENTS: dict[str, Experiment] = {
+    e.id: e
+    for e in (
+        *paper003.EXPERIMENTS,
+        *fair_queue.EXPERIMENTS,
+        *validation.EXPERIMENTS,
+        *engine_checks.EXPERIMENTS,
+        *binomial.EXPERIMENTS,
+    )
+}
 
 __all__ = ["EXPERIMENTS", "Check", "Evaluation", "Experiment", "Figure", "Point", "Published", "get", "ids"]
 

@@ -1,0 +1,410 @@
+"""The FIFO audit: recomputes, from a run's packet trace, when a work-conserving link would have
+started each transmission, and counts the packets it sent later (or earlier) than that.
+
+For each link, packets leave in the order they were accepted, and the *k*-th transmission is due
+at the earliest instant ``t`` with
+
+- ``t ≥`` its arrival at the link (its ``+`` row);
+- ``t ≥`` the previous transmission's start plus that packet's serialisation time at the rate in
+  force when it started (rounded to the nearest nanosecond, as the engine does);
+- with a token bucket (``queue.kind = "tbf"``): ``t ≥`` the instant the bucket holds the packet's
+  size in tokens. The bucket (depth ``burst``) starts full and fills at ``rate``; it is charged at
+  each departure, and tokens are counted from the previous departure (tc-tbf(8), and
+  ``crates/net/src/queue/tbf.rs``). With a ``peak_rate``, a second bucket of depth ``mtu`` filled at
+  the peak rate must hold the packet too;
+- with a capacity schedule: the rate in force at ``t`` is not zero (a pause holds the queue).
+
+The previous start and the token state follow the *actual* departures, so each packet is judged
+on its own: one that leaves more than ``tol_ns`` after its due instant is *late* (a queue waited
+beside an idle transmitter), one that leaves before it is *early*. A packet accepted but never
+sent is late if it was due before the run ended. The order of departures is checked against the
+order of acceptance (a ``+`` row not followed by a ``d`` row of the same packet at that link).
+
+`audit_link` works on any DataFrame with the trace's columns ``t_ns``, ``packet_id``, ``event``
+and ``size`` (rows of one link, in trace order), so it can be tested on made-up traces;
+`audit_run` audits every link of a finished run, taking each link's rate, schedule and queue from
+the run's resolved scenario.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .. import tomlio
+from ..results import RunResult
+
+#: Tolerance of the audit: a start more than this after (or before) its due instant is flagged.
+TOL_NS = 1
+
+NS_PER_S = 1_000_000_000
+#: Token units per byte: the engine counts tokens in nanobits (10⁻⁹ bit).
+NANOBITS_PER_BYTE = 8 * NS_PER_S
+#: "Never" in nanoseconds (a zero rate with no step back up), still an int64.
+NEVER_NS = 2**62
+#: The rules that can set a packet's due start (`LinkAudit.binding`).
+RULES = ("arrival", "link", "tokens", "pause")
+
+
+@dataclass(frozen=True)
+class TokenBucket:
+    """A Linux-``tbf`` queue's buckets: `rate` and `burst`, and the optional peak bucket."""
+
+    rate_bps: int
+    burst_bytes: int
+    peak_bps: int | None = None
+    mtu_bytes: int = 1500
+
+
+@dataclass(frozen=True)
+class LinkModel:
+    """What the audit needs to know of a link: its base rate, capacity steps and token bucket.
+
+    `steps` are ``(t_ns, bps)`` pairs: from ``t_ns`` on the link runs at ``bps`` (a later step at
+    the same instant wins, as in the engine).
+    """
+
+    name: str
+    rate_bps: int
+    steps: tuple[tuple[int, int], ...] = ()
+    tbf: TokenBucket | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "steps", tuple(sorted(self.steps, key=lambda s: s[0])))
+
+    @property
+    def constant(self) -> bool:
+        return not self.steps
+
+    def rate_at(self, t_ns: int) -> int:
+        """The rate in force at `t_ns`."""
+        i = bisect.bisect_right([s[0] for s in self.steps], t_ns)
+        return self.rate_bps if i == 0 else self.steps[i - 1][1]
+
+    def next_nonzero(self, t_ns: int) -> int | None:
+        """The first step after `t_ns` to a non-zero rate, if any."""
+        return next((t for t, r in self.steps if t > t_ns and r > 0), None)
+
+
+def tx_ns(size_bytes: int, bps: int) -> int:
+    """Nanoseconds to serialise `size_bytes` at `bps`, rounded to the nearest (the engine's rule)."""
+    return (size_bytes * 8 * NS_PER_S + bps // 2) // bps
+
+
+@dataclass
+class LinkAudit:
+    """The audit of one link: packets checked, and those that broke the rule."""
+
+    link: str
+    packets: int = 0
+    late: int = 0
+    early: int = 0
+    reordered: int = 0
+    stranded: int = 0
+    max_late_ns: int = 0
+    max_early_ns: int = 0
+    #: actual − due start, ns, of every transmission (the figure's histogram).
+    deviations: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
+    #: up to a few offending packets: (packet_id, actual_ns, due_ns).
+    examples: list[tuple[int, int, int]] = field(default_factory=list)
+    #: how many due starts each rule set: the packet's arrival (an idle link), the previous
+    #: transmission (a busy link), the token bucket, or the end of a pause.
+    binding: dict[str, int] = field(default_factory=lambda: dict.fromkeys(RULES, 0))
+
+    @property
+    def ok(self) -> bool:
+        return self.late == 0 and self.early == 0 and self.reordered == 0
+
+    def to_row(self) -> dict[str, Any]:
+        return {
+            "link": self.link,
+            "packets": self.packets,
+            "late": self.late,
+            "early": self.early,
+            "reordered": self.reordered,
+            "stranded": self.stranded,
+            "max_late_ns": self.max_late_ns,
+            "max_early_ns": self.max_early_ns,
+        }
+
+
+def audit_link(
+    rows: pl.DataFrame, model: LinkModel, end_ns: int | None = None, tol_ns: int = TOL_NS
+) -> LinkAudit:
+    """Audits the trace rows of one link (in trace order) against `model`.
+
+    `end_ns`: when the run ended; a packet accepted but not sent by then is late if it was due
+    before. None skips that check.
+    """
+    out = LinkAudit(model.name)
+    ev = rows.select("t_ns", "packet_id", "event", "size").with_row_index("row")
+    plus = ev.filter(pl.col("event") == "+")
+    dropped = ev.filter(pl.col("event") == "d").select("packet_id")
+    accepted = plus.join(dropped, on="packet_id", how="anti").sort("row")
+    sent = ev.filter(pl.col("event") == "-").sort("row")
+    acc_ids = accepted["packet_id"].to_numpy()
+    sent_ids = sent["packet_id"].to_numpy()
+    n = len(sent_ids)
+    out.packets = n
+    if n > len(acc_ids):
+        raise ValueError(f"{model.name}: {n} transmissions but only {len(acc_ids)} packets accepted")
+    out.reordered = int(np.count_nonzero(acc_ids[:n] != sent_ids))
+    arrival_of = dict(zip(accepted["packet_id"].to_list(), accepted["t_ns"].to_list(), strict=True))
+    actual = sent["t_ns"].to_numpy().astype(np.int64)
+    sizes = sent["size"].to_numpy().astype(np.int64)
+    arrivals = np.array([arrival_of[i] for i in sent_ids.tolist()], dtype=np.int64)
+    if model.constant and model.tbf is None:
+        due, _ = _due_constant(actual, arrivals, sizes, model.rate_bps)
+        state = None
+        waits = due > arrivals
+        out.binding = {"arrival": int(n - waits.sum()), "link": int(waits.sum()), "tokens": 0, "pause": 0}
+    else:
+        due, state = _due_general(actual, arrivals, sizes, model, out.binding)
+    dev = actual - due
+    out.deviations = dev
+    late = dev > tol_ns
+    early = dev < -tol_ns
+    out.late = int(late.sum())
+    out.early = int(early.sum())
+    out.max_late_ns = int(dev.max()) if n and dev.max() > 0 else 0
+    out.max_early_ns = int(-dev.min()) if n and dev.min() < 0 else 0
+    bad = np.flatnonzero(late | early)[:5]
+    out.examples = [(int(sent_ids[i]), int(actual[i]), int(due[i])) for i in bad]
+    if end_ns is not None and len(acc_ids) > n:
+        head = int(acc_ids[n])
+        head_size = int(accepted["size"][n])
+        head_due = _next_due(model, arrival_of[head], head_size, actual, sizes, state)
+        if head_due < end_ns - tol_ns:
+            out.stranded = 1
+            out.late += 1
+            out.max_late_ns = max(out.max_late_ns, end_ns - head_due)
+            if len(out.examples) < 5:
+                out.examples.append((head, -1, head_due))
+    return out
+
+
+def _due_constant(
+    actual: np.ndarray, arrivals: np.ndarray, sizes: np.ndarray, bps: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Due starts on a constant-rate FIFO link, max(arrival, previous start + its serialisation),
+    and the instants the link freed."""
+    free = np.zeros_like(actual)
+    if len(actual):
+        free[1:] = actual[:-1] + (sizes[:-1] * 8 * NS_PER_S + bps // 2) // bps
+    return np.maximum(arrivals, free), free
+
+
+@dataclass
+class _Buckets:
+    """Token state as of the last departure (nanobits), as the engine keeps it."""
+
+    t_c: int
+    tokens: int
+    peak_tokens: int
+
+
+def _conform_ns(tb: TokenBucket, st: _Buckets, size: int) -> int:
+    """The first instant at which the bucket(s) hold `size` bytes of tokens."""
+    cost = size * NANOBITS_PER_BYTE
+    t = st.t_c
+    if st.tokens < cost:
+        t = st.t_c + _div_ceil(cost - st.tokens, tb.rate_bps) if tb.rate_bps else NEVER_NS
+    if tb.peak_bps is not None and st.peak_tokens < cost:
+        t = max(t, st.t_c + _div_ceil(cost - st.peak_tokens, tb.peak_bps))
+    return t
+
+
+def _charge(tb: TokenBucket, st: _Buckets, t_ns: int, size: int) -> None:
+    """Charges a departure of `size` bytes at `t_ns`."""
+    cost = size * NANOBITS_PER_BYTE
+    dt = max(0, t_ns - st.t_c)
+    st.tokens = min(st.tokens + tb.rate_bps * dt, tb.burst_bytes * NANOBITS_PER_BYTE) - cost
+    if tb.peak_bps is not None:
+        st.peak_tokens = min(st.peak_tokens + tb.peak_bps * dt, tb.mtu_bytes * NANOBITS_PER_BYTE) - cost
+    st.t_c = max(st.t_c, t_ns)
+
+
+def _div_ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _unpause(model: LinkModel, t: int) -> int:
+    """`t`, or the end of the pause `t` falls in."""
+    if model.rate_at(t) == 0:
+        nxt = model.next_nonzero(t)
+        return NEVER_NS if nxt is None else nxt
+    return t
+
+
+def _initial_buckets(model: LinkModel) -> _Buckets | None:
+    tb = model.tbf
+    if tb is None:
+        return None
+    return _Buckets(0, tb.burst_bytes * NANOBITS_PER_BYTE, tb.mtu_bytes * NANOBITS_PER_BYTE)
+
+
+def _due_general(
+    actual: np.ndarray, arrivals: np.ndarray, sizes: np.ndarray, model: LinkModel, binding: dict[str, int]
+) -> tuple[np.ndarray, tuple[int, _Buckets | None]]:
+    """Due starts with a token bucket and/or a capacity schedule (one packet at a time); counts
+    the rule that set each into `binding`."""
+    due = np.empty_like(actual)
+    free = 0
+    st = _initial_buckets(model)
+    for k, (t, a, size) in enumerate(zip(actual.tolist(), arrivals.tolist(), sizes.tolist(), strict=True)):
+        d, rule = (a, "arrival") if a >= free else (free, "link")
+        if model.tbf is not None and st is not None:
+            conform = _conform_ns(model.tbf, st, size)
+            if conform > d:
+                d, rule = conform, "tokens"
+            _charge(model.tbf, st, t, size)
+        unpaused = _unpause(model, d)
+        if unpaused != d:
+            d, rule = unpaused, "pause"
+        binding[rule] += 1
+        due[k] = d
+        rate = model.rate_at(t)
+        free = t + tx_ns(size, rate) if rate else NEVER_NS
+    return due, (free, st)
+
+
+def _next_due(
+    model: LinkModel,
+    arrival: int,
+    size: int,
+    actual: np.ndarray,
+    sizes: np.ndarray,
+    state: tuple[int, _Buckets | None] | None,
+) -> int:
+    """When the first packet left waiting at the end was due."""
+    if state is None:
+        free = int(actual[-1]) + tx_ns(int(sizes[-1]), model.rate_bps) if len(actual) else 0
+        return max(arrival, free)
+    free, st = state
+    d = max(arrival, free)
+    if model.tbf is not None and st is not None:
+        d = max(d, _conform_ns(model.tbf, st, size))
+    return _unpause(model, d)
+
+
+# --- link models from a run -----------------------------------------------------------------------
+
+_RATE_UNITS = {
+    "bps": 1,
+    "bit/s": 1,
+    "kbps": 10**3,
+    "kbit/s": 10**3,
+    "mbps": 10**6,
+    "mbit/s": 10**6,
+    "gbps": 10**9,
+    "gbit/s": 10**9,
+}
+_TIME_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9, "min": 60 * 10**9}
+_SIZE_UNITS = {"b": 1, "kb": 10**3, "kib": 2**10, "mb": 10**6, "mib": 2**20}
+_QUANTITY = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ/]+)\s*$")
+
+
+def _quantity(text: Any, units: dict[str, int], what: str) -> int:
+    """An exact integer quantity from a unit string (``"1.5Mbps"``, ``"500ms"``, ``"3000B"``)."""
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        raise ValueError(f"{what} {text!r} has no unit")
+    m = _QUANTITY.match(str(text))
+    unit = m.group(2).lower() if m else ""
+    if not m or unit not in units:
+        raise ValueError(f"cannot read {what} {text!r}")
+    value = Fraction(m.group(1)) * units[unit]
+    return round(value)
+
+
+def parse_rate(text: Any) -> int:
+    """Bit/s of a rate string such as ``"10Mbps"``."""
+    return _quantity(text, _RATE_UNITS, "rate")
+
+
+def parse_duration_ns(text: Any) -> int:
+    """Nanoseconds of a duration string such as ``"500ms"``."""
+    return _quantity(text, _TIME_UNITS, "duration")
+
+
+def parse_size(text: Any) -> int:
+    """Bytes of a size string such as ``"3000B"``."""
+    return _quantity(text, _SIZE_UNITS, "size")
+
+
+def _explicit_links(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Link name -> its table, for an explicit topology (``between`` gives both directions)."""
+    out: dict[str, dict[str, Any]] = {}
+    for link in doc.get("topology", {}).get("link", []):
+        if "between" in link:
+            a, b = link["between"]
+            out[f"{a}->{b}"] = link
+            out[f"{b}->{a}"] = link
+        else:
+            out[f"{link['from']}->{link['to']}"] = link
+    return out
+
+
+def model_from_table(name: str, link: dict[str, Any]) -> LinkModel:
+    """The audit's model of a link table of a (resolved) scenario."""
+    steps = tuple((parse_duration_ns(s["at"]), parse_rate(s["rate"])) for s in link.get("schedule", []))
+    tbf = None
+    queue = link.get("queue", {})
+    if queue.get("kind") == "tbf":
+        peak = queue.get("peak_rate")
+        tbf = TokenBucket(
+            parse_rate(queue["rate"]),
+            parse_size(queue["burst"]),
+            parse_rate(peak) if peak is not None else None,
+            parse_size(queue.get("mtu", "1500B")),
+        )
+    return LinkModel(name, parse_rate(link["rate"]), steps, tbf)
+
+
+def link_models(run: RunResult) -> dict[str, LinkModel]:
+    """Every link of `run`, by name.
+
+    Rates, schedules and token buckets come from the resolved scenario's explicit links; links of
+    a helper topology (dumbbell, chain, ...) are taken as constant-rate FIFO links at the rate in
+    summary.json, and a helper topology with a token bucket or a schedule is refused.
+    """
+    doc = tomlio.loads(run.resolved_toml)
+    topology = doc.get("topology", {})
+    explicit = _explicit_links(doc) if topology.get("kind", "explicit") == "explicit" else {}
+    helper_schedule = any(isinstance(t, dict) and t.get("schedule") for t in topology.values())
+    out = {}
+    for link in run.summary["links"]:
+        name = link["name"]
+        if name in explicit:
+            out[name] = model_from_table(name, explicit[name])
+        elif str(link.get("queue", "")).startswith("Tbf") or helper_schedule:
+            raise ValueError(f"{name}: the audit models token buckets and schedules of explicit links only")
+        else:
+            out[name] = LinkModel(name, round(link["rate_bps"]))
+    return out
+
+
+def audit_run(run: RunResult, tol_ns: int = TOL_NS) -> list[LinkAudit]:
+    """Audits every link of `run` (which must have recorded ``[record] packets = true``)."""
+    trace = run.packets
+    if trace.is_empty() or "t_ns" not in trace.columns:
+        raise ValueError(f"{run.output_dir}: no packet trace with t_ns (set [record] packets = true)")
+    end_ns = round(run.summary["duration_s"] * NS_PER_S)
+    models = link_models(run)
+    names = {link["link_id"]: link["name"] for link in run.summary["links"]}
+    out = []
+    for (link_id,), rows in trace.partition_by("link_id", maintain_order=True, as_dict=True).items():
+        out.append(audit_link(rows, models[names[int(link_id)]], end_ns, tol_ns))
+    return sorted(out, key=lambda a: a.link)
+
+
+def totals(audits: Sequence[LinkAudit]) -> dict[str, int]:
+    """Sums over links: packets, late, early, reordered, stranded."""
+    keys = ("packets", "late", "early", "reordered", "stranded")
+    return {k: sum(getattr(a, k) for a in audits) for k in keys}
