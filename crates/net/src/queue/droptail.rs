@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use fairstream_core::Instant;
+use fairstream_core::{DataSize, Instant};
 
 use super::{Dequeue, QueueLimit, QueuedPacket};
 
@@ -120,7 +120,9 @@ impl LimitCounting {
 #[derive(Clone, Debug)]
 pub struct DropTail {
     limit: QueueLimit,
-    counting: LimitCounting,
+    /// The limit on the packets waiting that `limit` comes to under its counting (ns-2's
+    /// counting holds one packet, or one byte, less).
+    waiting_limit: QueueLimit,
     fifo: Fifo,
 }
 
@@ -132,9 +134,18 @@ impl DropTail {
 
     /// An empty drop-tail queue with `limit`, counted as `counting` says.
     pub fn with_counting(limit: QueueLimit, counting: LimitCounting) -> Self {
+        let waiting_limit = match (counting, limit) {
+            (LimitCounting::Waiting, l) => l,
+            (LimitCounting::Ns2, QueueLimit::Packets(n)) => {
+                QueueLimit::Packets(n.saturating_sub(1))
+            }
+            (LimitCounting::Ns2, QueueLimit::Bytes(b)) => {
+                QueueLimit::Bytes(DataSize::bytes(b.as_bytes().saturating_sub(1)))
+            }
+        };
         Self {
             limit,
-            counting,
+            waiting_limit,
             fifo: Fifo::for_limit(limit),
         }
     }
@@ -142,16 +153,7 @@ impl DropTail {
     /// Offers `pkt`; gives it back as `Err` if it does not fit.
     #[inline]
     pub fn enqueue(&mut self, _now: Instant, pkt: QueuedPacket) -> Result<(), QueuedPacket> {
-        let fits = match (self.counting, self.limit) {
-            (LimitCounting::Waiting, limit) => self.fifo.fits(limit, pkt.size),
-            (LimitCounting::Ns2, QueueLimit::Packets(n)) => {
-                (self.fifo.len() as u64) + 1 < u64::from(n)
-            }
-            (LimitCounting::Ns2, QueueLimit::Bytes(b)) => {
-                self.fifo.bytes() + u64::from(pkt.size) < b.as_bytes()
-            }
-        };
-        if fits {
+        if self.fifo.fits(self.waiting_limit, pkt.size) {
             self.fifo.push(pkt);
             Ok(())
         } else {
