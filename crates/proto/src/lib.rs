@@ -28,6 +28,7 @@ mod metric;
 mod packet;
 mod protocols;
 pub mod tcp;
+pub mod wire;
 pub use cbr::{CbrConfig, CbrSource, OnOff, UdpSink};
 pub use endpoint::{Endpoint, EndpointStats};
 pub use metric::{Metric, MetricSink, NullSink, VecSink};

@@ -5,12 +5,12 @@
 //! (`LINKTYPE_RAW`, nanosecond timestamps) truncated after the transport header: the
 //! original length is the simulated size. Node `i` has the address `10.a.b.c` with
 //! `a.b.c = i + 1`; a flow's source port is `10000 + flow` and its destination port `5000 + flow`.
-//! TCP sequence and acknowledgement numbers are byte offsets built from packet numbers and
-//! `segment`, the flow's data payload per packet, so that Wireshark's sequence analysis finds
-//! the SYN, every data segment and the ACKs that cover them consistent.
+//! Each header writes its own transport header (`fairstream_proto::wire`); this module adds
+//! the IPv4 header and the pcap record around it.
 
 use fairstream_core::{Instant, NodeId};
-use fairstream_proto::{Direction, Header, Packet};
+use fairstream_proto::wire::{MAX_TRANSPORT_HEADER, TransportContext};
+use fairstream_proto::{Direction, Packet};
 
 const MAGIC_NANOS: u32 = 0xa1b2_3c4d;
 const LINKTYPE_RAW: u32 = 101;
@@ -72,37 +72,15 @@ impl PcapWriter {
                 10_000 + packet.flow.0,
             ),
         };
-        let mut hdr = [0u8; 40];
-        let (proto, transport_len) = match &packet.header {
-            Header::Tcp(seg) => {
-                let t = &mut hdr[20..40];
-                t[0..2].copy_from_slice(&(sport as u16).to_be_bytes());
-                t[2..4].copy_from_slice(&(dport as u16).to_be_bytes());
-                // The SYN takes sequence number 0; data packet n then covers bytes from
-                // `byte(n - 1)` and the cumulative ACK of packet a asks for `byte(a)`, with
-                // `byte(k) = 1 + k·segment` in TCP's wrapping 32-bit space.
-                let byte = |k: i64| (1 + k.wrapping_mul(segment as i64)) as u32;
-                let seq = match (seg.is_ack, seg.flags.syn) {
-                    (true, _) | (false, true) => 0,
-                    (false, false) => byte(seg.seq - 1),
-                };
-                let ack = if seg.is_ack { byte(seg.ack) } else { 0 };
-                t[4..8].copy_from_slice(&seq.to_be_bytes());
-                t[8..12].copy_from_slice(&ack.to_be_bytes());
-                t[12] = 5 << 4;
-                t[13] = if seg.flags.syn { 0x02 } else { 0x10 };
-                t[14..16].copy_from_slice(&65_535u16.to_be_bytes());
-                (6u8, 20usize)
-            }
-            Header::Udp(_) => {
-                let t = &mut hdr[20..28];
-                t[0..2].copy_from_slice(&(sport as u16).to_be_bytes());
-                t[2..4].copy_from_slice(&(dport as u16).to_be_bytes());
-                let len = (packet.size.as_bytes().saturating_sub(20)).min(65_535) as u16;
-                t[4..6].copy_from_slice(&len.to_be_bytes());
-                (17u8, 8usize)
-            }
+        let mut hdr = [0u8; 20 + MAX_TRANSPORT_HEADER];
+        let ctx = TransportContext {
+            sport: sport as u16,
+            dport: dport as u16,
+            segment,
+            ip_len: packet.size.as_bytes(),
         };
+        let transport_len = packet.header.emit_transport(&ctx, &mut hdr[20..]);
+        let proto = packet.header.ip_protocol();
         let total = packet.size.as_bytes().min(65_535) as u16;
         let ip = &mut hdr[0..20];
         ip[0] = 0x45;
@@ -147,7 +125,7 @@ fn ipv4_checksum(header: &[u8]) -> u16 {
 mod tests {
     use super::*;
     use fairstream_core::{DataSize, FlowId};
-    use fairstream_proto::{TcpFlags, TcpSegment};
+    use fairstream_proto::{Header, TcpFlags, TcpSegment};
 
     #[test]
     fn writes_header_and_records() {
