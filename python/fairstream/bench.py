@@ -1,40 +1,75 @@
-"""`fairstream bench`: the benchmarks B1-B3 against their ns-3.48 reference numbers.
+"""`fairstream bench`: the benchmarks B1-B3 in fairstream and in ns-3, side by side, on this machine.
 
-Each repeat runs in a fresh child process (`fairstream.bench_worker`, which imports only
-`fairstream._core` and writes no Parquet); the child reports the run's wall time, event count and
-(on Linux) its peak resident memory from /proc (VmHWM); elsewhere the parent takes the child's
-ru_maxrss from ``os.wait4``. Scenarios live in ``fairstream/scenarios/bench/``.
+For each benchmark and each of ``repeat`` rounds, three fresh processes run one after the other:
+
+1. ``python -m fairstream.bench_worker`` builds and runs the scenario with `fairstream._core`
+   alone and reports the in-process simulation time (build + run), the event count, its memory
+   and the run's summary (the per-flow results and the resolved scenario);
+2. ``python -m fairstream run SCENARIO -o DIR``, the whole command a user runs (start-up,
+   simulation, results written), timed and measured from outside;
+3. with the ``ns3`` extra installed, ``python -m fairstream.bench_ns3``: the same network and flows
+   in ns-3 (same links and queues, same packet sizes, the flow start times fairstream drew, TCP
+   settings chosen to model the same thing; see `fairstream.bench_ns3`), which reports its
+   bindings import, set-up and ``Simulator::Run()`` times, its results and its memory.
+
+Every child is started through `fairstream.bench_timer`, a small process that measures the wall
+time and the peak resident memory (``ru_maxrss``) of exactly that command; the in-process children
+also read their own memory from /proc.
+
+Both simulators' results are compared (`agreement`): per-flow goodput within ±10 %, Jain's index
+within 0.05, bottleneck drops within ±15 %; every criterion that fails is named. Times are shown
+as the median and the range (min-max) over the rounds; nothing is divided by a figure measured
+elsewhere. Before measuring, `wait_for_idle` waits (up to a limit) for the machine's 1-minute load
+to fall below 0.5 and the report says whether it did.
+
+`run_scaling` runs B2's shape with 8 to 1024 flows in fairstream (optionally in ns-3 too).
+Scenarios live in ``fairstream/scenarios/bench/``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import tomlio
+from . import bench_ns3, tomlio
 from .scenario import packaged, with_overrides
-from .table import format_table
 
 #: Simulated duration of every benchmark under ``--quick`` (a smoke test, not a measurement).
 QUICK_DURATION = "2s"
 
+#: Agreement criteria: relative per-flow goodput difference, absolute Jain's index difference,
+#: relative bottleneck-drop difference (both relative to fairstream's value).
+GOODPUT_TOLERANCE = 0.10
+JAIN_TOLERANCE = 0.05
+DROPS_TOLERANCE = 0.15
+
+#: The machine counts as idle below this 1-minute load average.
+IDLE_LOAD = 0.5
+
+#: Flow counts of the scaling row (B2's shape).
+SCALING_FLOWS = (8, 64, 256, 1024)
+
+#: Progress callback: one line of text.
+Progress = Callable[[str], None]
+
 
 @dataclass(frozen=True)
 class Benchmark:
-    """A benchmark scenario and the ns-3.48 numbers it is compared with."""
+    """A benchmark scenario shipped with the package."""
 
     id: str
     description: str
-    ns3_wall_s: float
-    ns3_mb: float
 
     def path(self) -> Path:
         return packaged("bench", f"{self.id}.toml")
@@ -43,116 +78,468 @@ class Benchmark:
 BENCHMARKS: dict[str, Benchmark] = {
     b.id: b
     for b in (
-        Benchmark("B1", "dumbbell, 2 NewReno flows, 11 Mbps / 1 ms bottleneck, 300 s", 5.29, 19.0),
-        Benchmark("B2", "dumbbell, 64 NewReno flows, 100 Mbps / 10 ms bottleneck, 60 s", 22.7, 93.0),
-        Benchmark("B3", "20 Mbps UDP CBR into a 10 Mbps / 10 ms bottleneck, 300 s", 2.95, 16.5),
+        Benchmark("B1", "dumbbell, 2 NewReno flows, 11 Mbps / 1 ms bottleneck, 300 s"),
+        Benchmark("B2", "dumbbell, 64 NewReno flows, 100 Mbps / 10 ms bottleneck, 60 s"),
+        Benchmark("B3", "20 Mbps UDP CBR into a 10 Mbps / 10 ms bottleneck, 300 s"),
     )
 }
 
-HEADERS = ("benchmark", "wall s (median)", "events/s", "peak MB", "ns-3 wall s", "speed-up ×", "ns-3 MB")
+
+# --------------------------------------------------------------------------- scenarios
 
 
-def run_once(bench: Benchmark, quick: bool = False) -> dict[str, Any]:
-    """One run of `bench` in a fresh child process: the child's report plus ``peak_kib``."""
+def scenario_text(
+    bench: Benchmark, duration: str | None = None, overrides: Mapping[str, Any] | None = None
+) -> str:
+    """The benchmark's scenario, with its duration and any dotted-path `overrides` replaced."""
     text = bench.path().read_text(encoding="utf-8")
-    if quick:
-        text = tomlio.dumps(with_overrides(tomlio.loads(text), {"duration": QUICK_DURATION}))
-    package_root = str(Path(__file__).resolve().parent.parent)
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p),
-    }
-    with tempfile.TemporaryFile() as errors:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "fairstream.bench_worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errors,
-            env=env,
-        )
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            proc.stdin.write(json.dumps({"text": text, "filename": str(bench.path())}).encode())
-            proc.stdin.close()
-        except BrokenPipeError:  # the child died early; its exit status tells why
-            pass
-        out = proc.stdout.read()
-        proc.stdout.close()
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode != 0:
-            errors.seek(0)
-            message = errors.read().decode(errors="replace")
-            raise RuntimeError(f"benchmark {bench.id} failed (exit {proc.returncode}):\n{message}")
-    report = json.loads(out)
-    # ru_maxrss is in KiB on Linux, in bytes on macOS; on Linux it also holds the parent's
-    # high-water mark from before exec, so the child's own VmHWM is preferred.
-    report["ru_maxrss_kib"] = usage.ru_maxrss / 1024 if sys.platform == "darwin" else usage.ru_maxrss
-    report["peak_kib"] = report.get("vmhwm_kib") or report["ru_maxrss_kib"]
-    return report
+    changes = dict(overrides or {})
+    if duration is not None:
+        changes["duration"] = duration
+    if not changes:
+        return text
+    return tomlio.dumps(with_overrides(tomlio.loads(text), changes))
 
 
-def run_benchmarks(
-    ids: list[str] | None = None, repeat: int = 3, quick: bool = False
-) -> list[dict[str, Any]]:
-    """Runs each benchmark `repeat` times; one row per benchmark (median wall, max peak memory)."""
-    chosen = [_get(i) for i in ids] if ids else list(BENCHMARKS.values())
-    if repeat < 1:
-        raise ValueError("--repeat must be at least 1")
-    rows = []
-    for bench in chosen:
-        runs = [run_once(bench, quick) for _ in range(repeat)]
-        wall = statistics.median(r["wall_s"] for r in runs)
-        peak_mb = max(r["peak_kib"] for r in runs) / 1024
-        rows.append(
-            {
-                "benchmark": bench.id,
-                "description": bench.description,
-                "quick": quick,
-                "repeat": repeat,
-                "wall_s": wall,
-                "wall_s_all": [r["wall_s"] for r in runs],
-                "events": runs[0]["events"],
-                "packets": runs[0]["packets"],
-                "sim_duration_s": runs[0]["sim_duration_s"],
-                "events_per_s": runs[0]["events"] / wall if wall > 0 else None,
-                "peak_mb": peak_mb,
-                "ns3_wall_s": bench.ns3_wall_s,
-                "speedup": None if quick or wall <= 0 else bench.ns3_wall_s / wall,
-                "ns3_mb": bench.ns3_mb,
-            }
-        )
-    return rows
-
-
-def format_rows(rows: list[dict[str, Any]]) -> str:
-    """The results table; speed-up is left out (—) in quick mode, where durations differ from ns-3's."""
-    return format_table(
-        HEADERS,
-        [
-            [
-                r["benchmark"],
-                r["wall_s"],
-                round(r["events_per_s"]) if r["events_per_s"] is not None else None,
-                r["peak_mb"],
-                r["ns3_wall_s"],
-                r["speedup"],
-                r["ns3_mb"],
-            ]
-            for r in rows
-        ],
+def scaling_text(flows: int, duration: str | None = None) -> str:
+    """B2's shape with `flows` hosts per side and `flows` flows."""
+    return scenario_text(
+        BENCHMARKS["B2"],
+        duration,
+        {"name": f"B2-{flows}", "topology.hosts": flows, "flow.0.count": flows},
     )
 
 
-def write_json(path: str | os.PathLike[str], rows: list[dict[str, Any]]) -> None:
-    """Saves the rows with the machine they ran on."""
-    doc = {
+# --------------------------------------------------------------------------- processes
+
+
+def _env() -> dict[str, str]:
+    package_root = str(Path(__file__).resolve().parent.parent)
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p),
+    }
+
+
+def _run_child(
+    command: Sequence[str], stdin: bytes | None, cwd: str | os.PathLike[str] | None, what: str
+) -> tuple[bytes, dict[str, Any]]:
+    """Runs `command` through bench_timer; returns its stdout and the timer's report."""
+    timer = Path(__file__).with_name("bench_timer.py")
+    with tempfile.TemporaryDirectory(prefix="fairstream-bench-") as tmp:
+        report_path = Path(tmp) / "timer.json"
+        with tempfile.TemporaryFile() as errors:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(timer), str(report_path), "--", *command],
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                cwd=cwd,
+                env=_env(),
+            )
+            out, _ = proc.communicate(stdin)
+            if proc.returncode != 0 or not report_path.exists():
+                errors.seek(0)
+                message = errors.read().decode(errors="replace")[-4000:]
+                raise RuntimeError(f"{what} failed (exit {proc.returncode}):\n{message}")
+        timing = json.loads(report_path.read_text(encoding="utf-8"))
+    return out, timing
+
+
+def run_fairstream(text: str, filename: str) -> dict[str, Any]:
+    """One in-process run of a scenario in a fresh `bench_worker` child; its report."""
+    job = json.dumps({"text": text, "filename": filename}).encode()
+    out, timing = _run_child([sys.executable, "-m", "fairstream.bench_worker"], job, None, f"{filename}")
+    report = json.loads(out)
+    report["peak_kib"] = report.get("vmhwm_kib") or timing["maxrss_kib"]
+    return report
+
+
+def run_cli(text: str, name: str) -> dict[str, Any]:
+    """``python -m fairstream run SCENARIO -o DIR -q`` as a whole process: wall time and peak memory."""
+    with tempfile.TemporaryDirectory(prefix="fairstream-bench-") as tmp:
+        scenario = Path(tmp) / f"{name}.toml"
+        scenario.write_text(text, encoding="utf-8")
+        command = [
+            sys.executable,
+            "-m",
+            "fairstream",
+            "run",
+            str(scenario),
+            "-o",
+            str(Path(tmp) / "out"),
+            "-q",
+        ]
+        _, timing = _run_child(command, None, tmp, f"fairstream run {name}")
+        written = sorted(p.name for p in (Path(tmp) / "out").iterdir())
+    return {"wall_s": timing["wall_s"], "peak_kib": timing["maxrss_kib"], "files": written}
+
+
+def run_ns3(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """One ns-3 run of `spec` in a fresh process; its report plus the whole process's wall time and peak."""
+    # The bindings search their libraries recursively below the working directory: start the
+    # child in an empty one.
+    with tempfile.TemporaryDirectory(prefix="fairstream-ns3-") as tmp:
+        out, timing = _run_child(
+            [sys.executable, "-m", "fairstream.bench_ns3"],
+            json.dumps(spec).encode(),
+            tmp,
+            f"ns-3 {spec['name']}",
+        )
+    report = json.loads(out)
+    report["process_wall_s"] = timing["wall_s"]
+    report["process_peak_kib"] = max(timing["maxrss_kib"], report.get("vmhwm_kib") or 0)
+    return report
+
+
+# --------------------------------------------------------------------------- the machine
+
+
+def load_average() -> float | None:
+    """The 1-minute load average (None where the platform has none)."""
+    try:
+        return os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return None
+
+
+def wait_for_idle(
+    max_wait_s: float, threshold: float = IDLE_LOAD, poll_s: float = 5.0, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Waits up to `max_wait_s` for the 1-minute load to fall below `threshold`.
+
+    Returns ``{"load": ..., "idle": ..., "waited_s": ...}``; idle is None when the load is unknown.
+    """
+    started = time.monotonic()
+    load = load_average()
+    announced = False
+    while load is not None and load >= threshold and time.monotonic() - started < max_wait_s:
+        if progress and not announced:
+            progress(f"waiting up to {max_wait_s:g} s for the machine to be idle (1-min load {load:.2f})")
+            announced = True
+        time.sleep(min(poll_s, max(0.0, max_wait_s - (time.monotonic() - started))))
+        load = load_average()
+    return {
+        "load": load,
+        "idle": None if load is None else load < threshold,
+        "waited_s": time.monotonic() - started,
+        "threshold": threshold,
+    }
+
+
+def machine() -> dict[str, Any]:
+    """What the benchmarks ran on."""
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return {
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "machine": platform.machine(),
+        "cpu": cpu,
         "cpu_count": os.cpu_count(),
-        "benchmarks": rows,
     }
+
+
+def ns3_info() -> dict[str, Any] | None:
+    """The installed ns-3 (version and build), or None without the ``ns3`` extra."""
+    if not bench_ns3.available():
+        return None
+    return {"version": bench_ns3.version(), "build": bench_ns3.BUILD_NOTE}
+
+
+# --------------------------------------------------------------------------- agreement
+
+
+def jain(values: Sequence[float]) -> float:
+    """Jain's fairness index, as the core computes it (1.0 for all zero; NaN for no flows)."""
+    from ._core import jain as core_jain
+
+    return core_jain([float(v) for v in values])
+
+
+def relative(ours: float, theirs: float) -> float:
+    """(theirs − ours) / ours: how far ns-3's value is from fairstream's, as a fraction."""
+    if ours == 0:
+        return 0.0 if theirs == 0 else math.inf
+    return (theirs - ours) / ours
+
+
+def agreement(
+    fairstream: Mapping[str, Any],
+    ns3: Mapping[str, Any],
+    goodput_tolerance: float = GOODPUT_TOLERANCE,
+    jain_tolerance: float = JAIN_TOLERANCE,
+    drops_tolerance: float = DROPS_TOLERANCE,
+) -> dict[str, Any]:
+    """Compares two simulators' results of one scenario.
+
+    Each side is ``{"flows": [{"name", "goodput_bps"}, ...], "drops": int}`` with the flows in
+    the same order. Differences are relative to fairstream's value. Returns the per-flow rows,
+    Jain's index and drops of both, ``failed`` (one sentence per criterion that failed) and
+    ``agree`` (no criterion failed).
+    """
+    ours, theirs = list(fairstream["flows"]), list(ns3["flows"])
+    if [f["name"] for f in ours] != [f["name"] for f in theirs]:
+        raise ValueError("the two simulators' flows differ")
+    flows = []
+    for a, b in zip(ours, theirs, strict=True):
+        diff = relative(a["goodput_bps"], b["goodput_bps"])
+        flows.append(
+            {
+                "name": a["name"],
+                "fairstream_bps": a["goodput_bps"],
+                "ns3_bps": b["goodput_bps"],
+                "diff": diff,
+                "ok": abs(diff) <= goodput_tolerance,
+            }
+        )
+    jain_fs = jain([f["goodput_bps"] for f in ours])
+    jain_ns3 = jain([f["goodput_bps"] for f in theirs])
+    drops_diff = relative(fairstream["drops"], ns3["drops"])
+    result = {
+        "flows": flows,
+        "jain": {
+            "fairstream": jain_fs,
+            "ns3": jain_ns3,
+            "diff": jain_ns3 - jain_fs,
+            "ok": abs(jain_ns3 - jain_fs) <= jain_tolerance,
+        },
+        "drops": {
+            "fairstream": fairstream["drops"],
+            "ns3": ns3["drops"],
+            "diff": drops_diff,
+            "ok": abs(drops_diff) <= drops_tolerance,
+        },
+        "tolerances": {"goodput": goodput_tolerance, "jain": jain_tolerance, "drops": drops_tolerance},
+    }
+    failed = []
+    bad = [f for f in flows if not f["ok"]]
+    if bad:
+        worst = max(bad, key=lambda f: abs(f["diff"]))
+        failed.append(
+            f"per-flow goodput: {len(bad)} of {len(flows)} flow(s) differ by more than "
+            f"±{goodput_tolerance:.0%} (worst {worst['name']} {pct(worst['diff'])})"
+        )
+    if not result["jain"]["ok"]:
+        failed.append(f"Jain's index: {jain_fs:.4f} vs {jain_ns3:.4f} differ by more than {jain_tolerance:g}")
+    if not result["drops"]["ok"]:
+        failed.append(
+            f"bottleneck drops: {fairstream['drops']} vs {ns3['drops']} differ by {pct(drops_diff)} "
+            f"(more than ±{drops_tolerance:.0%})"
+        )
+    result["failed"] = failed
+    result["agree"] = not failed
+    return result
+
+
+def pct(x: float) -> str:
+    """A fraction as a signed percentage, e.g. ``+3.1 %``."""
+    return "∞ %" if math.isinf(x) else f"{x * 100:+.1f} %"
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _spread(values: Sequence[float]) -> dict[str, Any]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "all": list(values)}
+
+
+def run_benchmarks(
+    ids: Sequence[str] | None = None,
+    repeat: int = 3,
+    quick: bool = False,
+    duration: str | None = None,
+    ns3: bool | None = None,
+    progress: Progress | None = None,
+) -> list[dict[str, Any]]:
+    """Runs each benchmark `repeat` times in fairstream and (`ns3`: default when installed) ns-3.
+
+    `quick` shortens every run to `QUICK_DURATION` (a smoke test), `duration` to any duration.
+    Returns one row per benchmark (see the module docstring; `format_report` prints them).
+    """
+    if repeat < 1:
+        raise ValueError("--repeat must be at least 1")
+    chosen = [_get(i) for i in ids] if ids else list(BENCHMARKS.values())
+    with_ns3 = bench_ns3.available() if ns3 is None else ns3
+    if with_ns3 and not bench_ns3.available():
+        raise RuntimeError(f"ns-3 is not installed: {bench_ns3.INSTALL_HINT}")
+    if quick and duration is None:
+        duration = QUICK_DURATION
+    return [_run_one(bench, repeat, duration, with_ns3, progress) for bench in chosen]
+
+
+def _run_one(
+    bench: Benchmark, repeat: int, duration: str | None, with_ns3: bool, progress: Progress | None
+) -> dict[str, Any]:
+    text = scenario_text(bench, duration)
+    filename = str(bench.path())
+    sims: list[dict[str, Any]] = []
+    clis: list[dict[str, Any]] = []
+    ns3_runs: list[dict[str, Any]] = []
+    spec: dict[str, Any] | None = None
+    for k in range(repeat):
+        if progress:
+            progress(f"bench {bench.id}: round {k + 1}/{repeat}: fairstream")
+        sims.append(run_fairstream(text, filename))
+        clis.append(run_cli(text, bench.id))
+        if with_ns3:
+            if spec is None:
+                spec = bench_ns3.spec_from_run(sims[0]["resolved_toml"], {"flows": sims[0]["flows"]})
+            if progress:
+                progress(f"bench {bench.id}: round {k + 1}/{repeat}: ns-3")
+            ns3_runs.append(run_ns3(spec))
+    first = sims[0]
+    fs_walls = [s["wall_s"] for s in sims]
+    row: dict[str, Any] = {
+        "benchmark": bench.id,
+        "description": bench.description,
+        "duration_s": first["sim_duration_s"],
+        "repeat": repeat,
+        "fairstream": {
+            "sim_s": _spread(fs_walls),
+            "events": first["events"],
+            "events_per_s": first["events"] / statistics.median(fs_walls),
+            "packets": first["packets"],
+            "peak_mb": max(s["peak_kib"] for s in sims) / 1024,
+            "state_mb": _state_mb(first.get("rss_imported_kib"), first.get("rss_end_kib")),
+            "process_s": _spread([c["wall_s"] for c in clis]),
+            "process_peak_mb": max(c["peak_kib"] for c in clis) / 1024,
+            "flows": first["flows"],
+            "bottleneck_drops": first["bottleneck_drops"],
+            "repeatable": all(s["flows"] == first["flows"] for s in sims),
+        },
+        "ns3": None,
+        "agreement": None,
+    }
+    if ns3_runs:
+        assert spec is not None
+        n = ns3_runs[0]
+        sim_s = [r["wall_s"] for r in ns3_runs]
+        run_s = [r["run_s"] for r in ns3_runs]
+        row["ns3"] = {
+            "sim_s": _spread(sim_s),
+            "setup_s": _spread([r["setup_s"] for r in ns3_runs]),
+            "run_s": _spread(run_s),
+            "import_s": _spread([r["import_s"] for r in ns3_runs]),
+            "events": n["events"],
+            "events_per_s": n["events"] / statistics.median(run_s) if statistics.median(run_s) > 0 else None,
+            "process_s": _spread([r["process_wall_s"] for r in ns3_runs]),
+            "process_peak_mb": max(r["process_peak_kib"] for r in ns3_runs) / 1024,
+            "state_mb": _state_mb(n.get("rss_imported_kib"), n.get("rss_end_kib")),
+            "flows": n["flows"],
+            "bottleneck_drops": n["bottleneck_drops"],
+            "version": n.get("ns3_version"),
+            "settings": bench_ns3.settings(spec),
+            "repeatable": all(r["flows"] == n["flows"] for r in ns3_runs),
+        }
+        row["speedup"] = statistics.median(sim_s) / statistics.median(fs_walls)
+        row["agreement"] = agreement(
+            {"flows": first["flows"], "drops": first["bottleneck_drops"]},
+            {"flows": n["flows"], "drops": n["bottleneck_drops"]},
+        )
+    return row
+
+
+def _state_mb(before_kib: int | None, after_kib: int | None) -> float | None:
+    if before_kib is None or after_kib is None:
+        return None
+    return max(0, after_kib - before_kib) / 1024
+
+
+def run_scaling(
+    flows: Sequence[int] = SCALING_FLOWS,
+    repeat: int = 3,
+    quick: bool = False,
+    duration: str | None = None,
+    ns3: bool = False,
+    progress: Progress | None = None,
+) -> list[dict[str, Any]]:
+    """B2's shape at each flow count in fairstream (and, with `ns3`, one ns-3 run each)."""
+    if repeat < 1:
+        raise ValueError("--repeat must be at least 1")
+    if ns3 and not bench_ns3.available():
+        raise RuntimeError(f"ns-3 is not installed: {bench_ns3.INSTALL_HINT}")
+    if quick and duration is None:
+        duration = QUICK_DURATION
+    rows = []
+    for n in flows:
+        text = scaling_text(n, duration)
+        if progress:
+            progress(f"scaling: {n} flows, {repeat} run(s)")
+        runs = [run_fairstream(text, f"B2-{n}.toml") for _ in range(repeat)]
+        walls = [r["wall_s"] for r in runs]
+        row: dict[str, Any] = {
+            "flows": n,
+            "duration_s": runs[0]["sim_duration_s"],
+            "events": runs[0]["events"],
+            "sim_s": _spread(walls),
+            "events_per_s": runs[0]["events"] / statistics.median(walls),
+            "peak_mb": max(r["peak_kib"] for r in runs) / 1024,
+            "state_mb": _state_mb(runs[0].get("rss_imported_kib"), runs[0].get("rss_end_kib")),
+            "ns3": None,
+        }
+        if ns3:
+            if progress:
+                progress(f"scaling: {n} flows in ns-3")
+            spec = bench_ns3.spec_from_run(runs[0]["resolved_toml"], {"flows": runs[0]["flows"]})
+            r = run_ns3(spec)
+            row["ns3"] = {
+                "sim_s": r["wall_s"],
+                "run_s": r["run_s"],
+                "events": r["events"],
+                "events_per_s": r["events"] / r["run_s"] if r["run_s"] > 0 else None,
+                "peak_mb": r["process_peak_kib"] / 1024,
+                "state_mb": _state_mb(r.get("rss_imported_kib"), r.get("rss_end_kib")),
+            }
+        rows.append(row)
+    return rows
+
+
+def measure(
+    ids: Sequence[str] | None = None,
+    repeat: int = 3,
+    quick: bool = False,
+    duration: str | None = None,
+    ns3: bool | None = None,
+    scaling: bool = False,
+    idle_wait_s: float = 120.0,
+    progress: Progress | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """What `fairstream bench` does: waits for an idle machine, then runs the benchmarks (or, with
+    `scaling`, the scaling row; ns-3 there only when `ns3` is True). Returns (rows, meta)."""
+    if quick and duration is None:
+        duration = QUICK_DURATION
+    installed = ns3_info()
+    idle = wait_for_idle(idle_wait_s, progress=progress)
+    if idle["idle"] is False and progress:
+        progress(f"warning: the machine is not idle (1-min load {idle['load']:.2f}); measuring anyway")
+    if scaling:
+        rows = run_scaling(repeat=repeat, duration=duration, ns3=bool(ns3), progress=progress)
+    else:
+        rows = run_benchmarks(ids, repeat=repeat, duration=duration, ns3=ns3, progress=progress)
+    meta = {
+        "machine": machine(),
+        "idle": idle,
+        "load_after": load_average(),
+        "ns3": installed,
+        "ns3_skipped": installed is not None and not (ns3 or (ns3 is None and not scaling)),
+        "repeat": repeat,
+        "duration": duration,
+        "scaling": scaling,
+        "tolerances": {"goodput": GOODPUT_TOLERANCE, "jain": JAIN_TOLERANCE, "drops": DROPS_TOLERANCE},
+    }
+    return rows, meta
+
+
+def write_json(
+    path: str | os.PathLike[str], rows: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]
+) -> None:
+    """Saves the rows with the machine and conditions they were measured in."""
+    doc = {**meta, "benchmarks": list(rows)}  # with meta["scaling"] true: the scaling rows
     Path(path).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
 
 

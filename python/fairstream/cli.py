@@ -110,12 +110,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", type=Path, metavar="DIR")
     p.set_defaults(func=_cmd_report)
 
-    p = sub.add_parser("bench", help="run the benchmarks B1-B3 and compare with ns-3")
+    p = sub.add_parser(
+        "bench",
+        help="run the benchmarks B1-B3 in fairstream and ns-3 (fairstream[ns3]) on this machine",
+        description="Runs B1-B3 in fairstream and, when ns-3 is installed (pip install 'fairstream[ns3]'), "
+        "in ns-3: both simulators' results side by side with a verdict on agreement, and their "
+        "in-process and whole-process times and peak memory. Exit code 1 when they disagree "
+        "(full-length runs only).",
+    )
     p.add_argument("ids", nargs="*", metavar="BENCH", help="benchmarks (default: all)")
     p.add_argument(
-        "--repeat", type=int, default=3, help="runs per benchmark; the median is shown (default 3)"
+        "--repeat",
+        type=int,
+        default=3,
+        help="rounds per benchmark, each process fresh; median and range shown (default 3)",
     )
-    p.add_argument("--quick", action="store_true", help="tiny durations (a smoke test, not a measurement)")
+    p.add_argument("--quick", action="store_true", help="2 s durations (a smoke test, not a measurement)")
+    p.add_argument("--duration", metavar="D", help='simulate every benchmark for D (e.g. "20s") instead')
+    p.add_argument("--no-ns3", action="store_true", help="fairstream only, even when ns-3 is installed")
+    p.add_argument(
+        "--scaling",
+        action="store_true",
+        help="instead: B2's shape with 8, 64, 256 and 1024 flows (fairstream; with --scaling-ns3 also ns-3)",
+    )
+    p.add_argument("--scaling-ns3", action="store_true", help="with --scaling: one ns-3 run per size too")
+    p.add_argument(
+        "--idle-wait",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="wait up to S seconds for a 1-min load below 0.5 before measuring (default 120)",
+    )
+    p.add_argument("--no-wait", action="store_true", help="measure at once (still warns when not idle)")
     p.add_argument("--json", type=Path, metavar="FILE", help="also save the results as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=_cmd_bench)
@@ -239,7 +265,8 @@ def _cmd_report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
 
 
 def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .bench import BENCHMARKS, format_rows, run_benchmarks, write_json
+    from .bench import BENCHMARKS, measure, write_json
+    from .bench_format import format_report, format_scaling
 
     ids = [i.upper() for i in args.ids] or list(BENCHMARKS)
     unknown = [i for i in ids if i not in BENCHMARKS]
@@ -247,17 +274,32 @@ def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         parser.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
-    rows = []
-    for bench_id in ids:
+    if args.scaling and args.ids:
+        parser.error("--scaling runs B2's shape only; give no benchmarks with it")
+    if args.scaling_ns3 and not args.scaling:
+        parser.error("--scaling-ns3 needs --scaling")
+
+    def progress(line: str) -> None:
         if not args.quiet:
-            print(f"bench {bench_id}: {args.repeat} run(s)...", file=sys.stderr, flush=True)
-        rows.extend(run_benchmarks([bench_id], repeat=args.repeat, quick=args.quick))
-    print(format_rows(rows))
-    if args.quick:
-        print("(quick: durations shortened, no speed-up against ns-3)")
+            print(line, file=sys.stderr, flush=True)
+
+    # In the benchmarks ns-3 runs when installed (None) unless --no-ns3; in --scaling only on request.
+    ns3 = args.scaling_ns3 if args.scaling else (False if args.no_ns3 else None)
+    rows, meta = measure(
+        ids,
+        repeat=args.repeat,
+        quick=args.quick,
+        duration=args.duration,
+        ns3=ns3,
+        scaling=args.scaling,
+        idle_wait_s=0.0 if args.no_wait else args.idle_wait,
+        progress=progress,
+    )
+    print(format_scaling(rows, meta) if args.scaling else format_report(rows, meta))
     if args.json:
-        write_json(args.json, rows)
-    return 0
+        write_json(args.json, rows, meta)
+    disagree = [r["benchmark"] for r in rows if r.get("agreement") and not r["agreement"]["agree"]]
+    return 1 if disagree and not meta["duration"] else 0
 
 
 def _flow_table(flows: list[dict[str, Any]]) -> str:

@@ -1,38 +1,198 @@
-"""`fairstream bench --quick`: each benchmark runs in a child process and the table is printed."""
+"""`fairstream bench`: the child processes, the agreement verdict, the ns-3 spec and, when the ``ns3``
+extra is installed, a short side-by-side run of B3 and B1 in both simulators."""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
-from fairstream.bench import BENCHMARKS, run_once
+from fairstream import bench, bench_ns3
+from fairstream.bench import BENCHMARKS, agreement, jain, run_cli, run_fairstream, scenario_text
 from fairstream.cli import main
 
+needs_ns3 = pytest.mark.skipif(
+    not bench_ns3.available(), reason=f"ns-3 is not installed ({bench_ns3.INSTALL_HINT})"
+)
 
-def test_bench_quick_prints_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+
+def _quick_run(bench_id: str, duration: str = "2s") -> dict:
+    b = BENCHMARKS[bench_id]
+    return run_fairstream(scenario_text(b, duration), str(b.path()))
+
+
+def test_bench_quick_without_ns3_prints_fairstream_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bench_ns3, "available", lambda: False)
     out = tmp_path / "bench.json"
-    assert main(["bench", "--quick", "--repeat", "1", "--quiet", "--json", str(out)]) == 0
-    table = capsys.readouterr().out
-    header = table.splitlines()[0]
-    for column in ("benchmark", "wall s", "events/s", "peak MB", "ns-3 wall s", "speed-up", "ns-3 MB"):
-        assert column in header
+    assert main(["bench", "--quick", "--repeat", "1", "--quiet", "--no-wait", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "pip install 'fairstream[ns3]'" in text
+    assert "ns-3 s" not in text and "Agreement" not in text
+    for column in ("benchmark", "fairstream s", "events/s", "peak MB"):
+        assert column in text
     for bench_id in BENCHMARKS:
-        assert any(line.startswith(bench_id) for line in table.splitlines())
-    rows = json.loads(out.read_text())["benchmarks"]
+        assert sum(line.startswith(bench_id) for line in text.splitlines()) == 2  # both tables
+    doc = json.loads(out.read_text())
+    assert doc["ns3"] is None and doc["duration"] == bench.QUICK_DURATION
+    rows = doc["benchmarks"]
     assert [r["benchmark"] for r in rows] == list(BENCHMARKS)
-    assert all(r["events"] > 0 and r["peak_mb"] > 0 and r["speedup"] is None for r in rows)
+    for r in rows:
+        fs = r["fairstream"]
+        assert fs["events"] > 0 and fs["peak_mb"] > 1 and fs["process_peak_mb"] > 1
+        assert 0 < fs["sim_s"]["min"] <= fs["sim_s"]["median"] <= fs["sim_s"]["max"]
+        assert fs["process_s"]["median"] > fs["sim_s"]["median"]
+        assert r["ns3"] is None and r["agreement"] is None
 
 
 def test_child_reports_a_finished_run() -> None:
-    report = run_once(BENCHMARKS["B3"], quick=True)
+    report = _quick_run("B3")
     assert report["finished"] is True
     assert report["sim_duration_s"] == pytest.approx(2.0)
     assert report["packets"] > 0
     assert report["peak_kib"] > 1000
+    assert report["bottleneck_drops"] > 0  # 20 Mbps into 10 Mbps
+    assert "[topology" in report["resolved_toml"]
+    (flow,) = report["flows"]
+    assert flow["name"] == "cbr" and flow["start_s"] == 0.0 and flow["goodput_bps"] > 9e6
 
 
-def test_unknown_benchmark(capsys: pytest.CaptureFixture[str]) -> None:
+def test_whole_process_peak_is_the_childs_own(tmp_path: Path) -> None:
+    # The parent holds 200 MB; a child spawned from it directly would report at least that.
+    ballast = b"\x01" * (200 << 20)
+    text = scenario_text(BENCHMARKS["B3"], "1s")
+    report = run_cli(text, "B3")
+    assert len(ballast) == 200 << 20
+    assert "summary.json" in report["files"]
+    assert report["wall_s"] > 0
+    assert 5 * 1024 < report["peak_kib"] < 150 * 1024
+
+
+def _side(goodputs: list[float], drops: int) -> dict:
+    return {"flows": [{"name": f"f{i}", "goodput_bps": g} for i, g in enumerate(goodputs)], "drops": drops}
+
+
+def test_agreement_on_made_up_numbers() -> None:
+    same = agreement(_side([5e6, 4e6], 100), _side([5e6, 4e6], 100))
+    assert same["agree"] and same["failed"] == []
+    assert same["jain"]["diff"] == 0 and same["drops"]["diff"] == 0
+
+    close = agreement(_side([5e6, 4e6], 100), _side([5.45e6, 3.65e6], 114))
+    assert close["agree"], close["failed"]
+
+    goodput = agreement(_side([5e6, 4e6], 100), _side([5e6, 4.5e6], 100))
+    assert not goodput["agree"]
+    assert [f["ok"] for f in goodput["flows"]] == [True, False]
+    (reason,) = goodput["failed"]
+    assert "per-flow goodput" in reason and "1 of 2" in reason and "f1 +12.5 %" in reason
+
+    # Jain alone: per-flow goodput may differ by anything here.
+    fairness = agreement(_side([10, 10], 0), _side([10, 4], 0), goodput_tolerance=10)
+    (reason,) = fairness["failed"]
+    assert "Jain's index" in reason
+    assert fairness["jain"]["ns3"] == pytest.approx(jain([10, 4]))
+
+    drops = agreement(_side([1, 1], 100), _side([1, 1], 116))
+    (reason,) = drops["failed"]
+    assert "bottleneck drops" in reason and "+16.0 %" in reason
+    assert not agreement(_side([1], 0), _side([1], 3))["agree"]  # none against some
+
+    everything = agreement(_side([10, 10], 10), _side([10, 1], 30))
+    assert len(everything["failed"]) == 3
+
+    with pytest.raises(ValueError, match="flows differ"):
+        agreement(_side([1, 1], 0), _side([1], 0))
+
+
+def test_jain() -> None:
+    assert jain([3, 3, 3]) == pytest.approx(1.0)
+    assert jain([1, 0, 0, 0]) == pytest.approx(0.25)
+    assert math.isnan(jain([]))
+
+
+def test_ns3_spec_from_a_fairstream_run() -> None:
+    report = _quick_run("B1")
+    spec = bench_ns3.spec_from_run(report["resolved_toml"], {"flows": report["flows"]})
+    assert spec["hosts"] == 2 and spec["duration_s"] == pytest.approx(2.0)
+    assert spec["links"]["bottleneck"] == {"rate_bps": 11e6, "delay_s": pytest.approx(0.001), "queue": "99p"}
+    assert spec["links"]["left_access"]["queue"] == "50p"
+    assert spec["links"]["right_access"]["delay_s"] == pytest.approx(0.035)
+    assert [f["start_s"] for f in spec["flows"]] == [f["start_s"] for f in report["flows"]]
+    assert {f["start_s"] for f in spec["flows"]} != {0.0}  # drawn U[0, 1) by fairstream
+    attributes = bench_ns3.settings(spec)["tcp"]
+    assert attributes["TcpSocket::SegmentSize"] == 1460
+    assert attributes["TcpSocket::InitialCwnd"] == 10
+    assert attributes["TcpSocket::InitialSlowStartThreshold"] == 100 * 1460
+    assert attributes["TcpSocketBase::MinRto"] == "1000ms"
+    assert attributes["TcpSocket::DelAckCount"] == 1
+    assert attributes["TcpSocketBase::Sack"] is False and attributes["TcpSocketBase::Timestamp"] is False
+
+
+def test_ns3_spec_refuses_what_it_does_not_model() -> None:
+    report = _quick_run("B1")
+    resolved = report["resolved_toml"]
+    with pytest.raises(ValueError, match="delayed_ack"):
+        bench_ns3.spec_from_run(
+            resolved.replace("delayed_ack = false", 'delayed_ack = "100ms"'), {"flows": report["flows"]}
+        )
+    with pytest.raises(ValueError, match="drop-tail"):
+        bench_ns3.spec_from_run(
+            resolved.replace('kind = "droptail"', 'kind = "red"'), {"flows": report["flows"]}
+        )
+    with pytest.raises(ValueError, match="does not know flow key.*fancy"):
+        bench_ns3.spec_from_run(
+            resolved.replace("[[flow]]\n", "[[flow]]\nfancy = 1\n"), {"flows": report["flows"]}
+        )
+    assert bench_ns3.queue_limit({"kind": "droptail", "limit": "20ms"}, 10e6) == "25000B"
+    assert bench_ns3.queue_limit(None, 10e6) == "50p"
+    assert bench_ns3.queue_limit({"kind": "droptail", "limit": "99 packets", "preset": "ns2"}, 10e6) == "98p"
+
+
+def test_wait_for_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    loads = iter([2.0, 1.0, 0.2])
+    monkeypatch.setattr(bench, "load_average", lambda: next(loads))
+    assert bench.wait_for_idle(60, poll_s=0)["idle"] is True
+    monkeypatch.setattr(bench, "load_average", lambda: 3.0)
+    busy = bench.wait_for_idle(0)
+    assert busy["idle"] is False and busy["load"] == 3.0
+
+
+def test_scaling_rows() -> None:
+    rows = bench.run_scaling(flows=(4, 16), repeat=1, duration="1s")
+    assert [r["flows"] for r in rows] == [4, 16]
+    assert rows[1]["events"] > rows[0]["events"] > 0
+    assert all(r["peak_mb"] > 1 and r["events_per_s"] > 0 and r["ns3"] is None for r in rows)
+
+
+def test_unknown_benchmark() -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["bench", "B9", "--quick"])
     assert exit_info.value.code == 2
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "B1", "--scaling"])
+    assert exit_info.value.code == 2
+
+
+@needs_ns3
+def test_ns3_agrees_on_b3() -> None:
+    (row,) = bench.run_benchmarks(["B3"], repeat=1, duration="2s", ns3=True)
+    a = row["agreement"]
+    assert a["agree"], a["failed"]
+    # Only the PPP header (1502 bytes on the wire for 1500) separates the two.
+    assert a["flows"][0]["diff"] == pytest.approx(-2 / 1502, abs=0.002)
+    n3 = row["ns3"]
+    assert n3["events"] > 0 and n3["run_s"]["median"] > 0 and n3["import_s"]["median"] > 0
+    assert n3["process_s"]["median"] > n3["import_s"]["median"]
+    assert n3["settings"]["cbr"]["UdpClient::PacketSize"] == 1472
+    assert n3["version"] == bench_ns3.version()
+
+
+@needs_ns3
+def test_ns3_agrees_on_b1_shortened() -> None:
+    (row,) = bench.run_benchmarks(["B1"], repeat=1, duration="20s", ns3=True)
+    a = row["agreement"]
+    assert a["agree"], a["failed"]
+    assert all(f["ns3_bps"] > 1e6 for f in a["flows"])
+    assert row["ns3"]["settings"]["tcp"]["TcpL4Protocol::RecoveryType"] == "ns3::TcpClassicRecovery"
