@@ -1,45 +1,53 @@
-//! `summary.json`: the run's facts and the per-flow and per-link totals.
+//! `summary.json`: the run's facts and the per-flow and per-link totals, whose columns are the
+//! ones `tables` declares (so `flow_summary.parquet` and the `flows` here cannot drift apart).
 
+use arrow_array::{ArrayRef, Float64Array, StringArray, UInt32Array, UInt64Array};
 use fairstream_sim::RunOutput;
 use serde_json::{Value, json};
 
 use crate::RunInfo;
+use crate::tables::{Columns, flow_summary_columns, link_summary_columns};
 
 /// A JSON number, or `null` for NaN and infinities (JSON has no NaN).
 fn num(x: f64) -> Value {
     if x.is_finite() { json!(x) } else { Value::Null }
 }
 
+/// Row `row` of `column` as JSON.
+fn cell(column: &ArrayRef, row: usize) -> Value {
+    let any = column.as_any();
+    if let Some(a) = any.downcast_ref::<UInt32Array>() {
+        json!(a.value(row))
+    } else if let Some(a) = any.downcast_ref::<UInt64Array>() {
+        json!(a.value(row))
+    } else if let Some(a) = any.downcast_ref::<Float64Array>() {
+        num(a.value(row))
+    } else if let Some(a) = any.downcast_ref::<StringArray>() {
+        json!(a.value(row))
+    } else {
+        Value::Null
+    }
+}
+
+/// The rows of a table as JSON objects, keyed by column name.
+fn rows(columns: &Columns) -> Vec<Value> {
+    let n = columns.first().map_or(0, |(_, c)| c.len());
+    (0..n)
+        .map(|row| {
+            Value::Object(
+                columns
+                    .iter()
+                    .map(|(name, c)| ((*name).to_string(), cell(c, row)))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
 /// The summary as a JSON value.
 pub fn summary_value(info: &RunInfo, out: &RunOutput) -> Value {
-    let flows: Vec<Value> = out
-        .flows
-        .iter()
-        .map(|f| {
-            json!({
-                "flow_id": f.flow_id, "name": f.name, "protocol": f.protocol, "src": f.src, "dst": f.dst,
-                "start_s": num(f.start_s), "stop_s": num(f.stop_s),
-                "packets_sent": f.packets_sent, "bytes_sent": f.bytes_sent,
-                "packets_delivered": f.packets_delivered, "bytes_delivered": f.bytes_delivered,
-                "goodput_bytes": f.goodput_bytes, "throughput_bps": num(f.throughput_bps), "goodput_bps": num(f.goodput_bps),
-                "packets_dropped": f.packets_dropped, "loss_rate": num(f.loss_rate), "retransmits": f.retransmits,
-                "mean_rtt_s": num(f.mean_rtt_s),
-            })
-        })
-        .collect();
-    let links: Vec<Value> = out
-        .links
-        .iter()
-        .map(|l| {
-            json!({
-                "link_id": l.link_id, "name": l.name, "src": l.src, "dst": l.dst,
-                "rate_bps": num(l.rate_bps), "delay_s": num(l.delay_s), "queue": l.queue,
-                "packets_forwarded": l.packets_forwarded, "bytes_forwarded": l.bytes_forwarded,
-                "packets_dropped": l.packets_dropped, "packets_corrupted": l.packets_corrupted,
-                "utilisation": num(l.utilisation), "mean_queue_packets": num(l.mean_queue_packets),
-            })
-        })
-        .collect();
+    let flows = rows(&flow_summary_columns(out));
+    let links = rows(&link_summary_columns(out));
     let wall = info.wall_time_s;
     json!({
         "name": info.name,

@@ -90,8 +90,12 @@ pub fn write_flow_series(path: &Path, out: &RunOutput) -> Result<(), ResultsErro
     )
 }
 
-/// `flow_summary.parquet`: one row per flow with the totals of `summary.json`.
-pub fn write_flow_summary(path: &Path, out: &RunOutput) -> Result<(), ResultsError> {
+/// Named columns of one table, in order.
+pub(crate) type Columns = Vec<(&'static str, ArrayRef)>;
+
+/// The per-flow totals, declared once: written as `flow_summary.parquet` and as the `flows` of
+/// `summary.json`.
+pub(crate) fn flow_summary_columns(out: &RunOutput) -> Columns {
     let f = &out.flows;
     let col_u64 =
         |g: fn(&fairstream_sim::FlowSummary) -> u64| u64s(&f.iter().map(g).collect::<Vec<_>>());
@@ -100,32 +104,64 @@ pub fn write_flow_summary(path: &Path, out: &RunOutput) -> Result<(), ResultsErr
     let col_str = |g: fn(&fairstream_sim::FlowSummary) -> &str| -> ArrayRef {
         Arc::new(StringArray::from_iter_values(f.iter().map(g)))
     };
-    write(
-        path,
-        vec![
-            (
-                "flow_id",
-                u32s(&f.iter().map(|x| x.flow_id).collect::<Vec<_>>()),
-            ),
-            ("name", col_str(|x| &x.name)),
-            ("protocol", col_str(|x| &x.protocol)),
-            ("src", col_str(|x| &x.src)),
-            ("dst", col_str(|x| &x.dst)),
-            ("start_s", col_f64(|x| x.start_s)),
-            ("stop_s", col_f64(|x| x.stop_s)),
-            ("packets_sent", col_u64(|x| x.packets_sent)),
-            ("bytes_sent", col_u64(|x| x.bytes_sent)),
-            ("packets_delivered", col_u64(|x| x.packets_delivered)),
-            ("bytes_delivered", col_u64(|x| x.bytes_delivered)),
-            ("goodput_bytes", col_u64(|x| x.goodput_bytes)),
-            ("packets_dropped", col_u64(|x| x.packets_dropped)),
-            ("retransmits", col_u64(|x| x.retransmits)),
-            ("throughput_bps", col_f64(|x| x.throughput_bps)),
-            ("goodput_bps", col_f64(|x| x.goodput_bps)),
-            ("loss_rate", col_f64(|x| x.loss_rate)),
-            ("mean_rtt_s", col_f64(|x| x.mean_rtt_s)),
-        ],
-    )
+    vec![
+        (
+            "flow_id",
+            u32s(&f.iter().map(|x| x.flow_id).collect::<Vec<_>>()),
+        ),
+        ("name", col_str(|x| &x.name)),
+        ("protocol", col_str(|x| &x.protocol)),
+        ("src", col_str(|x| &x.src)),
+        ("dst", col_str(|x| &x.dst)),
+        ("start_s", col_f64(|x| x.start_s)),
+        ("stop_s", col_f64(|x| x.stop_s)),
+        ("packets_sent", col_u64(|x| x.packets_sent)),
+        ("bytes_sent", col_u64(|x| x.bytes_sent)),
+        ("packets_delivered", col_u64(|x| x.packets_delivered)),
+        ("bytes_delivered", col_u64(|x| x.bytes_delivered)),
+        ("goodput_bytes", col_u64(|x| x.goodput_bytes)),
+        ("packets_dropped", col_u64(|x| x.packets_dropped)),
+        ("retransmits", col_u64(|x| x.retransmits)),
+        ("throughput_bps", col_f64(|x| x.throughput_bps)),
+        ("goodput_bps", col_f64(|x| x.goodput_bps)),
+        ("loss_rate", col_f64(|x| x.loss_rate)),
+        ("mean_rtt_s", col_f64(|x| x.mean_rtt_s)),
+    ]
+}
+
+/// The per-link totals, declared once: the `links` of `summary.json`.
+pub(crate) fn link_summary_columns(out: &RunOutput) -> Columns {
+    let l = &out.links;
+    let col_u64 =
+        |g: fn(&fairstream_sim::LinkSummary) -> u64| u64s(&l.iter().map(g).collect::<Vec<_>>());
+    let col_f64 =
+        |g: fn(&fairstream_sim::LinkSummary) -> f64| f64s(&l.iter().map(g).collect::<Vec<_>>());
+    let col_str = |g: fn(&fairstream_sim::LinkSummary) -> &str| -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(l.iter().map(g)))
+    };
+    vec![
+        (
+            "link_id",
+            u32s(&l.iter().map(|x| x.link_id).collect::<Vec<_>>()),
+        ),
+        ("name", col_str(|x| &x.name)),
+        ("src", col_str(|x| &x.src)),
+        ("dst", col_str(|x| &x.dst)),
+        ("rate_bps", col_f64(|x| x.rate_bps)),
+        ("delay_s", col_f64(|x| x.delay_s)),
+        ("queue", col_str(|x| &x.queue)),
+        ("packets_forwarded", col_u64(|x| x.packets_forwarded)),
+        ("bytes_forwarded", col_u64(|x| x.bytes_forwarded)),
+        ("packets_dropped", col_u64(|x| x.packets_dropped)),
+        ("packets_corrupted", col_u64(|x| x.packets_corrupted)),
+        ("utilisation", col_f64(|x| x.utilisation)),
+        ("mean_queue_packets", col_f64(|x| x.mean_queue_packets)),
+    ]
+}
+
+/// `flow_summary.parquet`: [`flow_summary_columns`].
+pub fn write_flow_summary(path: &Path, out: &RunOutput) -> Result<(), ResultsError> {
+    write(path, flow_summary_columns(out))
 }
 
 /// `link_series.parquet`: link_id, link, t_start, t_end, queue_packets, queue_bytes,
