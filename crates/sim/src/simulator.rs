@@ -334,16 +334,14 @@ impl Simulator {
     /// transmitter starts at once; a busy one without a wake-up gets one for when it frees
     /// (the packet in transmission may have started on an empty queue).
     fn enqueue(&mut self, link: usize, slot: u32, now: Instant) {
-        let pkt = &self.arena[slot as usize];
         let queued = QueuedPacket {
             slot,
-            flow: pkt.flow.0,
-            size: pkt.size.as_bytes() as u32,
+            size: self.arena[slot as usize].size.as_bytes() as u32,
             enqueued_at: now,
         };
         self.trace_event(PacketEvent::Enqueue, link, slot, now);
         let l = &mut self.links[link];
-        match l.queue.enqueue(now, queued) {
+        match l.queue.enqueue(now, queued, &mut self.arena[slot as usize]) {
             Err(dropped) => {
                 l.counters.packets_dropped += 1;
                 self.lose(PacketEvent::Drop, link, dropped.slot, now);

@@ -194,7 +194,6 @@ mod tests {
     fn pkt(slot: u32, size: u32) -> QueuedPacket {
         QueuedPacket {
             slot,
-            flow: 0,
             size,
             enqueued_at: Instant::from_nanos(u64::from(slot)),
         }

@@ -72,9 +72,14 @@ impl Fq {
         }
     }
 
-    /// Offers `pkt`; gives it back as `Err` if its flow or the whole queue is full.
-    pub fn enqueue(&mut self, _now: Instant, pkt: QueuedPacket) -> Result<(), QueuedPacket> {
-        let f = pkt.flow as usize;
+    /// Offers `pkt` of flow `flow`; gives it back as `Err` if its flow or the whole queue is full.
+    pub fn enqueue(
+        &mut self,
+        _now: Instant,
+        pkt: QueuedPacket,
+        flow: u32,
+    ) -> Result<(), QueuedPacket> {
+        let f = flow as usize;
         if f >= self.flows.len() {
             self.flows.resize_with(f + 1, FlowQueue::default);
         }
@@ -88,7 +93,7 @@ impl Fq {
         if !q.active {
             q.active = true;
             q.deficit = 0;
-            self.round.push_back(pkt.flow);
+            self.round.push_back(flow);
         }
         self.packets += 1;
         self.bytes += u64::from(pkt.size);
@@ -146,13 +151,21 @@ impl Fq {
 mod tests {
     use super::*;
 
-    fn pkt(slot: u32, flow: u32, size: u32) -> QueuedPacket {
+    /// Packet `i` of `flow`: its slot encodes both (`flow · 1000 + i`).
+    fn pkt(i: u32, flow: u32, size: u32) -> QueuedPacket {
         QueuedPacket {
-            slot,
-            flow,
+            slot: flow * 1000 + i,
             size,
             enqueued_at: Instant::ZERO,
         }
+    }
+
+    fn offer(q: &mut Fq, p: QueuedPacket) -> Result<(), QueuedPacket> {
+        q.enqueue(Instant::ZERO, p, p.slot / 1000)
+    }
+
+    fn flow(p: &QueuedPacket) -> u32 {
+        p.slot / 1000
     }
 
     fn drain(q: &mut Fq) -> Vec<QueuedPacket> {
@@ -167,12 +180,12 @@ mod tests {
     fn equal_flows_alternate_packet_by_packet() {
         let mut q = Fq::new(FqConfig::default());
         for i in 0..4 {
-            q.enqueue(Instant::ZERO, pkt(i, 0, 1500)).unwrap();
+            offer(&mut q, pkt(i, 0, 1500)).unwrap();
         }
         for i in 4..8 {
-            q.enqueue(Instant::ZERO, pkt(i, 1, 1500)).unwrap();
+            offer(&mut q, pkt(i, 1, 1500)).unwrap();
         }
-        let flows: Vec<u32> = drain(&mut q).iter().map(|p| p.flow).collect();
+        let flows: Vec<u32> = drain(&mut q).iter().map(flow).collect();
         assert_eq!(flows, [0, 1, 0, 1, 0, 1, 0, 1]);
         assert_eq!((q.len_packets(), q.len_bytes()), (0, 0));
     }
@@ -182,18 +195,18 @@ mod tests {
         // Flow 0 sends 500-byte packets, flow 1 1500-byte ones: per turn flow 0 sends three.
         let mut q = Fq::new(FqConfig::default());
         for i in 0..30 {
-            q.enqueue(Instant::ZERO, pkt(i, 0, 500)).unwrap();
+            offer(&mut q, pkt(i, 0, 500)).unwrap();
         }
         for i in 30..40 {
-            q.enqueue(Instant::ZERO, pkt(i, 1, 1500)).unwrap();
+            offer(&mut q, pkt(i, 1, 1500)).unwrap();
         }
         let out = drain(&mut q);
-        let first: Vec<u32> = out.iter().take(8).map(|p| p.flow).collect();
+        let first: Vec<u32> = out.iter().take(8).map(flow).collect();
         assert_eq!(first, [0, 0, 0, 1, 0, 0, 0, 1]);
         let bytes = |f| {
             out.iter()
                 .take(20)
-                .filter(|p| p.flow == f)
+                .filter(|p| flow(p) == f)
                 .map(|p| p.size)
                 .sum::<u32>()
         };
@@ -208,31 +221,25 @@ mod tests {
             ..FqConfig::default()
         });
         for i in 0..3 {
-            q.enqueue(Instant::ZERO, pkt(i, 7, 100)).unwrap();
+            offer(&mut q, pkt(i, 7, 100)).unwrap();
         }
-        assert_eq!(
-            q.enqueue(Instant::ZERO, pkt(3, 7, 100)),
-            Err(pkt(3, 7, 100))
-        );
-        q.enqueue(Instant::ZERO, pkt(4, 2, 100)).unwrap();
-        q.enqueue(Instant::ZERO, pkt(5, 2, 100)).unwrap();
-        assert_eq!(
-            q.enqueue(Instant::ZERO, pkt(6, 1, 100)),
-            Err(pkt(6, 1, 100))
-        );
+        assert_eq!(offer(&mut q, pkt(3, 7, 100)), Err(pkt(3, 7, 100)));
+        offer(&mut q, pkt(4, 2, 100)).unwrap();
+        offer(&mut q, pkt(5, 2, 100)).unwrap();
+        assert_eq!(offer(&mut q, pkt(6, 1, 100)), Err(pkt(6, 1, 100)));
         assert_eq!(q.len_packets(), 5);
     }
 
     #[test]
     fn a_flow_that_empties_loses_its_credit() {
         let mut q = Fq::new(FqConfig::default());
-        q.enqueue(Instant::ZERO, pkt(0, 0, 100)).unwrap();
+        offer(&mut q, pkt(0, 0, 100)).unwrap();
         assert!(matches!(q.dequeue(Instant::ZERO), Dequeue::Packet(p) if p.slot == 0));
         // Had it kept 1400 bytes of credit, it would now send two 1500-byte packets in a row.
-        q.enqueue(Instant::ZERO, pkt(1, 0, 1500)).unwrap();
-        q.enqueue(Instant::ZERO, pkt(2, 0, 1500)).unwrap();
-        q.enqueue(Instant::ZERO, pkt(3, 1, 1500)).unwrap();
-        let flows: Vec<u32> = drain(&mut q).iter().map(|p| p.flow).collect();
+        offer(&mut q, pkt(1, 0, 1500)).unwrap();
+        offer(&mut q, pkt(2, 0, 1500)).unwrap();
+        offer(&mut q, pkt(3, 1, 1500)).unwrap();
+        let flows: Vec<u32> = drain(&mut q).iter().map(flow).collect();
         assert_eq!(flows, [0, 1, 0]);
     }
 }

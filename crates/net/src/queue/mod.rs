@@ -5,8 +5,8 @@
 //! (which may drop it) and, whenever its transmitter is free, asks [`Queue::dequeue`] for
 //! the next packet, which answers with a packet, "not before" an instant (a token bucket
 //! waiting for tokens), or empty. Queues hold [`QueuedPacket`]s: an opaque slot index into
-//! the driver's packet arena plus what the disciplines read of the packet (its flow, size
-//! and arrival time).
+//! the driver's packet arena plus its size and arrival time; at enqueue a discipline also sees
+//! the packet itself, header included, and may rewrite it.
 
 mod droptail;
 mod fq;
@@ -14,6 +14,7 @@ mod red;
 mod tbf;
 
 use fairstream_core::{Bitrate, DataSize, Duration, Instant, RngStream};
+use fairstream_proto::Packet;
 
 pub use droptail::{DropTail, LimitCounting};
 pub use fq::{Fq, FqConfig};
@@ -25,8 +26,6 @@ pub use tbf::{Tbf, TbfConfig};
 pub struct QueuedPacket {
     /// The driver's handle for the packet (an arena index).
     pub slot: u32,
-    /// The packet's flow id (what a per-flow scheduler tells flows apart by).
-    pub flow: u32,
     /// Size on the wire, bytes.
     pub size: u32,
     /// When it was enqueued.
@@ -149,14 +148,21 @@ impl Queue {
         }
     }
 
-    /// Offers `pkt`; gives it back as `Err` if the discipline drops it.
+    /// Offers `pkt`, whose packet (header included) is `packet`; gives it back as `Err` if the
+    /// discipline drops it (perhaps a packet other than the arrival). A discipline reads what it
+    /// needs of the packet and may rewrite it (mark it, or set a field of its header).
     #[inline]
-    pub fn enqueue(&mut self, now: Instant, pkt: QueuedPacket) -> Result<(), QueuedPacket> {
+    pub fn enqueue(
+        &mut self,
+        now: Instant,
+        pkt: QueuedPacket,
+        packet: &mut Packet,
+    ) -> Result<(), QueuedPacket> {
         match self {
             Self::DropTail(q) => q.enqueue(now, pkt),
             Self::Red(q) => q.enqueue(now, pkt),
             Self::Tbf(q) => q.enqueue(now, pkt),
-            Self::Fq(q) => q.enqueue(now, pkt),
+            Self::Fq(q) => q.enqueue(now, pkt, packet.flow.0),
         }
     }
 
