@@ -27,8 +27,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line `argv` (default: sys.argv[1:]); returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    from ._core import ScenarioError
+    from ._core import ScenarioError, ScenarioWarning
 
+    _print_scenario_warnings_plainly(ScenarioWarning)
     try:
         return args.func(args, parser)
     except ScenarioError as err:
@@ -43,6 +44,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("fairstream: interrupted", file=sys.stderr)
         return 130
+
+
+def _print_scenario_warnings_plainly(category: type[Warning]) -> None:
+    """Shows scenario warnings as one line each, `FILE:LINE:COL: field ...: warning: ...`, like
+    scenario errors, instead of Python's warning format; other warnings keep theirs."""
+    import warnings
+
+    shown = warnings.showwarning
+
+    def show(message: Warning | str, cat: type[Warning], *rest: Any, **kw: Any) -> None:
+        if issubclass(cat, category):
+            print(message, file=sys.stderr)
+        else:
+            shown(message, cat, *rest, **kw)
+
+    warnings.showwarning = show
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -109,3 +109,17 @@ def test_reproduce_unknown_id_and_list(tmp_path: Path, capsys: pytest.CaptureFix
 def test_report_of_an_empty_directory_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(tmp_path)]) == 2
     assert "result.json" in capsys.readouterr().err
+
+
+def test_validate_prints_a_scenario_warning_as_one_located_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = small_scenario()
+    doc["flow"][0] |= {"control": "binomial", "k": 1, "l": 1}
+    path = tmp_path / "w.toml"
+    path.write_text(tomlio.dumps(doc), encoding="utf-8")
+    assert main(["validate", str(path)]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(f"{path}:") and "field `flow[0].control`: warning:" in err[0]
+    assert "not TCP-compatible" in err[0]
