@@ -1,4 +1,6 @@
-//! Same scenario and seed, bit-identical results; another seed, other results.
+//! Same scenario and seed, bit-identical results; another seed, other results. The scenario
+//! draws from every random stream: starts, RED, Gilbert-Elliott loss, host overhead, the random
+//! tie order and the delay perturbation.
 
 use fairstream_scenario::load;
 use fairstream_sim::{RunOutput, Simulator};
@@ -17,6 +19,7 @@ from = "left{i}"
 to = "right{i}"
 start = { uniform = ["0s", "2s"] }
 variant = "reno"
+overhead = "300us"
 [[flow]]
 protocol = "cbr"
 from = "left2"
@@ -27,6 +30,9 @@ off = "500ms"
 [record]
 metrics = true
 packets = true
+[engine]
+ties = "random"
+perturb_delays = 0.5
 "#;
 
 fn run(seed: Option<u64>) -> RunOutput {
