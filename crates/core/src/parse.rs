@@ -12,20 +12,65 @@ use crate::{Bitrate, DataSize, Duration, Probability};
 #[error("{message}")]
 pub struct UnitError {
     message: String,
+    /// The form was right but the value out of what the type holds.
+    out_of_range: bool,
 }
 
 impl UnitError {
+    /// Whether the quantity was well formed but too large or too small for its type (as
+    /// opposed to not being a quantity of this kind at all).
+    pub fn is_out_of_range(&self) -> bool {
+        self.out_of_range
+    }
+
     fn expected(what: &str, input: &str, example: &str) -> Self {
         Self {
             message: format!("`{input}` is not {what}; expected a form such as {example}"),
+            out_of_range: false,
         }
     }
     fn negative(what: &str, input: &str) -> Self {
         Self {
             message: format!("`{input}`: {what} must not be negative"),
+            out_of_range: true,
         }
     }
 }
+
+/// Checks a parsed, non-negative `value` (in the type's base unit) against what the type can
+/// hold: at most `max`, and not a non-zero value below `resolution`, which would silently become
+/// zero. `shown` prints a limit in a form the user reads.
+fn in_range(
+    value: f64,
+    (resolution, max): (f64, f64),
+    what: &str,
+    input: &str,
+    shown: impl Fn(f64) -> String,
+) -> Result<f64, UnitError> {
+    if value > max {
+        Err(UnitError {
+            message: format!("`{input}` is too large: {what} is at most {}", shown(max)),
+            out_of_range: true,
+        })
+    } else if value > 0.0 && value < resolution / 2.0 {
+        Err(UnitError {
+            message: format!(
+                "`{input}` is too small: the smallest {what} above zero is {}",
+                shown(resolution)
+            ),
+            out_of_range: true,
+        })
+    } else {
+        Ok(value)
+    }
+}
+
+/// Largest bit rate accepted: 10 Tbit/s.
+pub(crate) const MAX_BITRATE_BPS: f64 = 1e13;
+/// Largest data size accepted: 1 TB.
+pub(crate) const MAX_DATA_SIZE_BYTES: f64 = 1e12;
+/// Longest duration accepted: 10⁹ s (about 31.7 years).
+pub(crate) const MAX_DURATION_S: f64 = 1e9;
 
 /// Splits `"1.5 Mbit/s"` into `(1.5, "mbit/s")`; the unit is lower-cased.
 fn split_number(input: &str) -> Option<(f64, String)> {
@@ -58,7 +103,14 @@ impl FromStr for Bitrate {
         if n < 0.0 {
             return Err(UnitError::negative("a bit rate", input));
         }
-        Ok(Self::from_bps_f64(n * scale))
+        let bps = in_range(
+            n * scale,
+            (1.0, MAX_BITRATE_BPS),
+            "a bit rate",
+            input,
+            |x| Self::from_bps_f64(x).to_string(),
+        )?;
+        Ok(Self::from_bps_f64(bps))
     }
 }
 
@@ -81,14 +133,21 @@ impl FromStr for DataSize {
         if n < 0.0 {
             return Err(UnitError::negative("a data size", input));
         }
-        Ok(Self::bytes((n * scale).round() as u64))
+        let bytes = in_range(
+            n * scale,
+            (1.0, MAX_DATA_SIZE_BYTES),
+            "a data size",
+            input,
+            |x| Self::bytes(x.round() as u64).to_string(),
+        )?;
+        Ok(Self::bytes(bytes.round() as u64))
     }
 }
 
 impl FromStr for Duration {
     type Err = UnitError;
     fn from_str(input: &str) -> Result<Self, UnitError> {
-        const EXAMPLE: &str = "\"35ms\", \"1.5s\" or \"300 s\"";
+        const EXAMPLE: &str = "\"35ms\", \"1.5s\" or \"300 s\" (units: ns, us, ms, s, min, h)";
         let (n, unit) =
             split_number(input).ok_or_else(|| UnitError::expected("a duration", input, EXAMPLE))?;
         let scale = match unit.as_str() {
@@ -97,12 +156,20 @@ impl FromStr for Duration {
             "ms" => 1e-3,
             "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
             "min" => 60.0,
+            "h" => 3600.0,
             _ => return Err(UnitError::expected("a duration", input, EXAMPLE)),
         };
         if n < 0.0 {
             return Err(UnitError::negative("a duration", input));
         }
-        Ok(Self::from_secs_f64(n * scale))
+        let secs = in_range(
+            n * scale,
+            (1e-9, MAX_DURATION_S),
+            "a duration",
+            input,
+            |x| Self::from_secs_f64(x).to_string(),
+        )?;
+        Ok(Self::from_secs_f64(secs))
     }
 }
 
@@ -119,6 +186,7 @@ impl FromStr for Probability {
         };
         Self::new(p).ok_or_else(|| UnitError {
             message: format!("`{input}` is not a probability between 0 and 1 (0% and 100%)"),
+            out_of_range: true,
         })
     }
 }
@@ -185,6 +253,34 @@ mod tests {
         assert_eq!("1%".parse::<Probability>().unwrap().value(), 0.01);
         assert_eq!("0.5 %".parse::<Probability>().unwrap().value(), 0.005);
         assert!("150%".parse::<Probability>().is_err());
+    }
+
+    #[test]
+    fn values_a_type_cannot_hold_are_refused_not_clamped() {
+        for (input, says) in [
+            ("1e30Mbps", "too large"),
+            ("1e-3bps", "too small"),
+            ("1e30B", "too large"),
+            ("0.1B", "too small"),
+            ("1e20s", "too large"),
+            ("18446744073s", "too large"),
+            ("0.1ns", "too small"),
+        ] {
+            let err = match input.chars().last() {
+                Some('s') if input.ends_with("bps") => input.parse::<Bitrate>().unwrap_err(),
+                Some('s') => input.parse::<Duration>().unwrap_err(),
+                _ => input.parse::<DataSize>().unwrap_err(),
+            }
+            .to_string();
+            assert!(err.contains(says) && err.contains(input), "{input}: {err}");
+        }
+        assert_eq!("0bps".parse::<Bitrate>().unwrap(), Bitrate::ZERO);
+        assert!("10000Gbps".parse::<Bitrate>().is_ok());
+        let err = "10001Gbps".parse::<Bitrate>().unwrap_err().to_string();
+        assert!(err.contains("at most 10000Gbps"), "{err}");
+        assert_eq!("1h".parse::<Duration>().unwrap(), Duration::from_secs(3600));
+        let err = "1 day".parse::<Duration>().unwrap_err().to_string();
+        assert!(err.contains("units: ns, us, ms, s, min, h"), "{err}");
     }
 
     #[test]

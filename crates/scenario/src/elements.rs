@@ -218,17 +218,14 @@ fn read_limit(q: &mut Section<'_, '_>, rate: Bitrate, default: QueueLimit) -> Re
             match packets {
                 Some(Ok(n)) => QueueLimit::Packets(n),
                 Some(Err(_)) => return Err(q.error("limit", format!("`{s}` is not {EXPECTED}"))),
-                None => {
-                    if let Ok(d) = s.parse::<Duration>() {
-                        QueueLimit::Bytes(rate.data_in(d))
-                    } else {
-                        QueueLimit::Bytes(
-                            s.parse::<DataSize>().map_err(|_| {
-                                q.error("limit", format!("`{s}` is not {EXPECTED}"))
-                            })?,
-                        )
+                None => match (s.parse::<Duration>(), s.parse::<DataSize>()) {
+                    (Ok(d), _) => QueueLimit::Bytes(rate.data_in(d)),
+                    (_, Ok(b)) => QueueLimit::Bytes(b),
+                    (Err(e), _) | (_, Err(e)) if e.is_out_of_range() => {
+                        return Err(q.error("limit", e.to_string()));
                     }
-                }
+                    _ => return Err(q.error("limit", format!("`{s}` is not {EXPECTED}"))),
+                },
             }
         }
         Some(other) => {

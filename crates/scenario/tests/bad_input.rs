@@ -199,3 +199,41 @@ fn a_control_that_is_not_tcp_compatible_loads_with_a_warning() {
     assert!(ok.warnings.is_empty());
     assert!(ok.resolved.contains("beta = 0.6666"), "{}", ok.resolved);
 }
+
+#[test]
+fn values_no_type_can_hold_are_refused_at_their_line() {
+    for (from, to, field, says) in [
+        (
+            "\"10Mbps\"",
+            "\"1e30Mbps\"",
+            "topology.link[0].rate",
+            "too large",
+        ),
+        (
+            "\"5ms\"",
+            "\"1e20s\"",
+            "topology.link[0].delay",
+            "too large",
+        ),
+        ("\"10s\"", "\"0.1ns\"", "duration", "too small"),
+        (
+            "\"20 packets\"",
+            "\"1e30B\"",
+            "topology.link[0].queue.limit",
+            "too large",
+        ),
+    ] {
+        let e = err(&GOOD.replacen(from, to, 1));
+        assert_eq!(e.field, field, "{to}: {e}");
+        assert!(e.message.contains(says), "{to}: {e}");
+    }
+    for (size, says) in [
+        ("70000B", "at most 65535"),
+        ("1e30B", "too large"),
+        ("40B", "at least 41"),
+    ] {
+        let e = err(&with_flow_keys(&format!("packet_size = \"{size}\"")));
+        assert_eq!(e.field, "flow[0].packet_size", "{size}: {e}");
+        assert!(e.message.contains(says), "{size}: {e}");
+    }
+}

@@ -3,6 +3,7 @@
 use fairstream_core::{Bitrate, DataSize, Duration, Instant};
 use fairstream_proto::{CbrConfig, OnOff, ProtocolConfig};
 
+use super::read_packet_size;
 use crate::error::ScenarioError;
 use crate::reader::{Result, Section};
 
@@ -15,13 +16,12 @@ pub(crate) fn read(
     _warnings: &mut Vec<ScenarioError>,
 ) -> Result<ProtocolConfig> {
     let rate: Bitrate = f.req_unit("rate")?;
-    let packet_size: DataSize = f.unit_or("packet_size", DataSize::bytes(1000))?;
-    if packet_size.as_bytes() < 28 {
-        return Err(f.error(
-            "packet_size",
-            "a UDP packet is at least 28 bytes (its IP and UDP headers)",
-        ));
-    }
+    let packet_size = read_packet_size(
+        f,
+        DataSize::bytes(1000),
+        28,
+        "a UDP packet (its IP and UDP headers)",
+    )?;
     let on: Option<Duration> = f.opt_unit("on")?;
     let off: Option<Duration> = f.opt_unit("off")?;
     let on_off = match (on, off) {

@@ -5,6 +5,7 @@ mod cbr;
 mod tcp;
 mod tcp_control;
 
+use fairstream_core::DataSize;
 use fairstream_proto::ProtocolConfig;
 
 use crate::error::ScenarioError;
@@ -33,3 +34,27 @@ pub(crate) const READERS: &[ProtocolReader] = &[
         read: cbr::read,
     },
 ];
+
+/// The largest packet on the wire: an IPv4 packet's total length is 16 bits.
+const MAX_PACKET: u64 = 65_535;
+
+/// Reads `packet_size` (size on the wire): at least `min` bytes (`what` says why), at most an
+/// IPv4 packet's 65 535.
+fn read_packet_size(
+    f: &mut Section<'_, '_>,
+    default: DataSize,
+    min: u64,
+    what: &str,
+) -> Result<DataSize> {
+    let size: DataSize = f.unit_or("packet_size", default)?;
+    if size.as_bytes() < min {
+        return Err(f.error("packet_size", format!("{what} is at least {min} bytes")));
+    }
+    if size.as_bytes() > MAX_PACKET {
+        return Err(f.error(
+            "packet_size",
+            format!("a packet is at most {MAX_PACKET} bytes (an IPv4 packet's total length)"),
+        ));
+    }
+    Ok(size)
+}

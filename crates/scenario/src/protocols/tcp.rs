@@ -1,11 +1,12 @@
 //! A `protocol = "tcp"` flow: TCP Reno/NewReno in ns-2 one-way mode with its window control.
 
-use fairstream_core::{DataSize, Duration, Instant};
+use fairstream_core::{Duration, Instant};
 use fairstream_proto::tcp::{TcpConfig, TcpSinkConfig, TcpVariant};
 use fairstream_proto::{ProtocolConfig, TcpFlowConfig};
 use toml::Value;
 use toml::de::DeValue;
 
+use super::read_packet_size;
 use super::tcp_control::{self, read_control};
 use crate::error::ScenarioError;
 use crate::reader::{Result, Section};
@@ -50,13 +51,12 @@ pub(crate) fn read(
         _ => TcpVariant::NewReno,
     };
     let control = read_control(f, warnings)?;
-    let packet_size: DataSize = f.unit_or("packet_size", base.packet_size)?;
-    if packet_size.as_bytes() <= 40 {
-        return Err(f.error(
-            "packet_size",
-            "a TCP data packet is larger than its 40-byte header",
-        ));
-    }
+    let packet_size = read_packet_size(
+        f,
+        base.packet_size,
+        41,
+        "a TCP data packet (its 40-byte header and data)",
+    )?;
     let window = f.int_or("window", 1, 1 << 30, i64::from(base.window))? as u32;
     let max_cwnd = f.opt_int("max_cwnd", 1, 1 << 30)?.map(|n| n as u32);
     let initial_window =
