@@ -36,6 +36,19 @@ def validate(scenario: ScenarioLike) -> str:
     return _core.validate(text, filename)
 
 
+#: The largest seed a scenario holds (its TOML integer is signed 64-bit).
+MAX_SEED = 2**63 - 1
+
+
+def check_seed(seed: int | None) -> int | None:
+    """`seed` if it is None or a whole number from 0 to `MAX_SEED`; ValueError saying so otherwise."""
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED
+    ):
+        raise ValueError(f"a seed is a whole number from 0 to {MAX_SEED}, not {seed!r}")
+    return seed
+
+
 def run(
     scenario: ScenarioLike,
     output_dir: str | os.PathLike[str] | None = None,
@@ -50,7 +63,7 @@ def run(
     (simulated s, duration s, events) after each chunk.
     """
     text, filename = load(scenario)
-    sim = _core.Simulation(text, filename, seed)
+    sim = _core.Simulation(text, filename, check_seed(seed))
     name = getattr(sim, "name", None) or Path(filename).stem
     bar = SimulationProgress(name, sim.duration_s) if progress is True else None
     advance(sim, bar or (progress if callable(progress) else None))
@@ -67,7 +80,7 @@ def run(
 
 def run_to_directory(text: str, filename: str, output_dir: str, seed: int | None = None) -> dict[str, Any]:
     """Runs scenario text quietly into `output_dir`; returns the summary dict (for worker processes)."""
-    sim = _core.Simulation(text, filename, seed)
+    sim = _core.Simulation(text, filename, check_seed(seed))
     advance(sim)
     write_results(sim, output_dir)
     return sim.summary()

@@ -46,6 +46,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def _seed(text: str) -> int:
+    """An argparse type: a seed from 0 to 2**63 - 1."""
+    from .api import check_seed
+
+    try:
+        value = check_seed(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"a seed is a whole number from 0 to 2**63 - 1, not {text!r}"
+        ) from None
+    assert value is not None
+    return value
+
+
+def _positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text!r}")
+    return value
+
+
 def _print_scenario_warnings_plainly(category: type[Warning]) -> None:
     """Shows scenario warnings as one line each, `FILE:LINE:COL: field ...: warning: ...`, like
     scenario errors, instead of Python's warning format; other warnings keep theirs."""
@@ -75,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-o", "--output", type=Path, required=True, help="output directory (created after the run)"
     )
-    p.add_argument("--seed", type=int, help="override the scenario's seed")
+    p.add_argument("--seed", type=_seed, help="override the scenario's seed")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_run)
 
@@ -94,18 +119,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="dotted path and values, e.g. flow.0.rate=1Mbps,2Mbps (repeat for a grid)",
     )
     p.add_argument("-o", "--output", type=Path, required=True, help="output directory")
-    p.add_argument("-j", "--jobs", type=int, help="worker processes (default: all cores)")
+    p.add_argument("-j", "--jobs", type=_positive_int, help="worker processes (default: all cores)")
     p.add_argument(
         "--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (needs fairstream[dask])"
     )
-    p.add_argument("--seed", type=int, help="override every run's seed")
+    p.add_argument("--seed", type=_seed, help="override every run's seed")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_sweep)
 
     p = sub.add_parser("reproduce", help="reproduce published experiments and write a report")
     p.add_argument("ids", nargs="*", metavar="ID", help="experiment ids (default: all; see --list)")
     p.add_argument("-o", "--output", type=Path, help="output directory")
-    p.add_argument("-j", "--jobs", type=int, help="worker processes (default: all cores)")
+    p.add_argument("-j", "--jobs", type=_positive_int, help="worker processes (default: all cores)")
     p.add_argument(
         "--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (needs fairstream[dask])"
     )

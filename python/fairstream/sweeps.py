@@ -91,6 +91,11 @@ def sweep(
     Every point is validated before anything runs or is written (`fairstream.ScenarioError`).
     `jobs`: worker processes (all cores by default); `scheduler`: a Dask scheduler address.
     """
+    from .api import check_seed
+
+    check_seed(seed)
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
     base_text, filename = load(scenario)
     _core.validate(base_text, filename)
     base = tomlio.loads(base_text)

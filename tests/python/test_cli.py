@@ -123,3 +123,39 @@ def test_validate_prints_a_scenario_warning_as_one_located_line(
     assert len(err) == 1, err
     assert err[0].startswith(f"{path}:") and "field `flow[0].control`: warning:" in err[0]
     assert "not TCP-compatible" in err[0]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--seed", "-1"],
+        ["--seed", str(2**70)],
+        ["--seed", "x"],
+    ],
+)
+def test_run_refuses_a_seed_out_of_range_with_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(tomlio.dumps(small_scenario()), encoding="utf-8")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", str(path), "-o", str(tmp_path / "out"), *args])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "a seed is a whole number from 0 to 2**63 - 1" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("jobs", ["0", "-5", "two"])
+def test_jobs_must_be_at_least_one(tmp_path: Path, capsys: pytest.CaptureFixture[str], jobs: str) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["reproduce", "collapse", "-o", str(tmp_path / "out"), "-j", jobs])
+    assert exit_info.value.code == 2
+    assert "at least 1" in capsys.readouterr().err
+
+
+def test_the_api_refuses_a_negative_seed(scenario: dict[str, object]) -> None:
+    import fairstream
+
+    with pytest.raises(ValueError, match="from 0 to"):
+        fairstream.run(scenario, seed=-1)

@@ -102,6 +102,16 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
     }
     let file_seed = top.opt_int("seed", 0, i64::MAX)?.unwrap_or(1) as u64;
     let seed = seed.unwrap_or(file_seed);
+    if seed > i64::MAX as u64 {
+        return Err(src.error(
+            0..0,
+            "seed",
+            format!(
+                "the seed override {seed} is above {}, the largest a scenario holds",
+                i64::MAX
+            ),
+        ));
+    }
     top.out.insert("seed".into(), Value::Integer(seed as i64));
 
     let mut net = Network::new(duration, seed);

@@ -237,3 +237,12 @@ fn values_no_type_can_hold_are_refused_at_their_line() {
         assert!(e.message.contains(says), "{size}: {e}");
     }
 }
+
+#[test]
+fn a_seed_override_beyond_what_a_scenario_holds_is_refused() {
+    let e = load(GOOD, "s.toml", Some(u64::MAX)).expect_err("seed 2^64 - 1");
+    assert_eq!(e.field, "seed");
+    assert!(e.message.contains("largest a scenario holds"), "{e}");
+    let ok = load(GOOD, "s.toml", Some(i64::MAX as u64)).unwrap();
+    assert!(ok.resolved.contains(&format!("seed = {}", i64::MAX)));
+}
