@@ -1,7 +1,9 @@
 """The ``fairstream`` command: run, validate, sweep, reproduce, report, bench.
 
-Exit codes: 0 success; 1 a check or validation failed; 2 bad input (a scenario error names
-file, line, field and the expected form, and nothing is written).
+Exit codes, the same for every command: 0 success; 1 the work ran but a result failed (a
+reproduction's check, a benchmark's agreement with ns-3) or writing failed; 2 bad input (a bad
+argument, a missing or unreadable file, a scenario that does not validate: the error names file,
+line, field and the expected form, and nothing is written); 130 interrupted.
 
 Start-up is kept light: each command imports what it needs when it runs (``run`` and
 ``validate`` never import polars, numpy or matplotlib; the core writes the Parquet tables and
@@ -208,7 +210,7 @@ def _cmd_validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     for path in args.files:
         try:
             resolved = validate(path)
-        except ScenarioError as err:
+        except (ScenarioError, ValueError) as err:
             print(err, file=sys.stderr)
             failed += 1
             continue
@@ -219,7 +221,7 @@ def _cmd_validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         print(f"{path}: ok")
         if args.resolved:
             print(resolved)
-    return 1 if failed else 0
+    return 2 if failed else 0  # bad input, as for every other command
 
 
 def _cmd_sweep(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

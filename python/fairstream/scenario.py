@@ -30,14 +30,26 @@ def load(scenario: ScenarioLike) -> tuple[str, str]:
         return tomlio.dumps(scenario), DICT_FILENAME
     if isinstance(scenario, os.PathLike):
         path = Path(scenario)
-        return path.read_text(encoding="utf-8"), str(path)
+        return _read_utf8(path), str(path)
     if isinstance(scenario, str):
         if os.path.isfile(scenario):
-            return Path(scenario).read_text(encoding="utf-8"), scenario
+            return _read_utf8(Path(scenario)), scenario
         if "\n" in scenario or "=" in scenario:
             return scenario, TEXT_FILENAME
         raise FileNotFoundError(f"scenario file not found: {scenario}")
     raise TypeError(f"a scenario is a path, TOML text or a dict, not {type(scenario).__name__}")
+
+
+def _read_utf8(path: Path) -> str:
+    """The text of a scenario file; a ValueError naming the file and the byte where it is not UTF-8."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise ValueError(
+            f"{path}:{line}: not UTF-8 text (byte {err.start}: {err.reason}); a scenario is a UTF-8 TOML file"
+        ) from None
 
 
 def to_dict(scenario: ScenarioLike) -> dict[str, Any]:

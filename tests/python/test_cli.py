@@ -39,7 +39,7 @@ def test_validate_ok(capsys: pytest.CaptureFixture[str]) -> None:
 def test_validate_error_names_file_line_and_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad, line = bad_file(tmp_path)
     good = write(tmp_path / "good.toml", small_scenario())
-    assert main(["validate", str(good), str(bad)]) == 1
+    assert main(["validate", str(good), str(bad)]) == 2
     captured = capsys.readouterr()
     assert f"{good}: ok" in captured.out
     assert "bad.toml" in captured.err
@@ -49,7 +49,7 @@ def test_validate_error_names_file_line_and_field(tmp_path: Path, capsys: pytest
 
 
 def test_validate_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate", str(tmp_path / "nope.toml")]) == 1
+    assert main(["validate", str(tmp_path / "nope.toml")]) == 2
     assert "nope.toml" in capsys.readouterr().err
 
 
@@ -159,3 +159,15 @@ def test_the_api_refuses_a_negative_seed(scenario: dict[str, object]) -> None:
 
     with pytest.raises(ValueError, match="from 0 to"):
         fairstream.run(scenario, seed=-1)
+
+
+def test_a_file_that_is_not_utf8_is_named_with_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(b'name = "x"\nduration = "1s"\n# caf\xe9\n')
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:3: not UTF-8 text" in err and "Traceback" not in err
+    assert main(["run", str(path), "-o", str(tmp_path / "out")]) == 2
+    assert str(path) in capsys.readouterr().err and not (tmp_path / "out").exists()

@@ -7,7 +7,7 @@ use fairstream_net::{
 use toml::Value;
 use toml::de::DeValue;
 
-use crate::reader::{Result, Section};
+use crate::reader::{Result, Section, a};
 
 /// Default queue: drop-tail of 50 packets, ns-2's `Queue limit_`.
 const DEFAULT_LIMIT: u32 = 50;
@@ -207,7 +207,7 @@ fn read_limit(q: &mut Section<'_, '_>, rate: Bitrate, default: QueueLimit) -> Re
     let limit = match q.raw("limit").map(|v| v.get_ref()) {
         None => default,
         Some(DeValue::Integer(_)) => {
-            QueueLimit::Packets(q.opt_int("limit", 0, i64::from(u32::MAX))?.unwrap_or(0) as u32)
+            QueueLimit::Packets(q.opt_int("limit", 1, i64::from(u32::MAX))?.unwrap_or(0) as u32)
         }
         Some(DeValue::String(s)) => {
             let s = s.trim();
@@ -231,7 +231,7 @@ fn read_limit(q: &mut Section<'_, '_>, rate: Bitrate, default: QueueLimit) -> Re
         Some(other) => {
             return Err(q.error(
                 "limit",
-                format!("expected {EXPECTED}, found a {}", other.type_str()),
+                format!("expected {EXPECTED}, found {}", a(other.type_str())),
             ));
         }
     };

@@ -35,6 +35,7 @@ pub(crate) fn read_flow(
     net: &mut Network,
     end: Duration,
     warnings: &mut Vec<ScenarioError>,
+    names: &mut std::collections::HashSet<String>,
 ) -> Result<()> {
     let reader = choose_reader(f)?;
     let protocol = reader.name;
@@ -94,8 +95,17 @@ pub(crate) fn read_flow(
                 format!("the flow starts and ends at node `{}`", subst(to)),
             ));
         }
+        let flow_name = subst(&name);
+        if !names.insert(flow_name.clone()) {
+            return Err(f.error(
+                "name",
+                format!(
+                    "a second flow named `{flow_name}`; flow names must be unique (use `{{i}}` in the name of a flow with a count)"
+                ),
+            ));
+        }
         let spec = FlowSpec {
-            name: subst(&name),
+            name: flow_name,
             src,
             dst,
             protocol: config.clone(),

@@ -129,8 +129,17 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
     }
     let mut resolved_flows = Vec::new();
     let mut warnings = Vec::new();
+    let mut names = std::collections::HashSet::new();
     for mut f in flow_tables {
-        flows::read_flow(&mut f, &index, &routes, &mut net, duration, &mut warnings)?;
+        flows::read_flow(
+            &mut f,
+            &index,
+            &routes,
+            &mut net,
+            duration,
+            &mut warnings,
+            &mut names,
+        )?;
         resolved_flows.push(Value::Table(f.out));
     }
     top.out.insert("flow".into(), Value::Array(resolved_flows));

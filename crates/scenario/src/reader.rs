@@ -88,12 +88,15 @@ impl<'t, 'i> Section<'t, 'i> {
             None => Ok(None),
             Some(v) => match v.get_ref() {
                 DeValue::String(s) => {
+                    if let Some(c) = s.chars().find(|c| c.is_control()) {
+                        return Err(self.error(key, control_character(c)));
+                    }
                     self.out.insert(key.into(), Value::String(s.to_string()));
                     Ok(Some(s.as_ref()))
                 }
                 other => Err(self.error(
                     key,
-                    format!("expected {expected}, found a {}", other.type_str()),
+                    format!("expected {expected}, found {}", a(other.type_str())),
                 )),
             },
         }
@@ -148,7 +151,7 @@ impl<'t, 'i> Section<'t, 'i> {
             Some(n) => Err(self.error(key, format!("{n} is out of range; expected {expected}"))),
             None => Err(self.error(
                 key,
-                format!("expected {expected}, found a {}", v.get_ref().type_str()),
+                format!("expected {expected}, found {}", a(v.get_ref().type_str())),
             )),
         }
     }
@@ -214,10 +217,10 @@ impl<'t, 'i> Section<'t, 'i> {
                 return Err(self.error(
                     key,
                     format!(
-                        "expected {} written as a string with its unit, such as {}, found a {}",
+                        "expected {} written as a string with its unit, such as {}, found {}",
                         T::WHAT,
                         T::EXAMPLE,
-                        other.type_str()
+                        a(other.type_str())
                     ),
                 ));
             }
@@ -257,7 +260,7 @@ impl<'t, 'i> Section<'t, 'i> {
             }
             other => Err(self.error(
                 key,
-                format!("expected a table, found a {}", other.type_str()),
+                format!("expected a table, found {}", a(other.type_str())),
             )),
         }
     }
@@ -271,8 +274,8 @@ impl<'t, 'i> Section<'t, 'i> {
             return Err(self.error(
                 key,
                 format!(
-                    "expected an array of tables ([[{key}]]), found a {}",
-                    v.get_ref().type_str()
+                    "expected an array of tables ([[{key}]]), found {}",
+                    a(v.get_ref().type_str())
                 ),
             ));
         };
@@ -286,7 +289,7 @@ impl<'t, 'i> Section<'t, 'i> {
                     other => Err(self.src.error(
                         item.span(),
                         &path,
-                        format!("expected a table, found a {}", other.type_str()),
+                        format!("expected a table, found {}", a(other.type_str())),
                     )),
                 }
             })
@@ -304,7 +307,16 @@ impl<'t, 'i> Section<'t, 'i> {
         let mut out = Vec::new();
         for item in items.iter() {
             match item.get_ref() {
-                DeValue::String(s) => out.push((s.as_ref(), item.span())),
+                DeValue::String(s) => {
+                    if let Some(c) = s.chars().find(|c| c.is_control()) {
+                        return Err(self.src.error(
+                            item.span(),
+                            &self.field(key),
+                            control_character(c),
+                        ));
+                    }
+                    out.push((s.as_ref(), item.span()));
+                }
                 _ => {
                     return Err(self
                         .src
@@ -322,6 +334,21 @@ impl<'t, 'i> Section<'t, 'i> {
         );
         Ok(Some(out))
     }
+}
+
+/// The error for a string holding control character `c` (an ANSI escape would reach the
+/// terminal through result tables and messages).
+fn control_character(c: char) -> String {
+    format!(
+        "contains the control character U+{:04X}; scenario strings are printed in tables and messages, so they may hold none",
+        u32::from(c)
+    )
+}
+
+/// A TOML type's name with its article: "an integer", "a string".
+pub(crate) fn a(type_name: &str) -> String {
+    let vowel = type_name.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {type_name}", if vowel { "an" } else { "a" })
 }
 
 fn join(path: &str, key: &str) -> String {
