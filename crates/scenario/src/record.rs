@@ -6,6 +6,10 @@ use toml::Value;
 
 use crate::reader::{Result, Section};
 
+/// Most rows the interval series may hold in all (about 1.6 GB of tables): a scenario asking
+/// for more is refused before it runs rather than exhausting memory.
+const MAX_SERIES_ROWS: u128 = 20_000_000;
+
 /// Keys `[record]` may hold.
 pub(crate) const RECORD_KEYS: &[&str] = &["interval", "metrics", "packets", "pcap"];
 
@@ -28,6 +32,18 @@ pub(crate) fn read_record(
     let interval: Duration = r.unit_or("interval", net.record.interval)?;
     if interval.is_zero() {
         return Err(r.error("interval", "the bin width must be longer than zero"));
+    }
+    let bins = net.duration.as_nanos().div_ceil(interval.as_nanos());
+    let rows = u128::from(bins) * (net.flows.len() + net.links.len()) as u128;
+    if rows > MAX_SERIES_ROWS {
+        return Err(r.error(
+            "interval",
+            format!(
+                "at {interval} the interval series would hold {rows} rows ({bins} bins × {} flows and \
+                 links), more than {MAX_SERIES_ROWS}; widen the interval or shorten the run",
+                net.flows.len() + net.links.len()
+            ),
+        ));
     }
     net.record.interval = interval;
     net.record.metrics = r.bool_or("metrics", false)?;

@@ -249,19 +249,45 @@ fn a_seed_override_beyond_what_a_scenario_holds_is_refused() {
 
 #[test]
 fn duplicate_flow_names_and_control_characters_are_refused() {
-    let twice = format!("{GOOD}[[flow]]\nprotocol = \"tcp\"\nfrom = \"a\"\nto = \"b\"\nname = \"tcp0\"\n");
-    let once = twice.replacen("[[flow]]\nprotocol = \"tcp\"", "[[flow]]\nname = \"tcp0\"\nprotocol = \"tcp\"", 1);
+    let twice =
+        format!("{GOOD}[[flow]]\nprotocol = \"tcp\"\nfrom = \"a\"\nto = \"b\"\nname = \"tcp0\"\n");
+    let once = twice.replacen(
+        "[[flow]]\nprotocol = \"tcp\"",
+        "[[flow]]\nname = \"tcp0\"\nprotocol = \"tcp\"",
+        1,
+    );
     let e = err(&once);
     assert_eq!(e.field, "flow[1].name", "{e}");
     assert!(e.message.contains("a second flow named `tcp0`"), "{e}");
     let e = err(&with_flow_keys("name = \"\\u001b[31mred\""));
     assert_eq!(e.field, "flow[0].name", "{e}");
     assert!(e.message.contains("U+001B"), "{e}");
-    let e = err(&GOOD.replace("nodes = [\"a\", \"b\", \"c\"]", "nodes = [\"a\", \"b\\u0007\", \"c\"]"));
+    let e = err(&GOOD.replace(
+        "nodes = [\"a\", \"b\", \"c\"]",
+        "nodes = [\"a\", \"b\\u0007\", \"c\"]",
+    ));
     assert_eq!(e.field, "topology.nodes", "{e}");
     assert!(e.message.contains("U+0007"), "{e}");
     let e = err(&with_flow_keys("window = \"x\""));
     assert!(e.message.contains("found a string"), "{e}");
     let e = err(&GOOD.replace("\"20 packets\"", "20.5"));
     assert!(e.message.contains("found a float"), "{e}");
+}
+
+#[test]
+fn an_interval_that_would_exhaust_memory_is_refused_before_the_run() {
+    let e = err(&format!("{GOOD}[record]\ninterval = \"1ns\"\n"));
+    assert_eq!(e.field, "record.interval", "{e}");
+    assert!(
+        e.message.contains("would hold") && e.message.contains("widen the interval"),
+        "{e}"
+    );
+    assert!(
+        load(
+            &format!("{GOOD}[record]\ninterval = \"1ms\"\n"),
+            "ok.toml",
+            None
+        )
+        .is_ok()
+    );
 }
