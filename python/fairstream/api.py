@@ -63,6 +63,8 @@ def run(
     (simulated s, duration s, events) after each chunk.
     """
     text, filename = load(scenario)
+    if output_dir is not None:
+        _core.check_output_dir(str(output_dir))  # before the run, not after it
     sim = _core.Simulation(text, filename, check_seed(seed))
     name = getattr(sim, "name", None) or Path(filename).stem
     bar = SimulationProgress(name, sim.duration_s) if progress is True else None

@@ -62,6 +62,15 @@ def _seed(text: str) -> int:
     return value
 
 
+def _output_path(text: str) -> Path:
+    """An argparse type: a non-empty path (`Path("")` would silently mean the current directory)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "an empty path is no output directory; name one, such as `-o results`"
+        )
+    return Path(text)
+
+
 def _positive_int(text: str) -> int:
     """An argparse type: a whole number of at least 1."""
     try:
@@ -100,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run a scenario and write its results")
     p.add_argument("scenario", type=Path, help="scenario TOML file")
     p.add_argument(
-        "-o", "--output", type=Path, required=True, help="output directory (created after the run)"
+        "-o", "--output", type=_output_path, required=True, help="output directory (created after the run)"
     )
     p.add_argument("--seed", type=_seed, help="override the scenario's seed")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
@@ -120,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH=V1,V2",
         help="dotted path and values, e.g. flow.0.rate=1Mbps,2Mbps (repeat for a grid)",
     )
-    p.add_argument("-o", "--output", type=Path, required=True, help="output directory")
+    p.add_argument("-o", "--output", type=_output_path, required=True, help="output directory")
     p.add_argument("-j", "--jobs", type=_positive_int, help="worker processes (default: all cores)")
     p.add_argument(
         "--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (needs fairstream[dask])"
@@ -131,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("reproduce", help="reproduce published experiments and write a report")
     p.add_argument("ids", nargs="*", metavar="ID", help="experiment ids (default: all; see --list)")
-    p.add_argument("-o", "--output", type=Path, help="output directory")
+    p.add_argument("-o", "--output", type=_output_path, help="output directory")
     p.add_argument("-j", "--jobs", type=_positive_int, help="worker processes (default: all cores)")
     p.add_argument(
         "--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (needs fairstream[dask])"

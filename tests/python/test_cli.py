@@ -84,7 +84,7 @@ def test_run_replaces_an_earlier_run_but_never_other_files(
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep me", encoding="utf-8")
-    assert main(["run", str(scenario), "-o", str(mine), "--quiet"]) == 1
+    assert main(["run", str(scenario), "-o", str(mine), "--quiet"]) == 2  # refused before the run
     assert "notes.txt" in capsys.readouterr().err
     assert [p.name for p in mine.iterdir()] == ["notes.txt"]
     assert (mine / "notes.txt").read_text(encoding="utf-8") == "keep me"
@@ -171,3 +171,22 @@ def test_a_file_that_is_not_utf8_is_named_with_its_line(
     assert f"{path}:3: not UTF-8 text" in err and "Traceback" not in err
     assert main(["run", str(path), "-o", str(tmp_path / "out")]) == 2
     assert str(path) in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_output_targets_are_checked_before_the_run_and_links_followed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = write(tmp_path / "s.toml", small_scenario(duration="1s"))
+    file = tmp_path / "file"
+    file.write_text("keep", encoding="utf-8")
+    assert main(["run", str(scenario), "-o", str(file), "--quiet"]) == 2
+    assert "is a file" in capsys.readouterr().err and file.read_text(encoding="utf-8") == "keep"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", str(scenario), "-o", "", "--quiet"])
+    assert exit_info.value.code == 2 and "empty path" in capsys.readouterr().err
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    assert main(["run", str(scenario), "-o", str(link), "--quiet"]) == 0
+    assert link.is_symlink() and (real / "summary.json").is_file()

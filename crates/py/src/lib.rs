@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use fairstream_core::{Duration, Instant};
-use fairstream_results::{RunInfo, write_dir};
+use fairstream_results::{RunInfo, output_target, write_dir};
 use fairstream_sim::{RunOutput, Simulator};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyUserWarning, PyValueError};
@@ -214,6 +214,15 @@ fn padhye_approx(mss_bytes: f64, rtt_s: f64, p: f64, rto_s: f64, wmax_pkts: f64,
     fairstream_metrics::tcp_model::padhye_approx(mss_bytes, rtt_s, p, rto_s, wmax_pkts, b)
 }
 
+/// Checks, before a run, that its results can go to `path` (absent, empty, or an earlier run's
+/// results; a symbolic link is followed); a ValueError saying why not otherwise.
+#[pyfunction]
+fn check_output_dir(path: PathBuf) -> PyResult<()> {
+    output_target(&path)
+        .map(|_| ())
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// The extension module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -221,6 +230,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioWarning", m.py().get_type::<ScenarioWarning>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_class::<Simulation>()?;
+    m.add_function(wrap_pyfunction!(check_output_dir, m)?)?;
     m.add_function(wrap_pyfunction!(jain, m)?)?;
     m.add_function(wrap_pyfunction!(mathis, m)?)?;
     m.add_function(wrap_pyfunction!(padhye, m)?)?;

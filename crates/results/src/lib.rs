@@ -37,6 +37,14 @@ pub enum ResultsError {
         /// One of the foreign entries.
         example: String,
     },
+    /// The output path cannot be a result directory (empty, a file, a link to nowhere).
+    #[error("{path}: {reason}")]
+    BadTarget {
+        /// The path given.
+        path: PathBuf,
+        /// Why it cannot hold results.
+        reason: String,
+    },
     /// Parquet or Arrow refused.
     #[error("{path}: {message}")]
     Parquet {
@@ -99,10 +107,41 @@ fn check_replaceable(dir: &Path) -> Result<(), ResultsError> {
     Ok(())
 }
 
+/// Where results for `dir` go, checked before anything runs: `dir` must be a non-empty path that
+/// is absent, an empty directory or an earlier run's result directory; a symbolic link is
+/// followed (its target receives the results and the link stays), never replaced.
+pub fn output_target(dir: &Path) -> Result<PathBuf, ResultsError> {
+    let bad = |reason: &str| ResultsError::BadTarget {
+        path: dir.to_path_buf(),
+        reason: reason.to_string(),
+    };
+    if dir.as_os_str().is_empty() {
+        return Err(bad(
+            "an empty path is no output directory; name one, such as `-o results`",
+        ));
+    }
+    let target = if dir.is_symlink() {
+        dir.canonicalize().map_err(|_| {
+            bad("is a symbolic link to nowhere; point it at a directory or remove it")
+        })?
+    } else {
+        dir.to_path_buf()
+    };
+    if target.exists() && !target.is_dir() {
+        return Err(bad(
+            "is a file, not a directory; results are a directory of files",
+        ));
+    }
+    check_replaceable(&target)?;
+    Ok(target)
+}
+
 /// Writes every result file of `out` into `dir`. `dir` must be absent, empty, or an earlier
 /// run's result directory (replaced as a whole); any other content makes this fail untouched.
+/// A symbolic link is followed, so its target receives the results (see [`output_target`]).
 pub fn write_dir(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), ResultsError> {
-    check_replaceable(dir)?;
+    let target = output_target(dir)?;
+    let dir = target.as_path();
     let parent = dir
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -176,6 +215,30 @@ mod tests {
             std::env::temp_dir().join(format!("fairstream-results-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         d
+    }
+
+    #[test]
+    fn a_link_is_followed_and_a_file_or_empty_path_refused_before_writing() {
+        let base = scratch("links");
+        std::fs::create_dir_all(&base).unwrap();
+        let real = base.join("real");
+        std::fs::create_dir_all(&real).unwrap();
+        let link = base.join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write_dir(&link, &RunInfo::default(), &RunOutput::default()).unwrap();
+        assert!(link.is_symlink(), "the link was replaced");
+        assert!(real.join("summary.json").is_file());
+        let file = base.join("file");
+        std::fs::write(&file, b"keep").unwrap();
+        let e = output_target(&file).unwrap_err().to_string();
+        assert!(e.contains("is a file"), "{e}");
+        assert_eq!(std::fs::read(&file).unwrap(), b"keep");
+        let e = output_target(Path::new("")).unwrap_err().to_string();
+        assert!(e.contains("empty path"), "{e}");
+        let dangling = base.join("dangling");
+        std::os::unix::fs::symlink(base.join("nowhere"), &dangling).unwrap();
+        assert!(output_target(&dangling).is_err());
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     #[test]
