@@ -171,8 +171,14 @@ impl Recorder {
         tr.reverse.push(p.direction == Direction::Reverse);
     }
 
-    /// Writes a packet transmitted on `link` to its pcap capture, if the link has one.
+    /// Whether packets transmitted on `link` go to a pcap capture.
     #[inline]
+    pub(crate) fn captures(&self, link: usize) -> bool {
+        self.pcaps[link].is_some()
+    }
+
+    /// Writes a packet transmitted on `link` to its pcap capture, if the link has one.
+    #[cold]
     pub(crate) fn capture(
         &mut self,
         link: usize,

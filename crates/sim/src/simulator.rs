@@ -48,7 +48,7 @@ struct FlowMeta {
     start: Instant,
     stop: Option<Instant>,
     /// Data payload per full packet, for pcap sequence numbers (0 where not used).
-    tcp_segment: u64,
+    segment_payload: u64,
     /// The sender's host overhead (zero: packets leave when emitted).
     overhead: Duration,
     /// Draws the overhead of each packet.
@@ -69,7 +69,7 @@ impl FlowMeta {
             dst: f.dst,
             start,
             stop: f.stop,
-            tcp_segment: f.protocol.segment_payload(),
+            segment_payload: f.protocol.segment_payload(),
             overhead: f.overhead,
             overhead_rng: RngStream::derive(seed, "host-overhead", id as u64),
             last_departure: Instant::ZERO,
@@ -102,7 +102,7 @@ pub struct Simulator {
     timer_at: Vec<Option<Instant>>,
     flows: Vec<FlowMeta>,
     arena: Vec<Packet>,
-    /// Unique id of the packet in each arena slot (for the packet trace).
+    /// Unique id of the packet in each arena slot; kept only while the packet trace is on.
     packet_ids: Vec<u64>,
     /// How many links of its path the packet in each arena slot has crossed.
     hops: Vec<u16>,
@@ -170,7 +170,7 @@ impl Simulator {
             endpoints,
             flows,
             arena: Vec::with_capacity(4096),
-            packet_ids: Vec::with_capacity(4096),
+            packet_ids: Vec::new(),
             hops: Vec::with_capacity(4096),
             free: Vec::with_capacity(4096),
             rec,
@@ -280,17 +280,18 @@ impl Simulator {
         let slot = match self.free.pop() {
             Some(s) => {
                 self.arena[s as usize] = pkt;
-                self.packet_ids[s as usize] = id;
                 self.hops[s as usize] = 0;
                 s
             }
             None => {
                 self.arena.push(pkt);
-                self.packet_ids.push(id);
                 self.hops.push(0);
                 (self.arena.len() - 1) as u32
             }
         };
+        if self.rec.tracing() {
+            self.note_packet_id(slot, id);
+        }
         let meta = &mut self.flows[ep / 2];
         if ep.is_multiple_of(2) && !meta.overhead.is_zero() {
             let at = meta.departure(now);
@@ -396,10 +397,12 @@ impl Simulator {
                     l.wake_scheduled = true;
                 }
                 self.trace_event(PacketEvent::Transmit, link, q.slot, now);
-                let pkt = &self.arena[q.slot as usize];
-                let meta = &self.flows[pkt.flow.index()];
-                self.rec
-                    .capture(link, now, pkt, (meta.src, meta.dst), meta.tcp_segment);
+                if self.rec.captures(link) {
+                    let pkt = &self.arena[q.slot as usize];
+                    let meta = &self.flows[pkt.flow.index()];
+                    let ends = (meta.src, meta.dst);
+                    self.rec.capture(link, now, pkt, ends, meta.segment_payload);
+                }
                 if corrupted {
                     self.lose(PacketEvent::Corrupt, link, q.slot, now);
                 } else {
@@ -429,6 +432,17 @@ impl Simulator {
         self.trace_event(PacketEvent::Receive, link, slot, now);
         self.hops[slot as usize] += 1;
         self.forward(slot, now);
+    }
+
+    /// Remembers the id of the packet now in `slot`, for the trace.
+    #[cold]
+    fn note_packet_id(&mut self, slot: u32, id: u64) {
+        let slot = slot as usize;
+        if slot == self.packet_ids.len() {
+            self.packet_ids.push(id);
+        } else {
+            self.packet_ids[slot] = id;
+        }
     }
 
     /// Records a packet event if the per-packet trace is on (a branch, and nothing else, when off).

@@ -41,11 +41,8 @@ pub(crate) fn read_control(
                     ));
                 }
             }
-            Binomial {
-                k: 0.0,
-                l: 1.0,
-                ..Binomial::SQRT
-            }
+            // k and l are required (checked above); α and β default as for IIAD and SQRT.
+            Binomial::SQRT
         }
     };
     if kind != "binomial"
