@@ -38,5 +38,17 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(out)
 
 
+def is_number(value: Any) -> bool:
+    """Whether `value` is an int or a float (a bool is not a number here)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def span(values: Any, digits: int = 3) -> str:
+    """``a–b`` for the range of `values` in `fmt`'s form (one value alone if both ends print alike)."""
+    values = list(values)
+    lo, hi = fmt(min(values), digits), fmt(max(values), digits)
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
 def _is_number(value: Any) -> bool:
-    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+    return value is None or is_number(value)

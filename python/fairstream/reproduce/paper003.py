@@ -19,7 +19,7 @@ from typing import Any
 from .. import _core
 from ..results import RunResult
 from ..scenario import with_overrides
-from ..table import fmt
+from ..table import fmt, is_number, span
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published, replica_points
 from .measure import delivered_bps, delivered_bytes, link_rate_bps
 
@@ -43,12 +43,6 @@ QUICK_LOADS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 
 def _flows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return doc["flow"]
-
-
-def _span(values: Sequence[float], digits: int = 3) -> str:
-    """``a–b`` for the range of `values` (one value alone if they are all equal at `digits`)."""
-    lo, hi = fmt(min(values), digits), fmt(max(values), digits)
-    return lo if lo == hi else f"{lo}–{hi}"
 
 
 def _runs_phrase(replicas: int) -> str:
@@ -86,15 +80,11 @@ def _point_ranges(
         lo, hi = [], []
         for row in result["points"]:
             values = [row[col]] + [r[col] for rows in others for r in rows if r.get(key) == row[key]]
-            values = [v for v in values if _number(v)]
+            values = [v for v in values if is_number(v)]
             lo.append(min(values) if values else math.nan)
             hi.append(max(values) if values else math.nan)
         out[col] = (lo, hi)
     return out
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -172,8 +162,8 @@ class UdpLoadSweep(Experiment):
         load, shares = max(by_load.items(), key=lambda kv: max(kv[1]) - min(kv[1]))
         return [
             f"Phase sensitivity: over {_runs_phrase(len(replicas))}, at UDP load = T1 TCP gets "
-            f"{_span([f['tcp'] for f in fulls])} of T1, UDP {_span([f['udp'] for f in fulls])} and the "
-            f"total {_span([f['total'] for f in fulls])}; across the sweep the runs' TCP shares differ "
+            f"{span([f['tcp'] for f in fulls])} of T1, UDP {span([f['udp'] for f in fulls])} and the "
+            f"total {span([f['total'] for f in fulls])}; across the sweep the runs' TCP shares differ "
             f"by at most {fmt(max(shares) - min(shares), 3)} of T1 (at UDP load {load:g}). "
             + _holds_sentence(self.conclusion(), [_all_checks_pass(e) for e in evs])
         ]
@@ -372,8 +362,8 @@ class UnfairTcp4(Experiment):
         lo, hi = ABOUT_3
         return [
             f"Phase sensitivity: over {_runs_phrase(len(replicas))}, the highest flow delivers "
-            f"{_span(ratios)} × the lowest (canonical {fmt(ratios[0], 3)}; published ≈ 3) and Jain's "
-            f"index is {_span(jains)}. Unfairness itself is in every run (the highest flow gets at "
+            f"{span(ratios)} × the lowest (canonical {fmt(ratios[0], 3)}; published ≈ 3) and Jain's "
+            f"index is {span(jains)}. Unfairness itself is in every run (the highest flow gets at "
             f"least {fmt(min(ratios), 3)} × the lowest), but by how much depends on phase. "
             + _holds_sentence(
                 f"highest ≈ 3 × lowest, read as {lo:g} to {hi:g}, our choice", [lo <= r <= hi for r in ratios]
@@ -395,9 +385,9 @@ class UnfairTcp4(Experiment):
             f"Jain's index {fmt(result['data']['jain'], 3)}."
         )
         row = next((c for c in result["comparison"] if c["quantity"] == _RATIO_QUANTITY), {})
-        ratios = [v for v in (row.get("replicas") or {}).get("values", []) if _number(v)]
+        ratios = [v for v in (row.get("replicas") or {}).get("values", []) if is_number(v)]
         if ratios:
-            caption += f" Over {len(ratios)} phase replicas highest / lowest is {_span(ratios)}."
+            caption += f" Over {len(ratios)} phase replicas highest / lowest is {span(ratios)}."
         return [Figure(path, caption)]
 
 
@@ -448,10 +438,10 @@ class ParkingLot(Experiment):
         ratios = [e.data["a_over_b"] for e in evs]
         published = dict(self.published_mbps)
         lo, hi = self.ratio_range
-        flows = ", ".join(f"{name} {_span(values)}" for name, values in rates.items())
+        flows = ", ".join(f"{name} {span(values)}" for name, values in rates.items())
         return [
             f"Phase sensitivity: over {_runs_phrase(len(replicas))}, the flows get {flows} Mbit/s and "
-            f"A / B is {_span(ratios)} (published {fmt(published['A'] / published['B'], 3)}). "
+            f"A / B is {span(ratios)} (published {fmt(published['A'] / published['B'], 3)}). "
             + _holds_sentence(f"A gets {lo:g}–{hi:g} × B", [lo <= r <= hi for r in ratios])
         ]
 

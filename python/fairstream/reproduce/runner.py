@@ -32,6 +32,7 @@ from .. import _core, tomlio
 from ..parallel import Task, run_tasks
 from ..progress import TaskProgress
 from ..results import RunResult
+from ..table import is_number
 from . import EXPERIMENTS, get
 from .experiment import Check, Evaluation, Experiment, Point
 
@@ -288,7 +289,7 @@ def phase_summary(
 
 def _spread(values: Sequence[Any]) -> dict[str, Any]:
     """The numeric values (bools and strings skipped; NaN kept out of min and max) and their range."""
-    numbers = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    numbers = [float(v) for v in values if is_number(v)]
     finite = [v for v in numbers if not math.isnan(v)]
     return {
         "values": numbers,

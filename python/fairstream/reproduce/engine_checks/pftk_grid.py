@@ -16,6 +16,7 @@ import polars as pl
 from ... import _core
 from ...results import RunResult
 from ...scenario import with_overrides
+from ...table import span
 from .. import audit
 from ..experiment import Check, Evaluation, Experiment, Figure, Point
 from .common import _float, _link
@@ -244,12 +245,12 @@ class TcpPftkGrid(Experiment):
                 },
                 {
                     "quantity": f"{variant}: goodput / PFTK, range",
-                    "ours": _range(r["goodput_ratio"] for r in mine),
+                    "ours": span(r["goodput_ratio"] for r in mine),
                     "published": "below send rate / PFTK by about the loss rate",
                 },
                 {
                     "quantity": f"{variant}: send rate / PFTK with the measured timeout share as Q, range",
-                    "ours": _range(r["ratio_measured_q"] for r in mine),
+                    "ours": span(r["ratio_measured_q"] for r in mine),
                     "published": "(diagnostic)",
                 },
                 {
@@ -344,7 +345,7 @@ class TcpPftkGrid(Experiment):
             f"round is lost after a loss; Bernoulli losses are independent), and the mean window at a "
             f"fast retransmit is {min(wins):.2f}–{max(wins):.2f} of the model's E[W]. With the measured "
             f"timeout share in place of Q, send rate / model spans "
-            f"{_range(r['ratio_measured_q'] for r in grid)} over the grid."
+            f"{span(r['ratio_measured_q'] for r in grid)} over the grid."
         ]
         diag = [r for r in rows if r["variant"] not in self.tolerance]
         if diag:
@@ -467,11 +468,6 @@ class TcpPftkGrid(Experiment):
                 "measured timeout share in place of Q (open) (right).",
             ),
         ]
-
-
-def _range(values: Any) -> str:
-    vals = list(values)
-    return f"{min(vals):.3f} – {max(vals):.3f}"
 
 
 def _ratio_table(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
