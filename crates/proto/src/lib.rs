@@ -24,6 +24,7 @@
 
 mod cbr;
 mod endpoint;
+pub mod lda;
 mod metric;
 mod packet;
 mod protocols;
@@ -33,6 +34,7 @@ pub use cbr::{CbrConfig, CbrSource, OnOff, UdpSink};
 pub use endpoint::{Endpoint, EndpointStats};
 pub use metric::{Metric, MetricSink, NullSink, VecSink};
 pub use packet::{
-    Direction, Header, IP_TCP_HEADER, IP_UDP_HEADER, Packet, TcpFlags, TcpSegment, UdpDatagram,
+    Direction, Header, IP_TCP_HEADER, IP_UDP_HEADER, LossRate, Packet, TcpFlags, TcpSegment,
+    TfrcData, TfrcFeedback, UdpDatagram, VtpData, VtpFeedback,
 };
 pub use protocols::{AnyEndpoint, FlowProtocol, ProtocolConfig, TcpFlowConfig};

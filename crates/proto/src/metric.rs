@@ -21,6 +21,26 @@ pub enum Metric {
     Timeout,
     /// Fast retransmit / recovery entered.
     FastRetransmit,
+    /// Receive rate a rate-based sender was last told of (TFRC's X_recv).
+    ReceiveRate(Bitrate),
+    /// Rate the throughput equation allows (TFRC's X_Bps).
+    EquationRate(Bitrate),
+    /// Loss event rate p (reported by the receiver, or used by the sender).
+    LossEventRate(f64),
+    /// VTP's Achieved Rate, as the sender last heard it.
+    AchievedRate(Bitrate),
+    /// Packets a loss discrimination algorithm classed as congestion losses in one episode.
+    CongestionLoss(u32),
+    /// Packets a loss discrimination algorithm classed as wireless losses in one episode.
+    WirelessLoss(u32),
+    /// Whether a Spike detector is in its spike (congestion) state: 1 or 0.
+    Spike(bool),
+    /// A wireless loss fraction estimate (VTP's e).
+    WirelessLossEstimate(f64),
+    /// MULTFRC's real-valued connection target n.
+    ConnectionTarget(f64),
+    /// Connections open (MULTFRC's N).
+    Connections(u32),
 }
 
 impl Metric {
@@ -35,16 +55,33 @@ impl Metric {
             Self::Rate(_) => "rate",
             Self::Timeout => "timeout",
             Self::FastRetransmit => "fast_retransmit",
+            Self::ReceiveRate(_) => "x_recv",
+            Self::EquationRate(_) => "x_equation",
+            Self::LossEventRate(_) => "p",
+            Self::AchievedRate(_) => "achieved_rate",
+            Self::CongestionLoss(_) => "congestion_loss",
+            Self::WirelessLoss(_) => "wireless_loss",
+            Self::Spike(_) => "spike",
+            Self::WirelessLossEstimate(_) => "wireless_loss_estimate",
+            Self::ConnectionTarget(_) => "n",
+            Self::Connections(_) => "connections",
         }
     }
 
-    /// The value as a real number in the table's unit (packets, seconds, bit/s, or 1 for events).
+    /// The value as a real number in the table's unit (packets, seconds, bit/s, a fraction, a
+    /// count, 0/1 for a state, or 1 for events).
     pub fn value(&self) -> f64 {
         match *self {
             Self::Cwnd(v) | Self::Ssthresh(v) => v,
             Self::RttSample(d) | Self::Srtt(d) | Self::Rto(d) => d.as_secs_f64(),
-            Self::Rate(r) => r.as_bps_f64(),
+            Self::Rate(r)
+            | Self::ReceiveRate(r)
+            | Self::EquationRate(r)
+            | Self::AchievedRate(r) => r.as_bps_f64(),
             Self::Timeout | Self::FastRetransmit => 1.0,
+            Self::LossEventRate(v) | Self::WirelessLossEstimate(v) | Self::ConnectionTarget(v) => v,
+            Self::CongestionLoss(n) | Self::WirelessLoss(n) | Self::Connections(n) => f64::from(n),
+            Self::Spike(on) => f64::from(u8::from(on)),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! Inside the simulator packets are never serialised; the wire encoding for real networks
 //! lives elsewhere and maps to and from these values.
 
-use fairstream_core::{DataSize, FlowId, Instant};
+use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant};
 
 /// Bytes of IPv4 + TCP header counted in every TCP packet (ns-2's `tcpip_base_hdr_size_`).
 pub const IP_TCP_HEADER: u64 = 40;
@@ -43,6 +43,14 @@ pub enum Header {
     Tcp(TcpSegment),
     /// A UDP datagram with an application sequence number.
     Udp(UdpDatagram),
+    /// A TFRC (or MULTFRC sub-connection) data packet over UDP.
+    TfrcData(TfrcData),
+    /// A TFRC receiver's feedback report over UDP.
+    TfrcFeedback(TfrcFeedback),
+    /// A VTP data packet over UDP.
+    VtpData(VtpData),
+    /// A VTP receiver's Achieved Rate report over UDP.
+    VtpFeedback(VtpFeedback),
 }
 
 /// Flags of a TCP segment.
@@ -74,14 +82,134 @@ pub struct UdpDatagram {
     pub seq: u64,
 }
 
+/// A TFRC data packet (RFC 5348 §3.2): sequence number, the sender's timestamp and its RTT
+/// estimate. MULTFRC numbers its sub-connections with `conn`; ns-2's TFRC also carries the
+/// sender's round number (`round_id`, used by its `PreciseLoss_` rule).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TfrcData {
+    /// Sub-connection (0 for plain TFRC; MULTFRC's connection index).
+    pub conn: u8,
+    /// Sequence number, from 0, one per packet.
+    pub seq: u64,
+    /// When the sender emitted it (its clock).
+    pub timestamp: Instant,
+    /// The sender's current RTT estimate (zero before it has one).
+    pub rtt: Duration,
+    /// The sender's round number: how many RTTs it has counted (ns-2's `round_id`).
+    pub round: u32,
+}
+
+impl TfrcData {
+    /// Bytes the header takes after the UDP header: seq 4, timestamp 4, RTT 4, conn 1,
+    /// round 1 (mod 256), 2 of padding.
+    pub const WIRE_LEN: u64 = 16;
+}
+
+/// A loss event rate as a real encoding carries it: a 32-bit fraction of one
+/// (`u32::MAX` is p = 1), so the simulator sees exactly what a wire would deliver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, PartialOrd)]
+pub struct LossRate(u32);
+
+impl LossRate {
+    /// No loss.
+    pub const ZERO: Self = Self(0);
+
+    /// `p` clamped to [0, 1] and rounded to the nearest representable value (never to zero
+    /// when `p > 0`, so a small loss event rate stays a loss event rate).
+    pub fn from_f64(p: f64) -> Self {
+        if p.is_nan() || p <= 0.0 {
+            return Self(0);
+        }
+        let v = (p.min(1.0) * f64::from(u32::MAX)).round();
+        Self((v as u32).max(1))
+    }
+
+    /// The fraction as a real number in [0, 1].
+    pub fn value(self) -> f64 {
+        f64::from(self.0) / f64::from(u32::MAX)
+    }
+
+    /// The raw 32-bit encoding.
+    pub const fn raw(self) -> u32 {
+        self.0
+    }
+}
+
+/// A TFRC feedback report (RFC 5348 §3.2.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TfrcFeedback {
+    /// Sub-connection it reports on (0 for plain TFRC).
+    pub conn: u8,
+    /// Timestamp of the last data packet received (the sender's clock).
+    pub t_recvdata: Instant,
+    /// Time between receiving that packet and sending this report.
+    pub t_delay: Duration,
+    /// Rate at which data arrived since the last report.
+    pub x_recv: Bitrate,
+    /// Loss event rate p.
+    pub p: LossRate,
+}
+
+impl TfrcFeedback {
+    /// Bytes the report takes after the UDP header: conn 1 + 3 of padding, t_recvdata 4,
+    /// t_delay 4, X_recv 4, p 4.
+    pub const WIRE_LEN: u64 = 20;
+}
+
+/// A VTP data packet: sequence number, the sender's timestamp and its RTT estimate (which
+/// sets the receiver's sampling period).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VtpData {
+    /// Sequence number, from 0, one per packet.
+    pub seq: u64,
+    /// When the sender emitted it (its clock).
+    pub timestamp: Instant,
+    /// The sender's current RTT estimate (zero before it has one).
+    pub rtt: Duration,
+}
+
+impl VtpData {
+    /// Bytes after the UDP header: seq 4, timestamp 4, RTT 4.
+    pub const WIRE_LEN: u64 = 12;
+}
+
+/// A VTP receiver report: the Achieved Rate and what the sampling period saw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VtpFeedback {
+    /// Timestamp of the last data packet received (the sender's clock).
+    pub t_echo: Instant,
+    /// Time between receiving that packet and sending this report.
+    pub t_delay: Duration,
+    /// The receiver's Achieved Rate (EWMA of the period's receive rates).
+    pub achieved_rate: Bitrate,
+    /// Highest sequence number received so far.
+    pub highest_seq: u64,
+    /// Packets found missing during the period.
+    pub lost: u32,
+    /// Packets received during the period.
+    pub received: u32,
+}
+
+impl VtpFeedback {
+    /// Bytes after the UDP header: t_echo 4, t_delay 4, AR 4, highest seq 4, lost 2,
+    /// received 2.
+    pub const WIRE_LEN: u64 = 20;
+}
+
 impl Header {
     /// The sequence number the packet trace shows: a TCP data packet's number, an ACK's
-    /// cumulative acknowledgement, a UDP datagram's number.
+    /// cumulative acknowledgement, a UDP, TFRC or VTP data packet's number, the highest
+    /// sequence number a VTP report covers; −1 for a TFRC report (it names no packet).
     pub fn trace_seq(&self) -> i64 {
+        let wide = |s: u64| i64::try_from(s).unwrap_or(i64::MAX);
         match self {
             Self::Tcp(s) if s.is_ack => s.ack,
             Self::Tcp(s) => s.seq,
-            Self::Udp(u) => i64::try_from(u.seq).unwrap_or(i64::MAX),
+            Self::Udp(u) => wide(u.seq),
+            Self::TfrcData(d) => wide(d.seq),
+            Self::TfrcFeedback(_) => -1,
+            Self::VtpData(d) => wide(d.seq),
+            Self::VtpFeedback(f) => wide(f.highest_seq),
         }
     }
 }
@@ -91,7 +219,7 @@ impl Packet {
     pub fn tcp(&self) -> Option<&TcpSegment> {
         match &self.header {
             Header::Tcp(t) => Some(t),
-            Header::Udp(_) => None,
+            _ => None,
         }
     }
 }

@@ -25,11 +25,11 @@ pub struct TransportContext {
 pub const MAX_TRANSPORT_HEADER: usize = 20;
 
 impl Header {
-    /// The IPv4 protocol number of the transport (6 TCP, 17 UDP).
+    /// The IPv4 protocol number of the transport (6 TCP; 17 UDP, which TFRC and VTP run over).
     pub fn ip_protocol(&self) -> u8 {
         match self {
             Self::Tcp(_) => 6,
-            Self::Udp(_) => 17,
+            _ => 17,
         }
     }
 
@@ -58,7 +58,7 @@ impl Header {
                 t[14..16].copy_from_slice(&65_535u16.to_be_bytes());
                 20
             }
-            Self::Udp(_) => {
+            _ => {
                 let len = ctx.ip_len.saturating_sub(20).min(65_535) as u16;
                 t[4..6].copy_from_slice(&len.to_be_bytes());
                 8
