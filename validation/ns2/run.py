@@ -130,7 +130,7 @@ def metrics(r: dict) -> dict:
         tcp = r["tcp_delivered_bytes_t300"] - r["tcp_delivered_bytes_t20"]
         out["tcp_delivered_wire_bps"] = tcp * bits
         out["tcp_goodput_bps"] = (r["tcp_ack_t300"] - r["tcp_ack_t20"]) * TCP_PAYLOAD * bits
-        out["tfrc_delivered_bottleneck_wire_bps"] = (
+        out["tfrc_delivered_lasthop_wire_bps"] = (
             r["tfrc_delivered_bytes_t300"] - r["tfrc_delivered_bytes_t20"]
         ) * bits
         for f in ("tfrc", "tcp"):
