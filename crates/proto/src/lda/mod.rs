@@ -1,8 +1,422 @@
 //! Loss discrimination algorithms (PROTOCOLS.md §3): a receiver that sees a gap in the
 //! sequence numbers asks its [`Lda`] whether the missing packets were lost to congestion or
-//! to a lossy (wireless) link. Spike (the default), Biaz, mBiaz, ZigZag and ZBS sit behind
-//! one interface, so any receiver can use any of them.
+//! to a lossy (wireless) link. Every algorithm sits behind one interface, so any receiver
+//! can use any of them; Spike, the default, is the first.
+//!
+//! The receiver feeds every arriving packet to [`Lda::on_arrival`] as an [`Arrival`]; the
+//! LDA keeps its own view of the sequence (highest number seen, `T_min`) and answers, on the
+//! arrival that closes a gap, with the class of the packets missing before it.
+//!
+//! Here: the shared interface ([`LossClass`], [`Arrival`], [`LdaKind`], [`LdaConfig`],
+//! [`Lda`]). Sequence bookkeeping is in `track.rs`, one algorithm per file, and the
+//! [`SpikeDetector`] the Spike LDA and VTP's sender share is in `spike.rs`.
+//!
+//! ```
+//! use fairstream_core::Instant;
+//! use fairstream_proto::lda::{Arrival, Lda, LdaConfig, LdaKind, LossClass};
+//! let ms = |t: u64| Instant::from_nanos(t * 1_000_000);
+//! let mut lda = Lda::new(LdaConfig::with_kind(LdaKind::Spike));
+//! assert_eq!(lda.on_arrival(Arrival { seq: 0, at: ms(100), sent: ms(0) }), None);
+//! assert_eq!(lda.on_arrival(Arrival { seq: 1, at: ms(110), sent: ms(10) }), None);
+//! // Packet 2 is missing, but the one-way delay has not risen: no queue is building, so it
+//! // was lost on the wireless hop.
+//! let closing = Arrival { seq: 3, at: ms(130), sent: ms(30) };
+//! assert_eq!(lda.on_arrival(closing), Some((LossClass::Wireless, 1)));
+//! ```
 
 mod spike;
+mod spike_lda;
+#[cfg(test)]
+mod testing;
+mod track;
 
 pub use spike::{SpikeDetector, SpikeThresholds};
+
+use fairstream_core::Instant;
+
+use spike_lda::SpikeLda;
+use track::{Step, Tracker};
+
+/// What a loss discriminator decides about the packets of one loss episode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LossClass {
+    /// Dropped at a full queue: the sender should slow down.
+    Congestion,
+    /// Lost on a lossy link: slowing down would not help.
+    Wireless,
+}
+
+/// One packet's arrival as the receiver sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    /// The packet's sequence number.
+    pub seq: u64,
+    /// When it arrived, on the receiver's clock.
+    pub at: Instant,
+    /// When it was sent, on the sender's clock (the two clocks need not agree).
+    pub sent: Instant,
+}
+
+impl Arrival {
+    /// The relative one-way trip time `at − sent` in seconds; negative if `at` is earlier
+    /// (unsynchronised clocks). Only its differences between packets matter.
+    pub fn rott(&self) -> f64 {
+        track::secs_between(self.at, self.sent)
+    }
+}
+
+/// Which loss discrimination algorithm an [`Lda`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LdaKind {
+    /// Spike (Tobe et al. 2000): congestion while the ROTT is in a spike.
+    #[default]
+    Spike,
+}
+
+impl LdaKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [Self; 1] = [Self::Spike];
+
+    /// The kind's name: `spike`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Spike => "spike",
+        }
+    }
+
+    /// The kind called `name` (exactly as [`LdaKind::name`] spells it), if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+}
+
+/// An LDA's algorithm and parameters. The defaults are PROTOCOLS.md §3.2's; each field's
+/// doc gives the source tag from its constants table.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct LdaConfig {
+    /// The algorithm.
+    pub kind: LdaKind,
+    /// Spike's thresholds, for Spike: α = 1/2, β = 1/3. \[impl\] (Rust crate and IHMC
+    /// agree.)
+    pub spike: SpikeThresholds,
+}
+
+impl LdaConfig {
+    /// The default parameters with algorithm `kind`.
+    pub fn with_kind(kind: LdaKind) -> Self {
+        Self {
+            kind,
+            ..Self::default()
+        }
+    }
+}
+
+/// A loss discriminator: fed every arriving packet; on an arrival that closes a gap of
+/// `n > 0` missing packets it returns the class of those `n` packets.
+///
+/// Every non-duplicate arrival updates the statistics (ROTT range and EWMAs, `T_avg`) before
+/// any classification. Until two packets have arrived consecutively in order (no `T_min`
+/// yet), every loss is congestion, whatever the algorithm. The first arrival only sets the
+/// starting point: packets before it are not reported.
+#[derive(Clone, Debug)]
+pub struct Lda {
+    tracker: Tracker,
+    algo: Algo,
+}
+
+/// The algorithm's own state, one variant per [`LdaKind`].
+#[derive(Clone, Debug)]
+enum Algo {
+    Spike(SpikeLda),
+}
+
+impl Lda {
+    /// An LDA that has seen nothing.
+    pub fn new(config: LdaConfig) -> Self {
+        let algo = match config.kind {
+            LdaKind::Spike => Algo::Spike(SpikeLda::new(config.spike)),
+        };
+        Self {
+            tracker: Tracker::new(),
+            algo,
+        }
+    }
+
+    /// The algorithm this LDA runs.
+    pub fn kind(&self) -> LdaKind {
+        match self.algo {
+            Algo::Spike(_) => LdaKind::Spike,
+        }
+    }
+
+    /// Feeds one arrival; returns `Some((class, n_missing))` when it closes a gap, `None`
+    /// otherwise (in order, duplicate, or late/reordered packet). A duplicate changes
+    /// nothing; a late packet's ROTT still updates the statistics.
+    pub fn on_arrival(&mut self, arrival: Arrival) -> Option<(LossClass, u64)> {
+        let step = self.tracker.observe(arrival.seq, arrival.at)?;
+        let rott = arrival.rott();
+        let t_min = self.tracker.t_min();
+        match &mut self.algo {
+            Algo::Spike(s) => s.observe(rott),
+        }
+        let Step::Advance { missing, .. } = step else {
+            return None;
+        };
+        if missing == 0 {
+            return None;
+        }
+        if t_min.is_none() {
+            return Some((LossClass::Congestion, missing));
+        }
+        let class = match &self.algo {
+            Algo::Spike(s) => s.classify(),
+        };
+        Some((class, missing))
+    }
+
+    /// Whether a Spike-based state is in its spike state: Spike's. Always false for the other
+    /// algorithms.
+    pub fn in_spike(&self) -> bool {
+        match &self.algo {
+            Algo::Spike(s) => s.in_spike(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use fairstream_core::{Instant, SplitMix64};
+
+    use super::testing::{MS, at};
+    use super::*;
+
+    use LossClass::{Congestion, Wireless};
+
+    #[test]
+    fn kind_names_round_trip() {
+        let names: Vec<_> = LdaKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(names, ["spike"]);
+        for kind in LdaKind::ALL {
+            assert_eq!(LdaKind::from_name(kind.name()), Some(kind));
+            assert_eq!(Lda::new(LdaConfig::with_kind(kind)).kind(), kind);
+        }
+        assert_eq!(LdaKind::from_name("Spike"), None);
+        assert_eq!(LdaKind::from_name(""), None);
+        assert_eq!(LdaKind::default(), LdaKind::Spike);
+    }
+
+    #[test]
+    fn defaults_are_the_spec_constants() {
+        let c = LdaConfig::default();
+        assert_eq!(c.kind, LdaKind::Spike);
+        assert_eq!((c.spike.alpha, c.spike.beta), (0.5, 1.0 / 3.0));
+    }
+
+    #[test]
+    fn rott_is_signed_and_exact() {
+        let late = Instant::from_nanos(u64::MAX);
+        let a = Arrival {
+            seq: 0,
+            at: late,
+            sent: Instant::from_nanos(u64::MAX - 1_500),
+        };
+        assert_eq!(a.rott(), 1.5e-6);
+        let b = Arrival {
+            seq: 0,
+            at: Instant::from_nanos(1_000),
+            sent: Instant::from_nanos(3_000),
+        };
+        assert_eq!(b.rott(), -2e-6);
+    }
+
+    #[test]
+    fn every_kind_says_congestion_until_t_min_exists() {
+        for kind in LdaKind::ALL {
+            let mut lda = Lda::new(LdaConfig::with_kind(kind));
+            assert_eq!(lda.on_arrival(at(0, 0, 50 * MS)), None);
+            // A lower ROTT right after: Spike (at its minimum) would call this wireless;
+            // without T_min it is congestion.
+            assert_eq!(
+                lda.on_arrival(at(2, 20 * MS, 40 * MS)),
+                Some((Congestion, 1)),
+                "{kind:?}"
+            );
+            // In order: T_min = 10 ms.
+            assert_eq!(lda.on_arrival(at(3, 30 * MS, 40 * MS)), None);
+            // ROTT at a new minimum: wireless for every algorithm.
+            assert_eq!(
+                lda.on_arrival(at(5, 51 * MS, 30 * MS)),
+                Some((Wireless, 1)),
+                "{kind:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn gaps_alone_never_give_a_t_min() {
+        for kind in LdaKind::ALL {
+            let mut lda = Lda::new(LdaConfig::with_kind(kind));
+            lda.on_arrival(at(0, 0, 50 * MS));
+            for k in 1..20 {
+                let closing = at(2 * k, 20 * k * MS, 40 * MS);
+                assert_eq!(lda.on_arrival(closing), Some((Congestion, 1)), "{kind:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn late_and_duplicate_arrivals_are_not_episodes() {
+        for kind in LdaKind::ALL {
+            let mut lda = Lda::new(LdaConfig::with_kind(kind));
+            for seq in 0..3 {
+                assert_eq!(lda.on_arrival(at(seq, seq * 10 * MS, 50 * MS)), None);
+            }
+            assert_eq!(
+                lda.on_arrival(at(5, 50 * MS, 50 * MS)).map(|r| r.1),
+                Some(2)
+            );
+            for seq in [3, 3, 5, 2, 0, 4, 4] {
+                assert_eq!(lda.on_arrival(at(seq, 60 * MS, 50 * MS)), None, "{kind:?}");
+            }
+            assert_eq!(lda.on_arrival(at(6, 70 * MS, 50 * MS)), None);
+            assert_eq!(
+                lda.on_arrival(at(8, 90 * MS, 50 * MS)).map(|r| r.1),
+                Some(1)
+            );
+        }
+    }
+
+    #[test]
+    fn late_packets_feed_the_statistics_and_duplicates_do_not() {
+        let spike = || Lda::new(LdaConfig::with_kind(LdaKind::Spike));
+        let mut lda = spike();
+        lda.on_arrival(at(0, 0, 10 * MS));
+        lda.on_arrival(at(1, 10 * MS, 10 * MS));
+        lda.on_arrival(at(3, 30 * MS, 10 * MS));
+        assert!(!lda.in_spike());
+        assert_eq!(lda.on_arrival(at(2, 35 * MS, 30 * MS)), None);
+        assert!(
+            lda.in_spike(),
+            "the late packet's 30 ms ROTT starts a spike"
+        );
+
+        let mut lda = spike();
+        lda.on_arrival(at(0, 0, 10 * MS));
+        lda.on_arrival(at(1, 10 * MS, 20 * MS));
+        lda.on_arrival(at(2, 20 * MS, 10 * MS));
+        assert!(!lda.in_spike());
+        assert_eq!(lda.on_arrival(at(2, 25 * MS, 30 * MS)), None);
+        assert!(!lda.in_spike(), "a duplicate's ROTT is not a sample");
+        // Had it counted, the range would be [10, 30] ms and 18 ms below B_start (20 ms).
+        assert_eq!(
+            lda.on_arrival(at(4, 40 * MS, 18 * MS)),
+            Some((Congestion, 1))
+        );
+    }
+
+    #[test]
+    fn in_spike_is_false_for_algorithms_without_a_spike_state() {
+        for kind in LdaKind::ALL {
+            let mut lda = Lda::new(LdaConfig::with_kind(kind));
+            lda.on_arrival(at(0, 0, 10 * MS));
+            lda.on_arrival(at(1, 10 * MS, 10 * MS));
+            lda.on_arrival(at(2, 20 * MS, 40 * MS));
+            assert_eq!(lda.in_spike(), kind == LdaKind::Spike, "{kind:?}");
+        }
+    }
+
+    /// The next sequence number after the highest so far: mostly in order or a short gap;
+    /// sometimes late, duplicate, far ahead or anywhere; in runs `to_the_top`, sometimes at
+    /// the very top of the range.
+    fn next_seq(rng: &mut SplitMix64, highest: u64, to_the_top: bool) -> u64 {
+        match rng.next_u64() % 16 {
+            0 => highest.saturating_sub(rng.next_u64() % 200),
+            1 => highest.saturating_add(rng.next_u64() % 1_000),
+            2 if to_the_top => u64::MAX - rng.next_u64() % 4,
+            3 => rng.next_u64(),
+            _ => highest.saturating_add(rng.next_u64() % 3),
+        }
+    }
+
+    /// The next time in nanoseconds: mostly forwards by up to 20 ms; sometimes backwards,
+    /// zero, the top of the range or anywhere.
+    fn next_time(rng: &mut SplitMix64, t: u64) -> u64 {
+        match rng.next_u64() % 16 {
+            0 => t.saturating_sub(rng.next_u64() % (50 * MS)),
+            1 => 0,
+            2 => u64::MAX - rng.next_u64() % 4,
+            3 => rng.next_u64(),
+            _ => t.saturating_add(rng.next_u64() % (20 * MS)),
+        }
+    }
+
+    #[test]
+    fn random_arrivals_never_panic_and_gaps_match_a_reference() {
+        let weird = [
+            LdaConfig::default(),
+            LdaConfig {
+                spike: SpikeThresholds {
+                    alpha: f64::NAN,
+                    beta: f64::INFINITY,
+                },
+                ..LdaConfig::default()
+            },
+        ];
+        let mut rng = SplitMix64::new(0x1da);
+        let mut episodes = 0;
+        for config in weird {
+            for kind in LdaKind::ALL {
+                for run in 0..20 {
+                    let mut lda = Lda::new(LdaConfig { kind, ..config });
+                    // The reference: highest sequence number, its arrival, and whether an
+                    // in-order pair has arrived forwards in time.
+                    let mut highest: Option<(u64, u64)> = None;
+                    let mut has_t_min = false;
+                    let mut t = rng.next_u64() % 1_000_000;
+                    let start = rng.next_u64() % 1_000;
+                    for _ in 0..300 {
+                        let top = highest.map_or(start, |(h, _)| h);
+                        let seq = next_seq(&mut rng, top, run % 4 == 0);
+                        t = next_time(&mut rng, t);
+                        // One-way delays up to 100 ms, or anything at all.
+                        let sent = match rng.next_u64() % 8 {
+                            0 => next_time(&mut rng, t),
+                            _ => t.saturating_sub(rng.next_u64() % (100 * MS)),
+                        };
+                        let arrival = Arrival {
+                            seq,
+                            at: Instant::from_nanos(t),
+                            sent: Instant::from_nanos(sent),
+                        };
+                        let got = lda.on_arrival(arrival);
+                        assert_eq!(lda.kind(), kind);
+                        match highest {
+                            None => {
+                                assert_eq!(got, None);
+                                highest = Some((seq, t));
+                            }
+                            Some((h, _)) if seq <= h => assert_eq!(got, None),
+                            Some((h, h_at)) => {
+                                let missing = seq - h - 1;
+                                if missing == 0 {
+                                    assert_eq!(got, None);
+                                    has_t_min |= t >= h_at;
+                                } else {
+                                    let (class, n) = got.expect("a gap is an episode");
+                                    assert_eq!(n, missing);
+                                    if !has_t_min {
+                                        assert_eq!(class, Congestion);
+                                    }
+                                    episodes += 1;
+                                }
+                                highest = Some((seq, t));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let runs = 2 * LdaKind::ALL.len() * 20;
+        assert!(episodes > 50 * runs, "the generator makes gaps: {episodes}");
+    }
+}
