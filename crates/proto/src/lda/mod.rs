@@ -1,29 +1,31 @@
 //! Loss discrimination algorithms (PROTOCOLS.md §3): a receiver that sees a gap in the
 //! sequence numbers asks its [`Lda`] whether the missing packets were lost to congestion or
-//! to a lossy (wireless) link. Every algorithm sits behind one interface, so any receiver
-//! can use any of them; Spike, the default, is the first.
+//! to a lossy (wireless) link. Spike (the default), Biaz and mBiaz sit behind one interface,
+//! so any receiver can use any of them.
 //!
 //! The receiver feeds every arriving packet to [`Lda::on_arrival`] as an [`Arrival`]; the
 //! LDA keeps its own view of the sequence (highest number seen, `T_min`) and answers, on the
 //! arrival that closes a gap, with the class of the packets missing before it.
 //!
 //! Here: the shared interface ([`LossClass`], [`Arrival`], [`LdaKind`], [`LdaConfig`],
-//! [`Lda`]). Sequence bookkeeping is in `track.rs`, one algorithm per file, and the
-//! [`SpikeDetector`] the Spike LDA and VTP's sender share is in `spike.rs`.
+//! [`Lda`]). Sequence bookkeeping is in `track.rs`, one algorithm per file (`biaz.rs` holds
+//! both Biaz and mBiaz, which differ only in their window), and the [`SpikeDetector`] the
+//! Spike LDA and VTP's sender share is in `spike.rs`.
 //!
 //! ```
 //! use fairstream_core::Instant;
 //! use fairstream_proto::lda::{Arrival, Lda, LdaConfig, LdaKind, LossClass};
 //! let ms = |t: u64| Instant::from_nanos(t * 1_000_000);
-//! let mut lda = Lda::new(LdaConfig::with_kind(LdaKind::Spike));
+//! let mut lda = Lda::new(LdaConfig::with_kind(LdaKind::MBiaz));
 //! assert_eq!(lda.on_arrival(Arrival { seq: 0, at: ms(100), sent: ms(0) }), None);
 //! assert_eq!(lda.on_arrival(Arrival { seq: 1, at: ms(110), sent: ms(10) }), None);
-//! // Packet 2 is missing, but the one-way delay has not risen: no queue is building, so it
-//! // was lost on the wireless hop.
-//! let closing = Arrival { seq: 3, at: ms(130), sent: ms(30) };
+//! // Packet 2 is missing and packet 3 comes 2.1 packet times later: lost after the
+//! // bottleneck, so on the wireless hop.
+//! let closing = Arrival { seq: 3, at: ms(131), sent: ms(30) };
 //! assert_eq!(lda.on_arrival(closing), Some((LossClass::Wireless, 1)));
 //! ```
 
+mod biaz;
 mod spike;
 mod spike_lda;
 #[cfg(test)]
@@ -34,6 +36,7 @@ pub use spike::{SpikeDetector, SpikeThresholds};
 
 use fairstream_core::Instant;
 
+use biaz::Biaz;
 use spike_lda::SpikeLda;
 use track::{Step, Tracker};
 
@@ -71,16 +74,22 @@ pub enum LdaKind {
     /// Spike (Tobe et al. 2000): congestion while the ROTT is in a spike.
     #[default]
     Spike,
+    /// Biaz (Biaz & Vaidya 1999): wireless if the gap-closing packet came on time.
+    Biaz,
+    /// mBiaz (Cen et al. 2003): Biaz with a narrower window.
+    MBiaz,
 }
 
 impl LdaKind {
     /// Every kind, in declaration order.
-    pub const ALL: [Self; 1] = [Self::Spike];
+    pub const ALL: [Self; 3] = [Self::Spike, Self::Biaz, Self::MBiaz];
 
-    /// The kind's name: `spike`.
+    /// The kind's name: `spike`, `biaz` or `mbiaz`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Spike => "spike",
+            Self::Biaz => "biaz",
+            Self::MBiaz => "mbiaz",
         }
     }
 
@@ -92,13 +101,33 @@ impl LdaKind {
 
 /// An LDA's algorithm and parameters. The defaults are PROTOCOLS.md §3.2's; each field's
 /// doc gives the source tag from its constants table.
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LdaConfig {
     /// The algorithm.
     pub kind: LdaKind,
     /// Spike's thresholds, for Spike: α = 1/2, β = 1/3. \[impl\] (Rust crate and IHMC
     /// agree.)
     pub spike: SpikeThresholds,
+    /// Lower edge of the Biaz and mBiaz window `[(n + lower)·T_min, (n + upper)·T_min)`: 1.
+    /// \[impl\] (both implementations.)
+    pub biaz_lower: f64,
+    /// Upper edge of Biaz's window: 2, so `(n + 2)·T_min`. \[impl\] (both implementations.)
+    pub biaz_upper: f64,
+    /// Upper edge of mBiaz's window: 1.25, so `(n + 1.25)·T_min`. \[impl\]
+    /// (Rust crate, IHMC; subetha-cxc cites the paper's Fig. 2.)
+    pub mbiaz_upper: f64,
+}
+
+impl Default for LdaConfig {
+    fn default() -> Self {
+        Self {
+            kind: LdaKind::default(),
+            spike: SpikeThresholds::default(),
+            biaz_lower: 1.0,
+            biaz_upper: 2.0,
+            mbiaz_upper: 1.25,
+        }
+    }
 }
 
 impl LdaConfig {
@@ -128,6 +157,8 @@ pub struct Lda {
 #[derive(Clone, Debug)]
 enum Algo {
     Spike(SpikeLda),
+    Biaz(Biaz),
+    MBiaz(Biaz),
 }
 
 impl Lda {
@@ -135,6 +166,8 @@ impl Lda {
     pub fn new(config: LdaConfig) -> Self {
         let algo = match config.kind {
             LdaKind::Spike => Algo::Spike(SpikeLda::new(config.spike)),
+            LdaKind::Biaz => Algo::Biaz(Biaz::new(config.biaz_lower, config.biaz_upper)),
+            LdaKind::MBiaz => Algo::MBiaz(Biaz::new(config.biaz_lower, config.mbiaz_upper)),
         };
         Self {
             tracker: Tracker::new(),
@@ -146,6 +179,8 @@ impl Lda {
     pub fn kind(&self) -> LdaKind {
         match self.algo {
             Algo::Spike(_) => LdaKind::Spike,
+            Algo::Biaz(_) => LdaKind::Biaz,
+            Algo::MBiaz(_) => LdaKind::MBiaz,
         }
     }
 
@@ -158,18 +193,20 @@ impl Lda {
         let t_min = self.tracker.t_min();
         match &mut self.algo {
             Algo::Spike(s) => s.observe(rott),
+            Algo::Biaz(_) | Algo::MBiaz(_) => {}
         }
-        let Step::Advance { missing, .. } = step else {
+        let Step::Advance { missing, t_i } = step else {
             return None;
         };
         if missing == 0 {
             return None;
         }
-        if t_min.is_none() {
+        let Some(t_min) = t_min else {
             return Some((LossClass::Congestion, missing));
-        }
+        };
         let class = match &self.algo {
             Algo::Spike(s) => s.classify(),
+            Algo::Biaz(b) | Algo::MBiaz(b) => b.classify(missing, t_i, t_min),
         };
         Some((class, missing))
     }
@@ -179,6 +216,7 @@ impl Lda {
     pub fn in_spike(&self) -> bool {
         match &self.algo {
             Algo::Spike(s) => s.in_spike(),
+            Algo::Biaz(_) | Algo::MBiaz(_) => false,
         }
     }
 }
@@ -195,7 +233,7 @@ mod tests {
     #[test]
     fn kind_names_round_trip() {
         let names: Vec<_> = LdaKind::ALL.iter().map(|k| k.name()).collect();
-        assert_eq!(names, ["spike"]);
+        assert_eq!(names, ["spike", "biaz", "mbiaz"]);
         for kind in LdaKind::ALL {
             assert_eq!(LdaKind::from_name(kind.name()), Some(kind));
             assert_eq!(Lda::new(LdaConfig::with_kind(kind)).kind(), kind);
@@ -210,6 +248,10 @@ mod tests {
         let c = LdaConfig::default();
         assert_eq!(c.kind, LdaKind::Spike);
         assert_eq!((c.spike.alpha, c.spike.beta), (0.5, 1.0 / 3.0));
+        assert_eq!(
+            (c.biaz_lower, c.biaz_upper, c.mbiaz_upper),
+            (1.0, 2.0, 1.25)
+        );
     }
 
     #[test]
@@ -243,7 +285,8 @@ mod tests {
             );
             // In order: T_min = 10 ms.
             assert_eq!(lda.on_arrival(at(3, 30 * MS, 40 * MS)), None);
-            // ROTT at a new minimum: wireless for every algorithm.
+            // ROTT at a new minimum, T_i = 21 ms for n = 1: wireless for every algorithm
+            // (inside both Biaz windows).
             assert_eq!(
                 lda.on_arrival(at(5, 51 * MS, 30 * MS)),
                 Some((Wireless, 1)),
@@ -287,6 +330,17 @@ mod tests {
     }
 
     #[test]
+    fn t_i_runs_from_the_highest_packet_not_from_late_ones() {
+        let mut lda = Lda::new(LdaConfig::with_kind(LdaKind::Biaz));
+        lda.on_arrival(at(0, 0, 0));
+        lda.on_arrival(at(1, 10 * MS, 0));
+        assert_eq!(lda.on_arrival(at(3, 30 * MS, 0)), Some((Wireless, 1)));
+        assert_eq!(lda.on_arrival(at(2, 45 * MS, 0)), None);
+        // T_i = 52 − 30 = 22 ms: inside [20, 30) ms. From the late packet it would be 7 ms.
+        assert_eq!(lda.on_arrival(at(5, 52 * MS, 0)), Some((Wireless, 1)));
+    }
+
+    #[test]
     fn late_packets_feed_the_statistics_and_duplicates_do_not() {
         let spike = || Lda::new(LdaConfig::with_kind(LdaKind::Spike));
         let mut lda = spike();
@@ -312,6 +366,25 @@ mod tests {
             lda.on_arrival(at(4, 40 * MS, 18 * MS)),
             Some((Congestion, 1))
         );
+    }
+
+    #[test]
+    fn a_zero_t_min_makes_the_timing_algorithms_say_congestion() {
+        for kind in [LdaKind::Biaz, LdaKind::MBiaz] {
+            let mut lda = Lda::new(LdaConfig::with_kind(kind));
+            lda.on_arrival(at(0, 10 * MS, 50 * MS));
+            lda.on_arrival(at(1, 10 * MS, 50 * MS));
+            for t_i in [0, 1, 10 * MS, 1_000 * MS] {
+                let closing = at(3, 10 * MS + t_i, 40 * MS);
+                let mut probe = lda.clone();
+                assert_eq!(probe.on_arrival(closing), Some((Congestion, 1)), "{kind:?}");
+            }
+        }
+        // Spike does not use T_min: ROTT at its minimum is wireless.
+        let mut lda = Lda::new(LdaConfig::with_kind(LdaKind::Spike));
+        lda.on_arrival(at(0, 10 * MS, 50 * MS));
+        lda.on_arrival(at(1, 10 * MS, 50 * MS));
+        assert_eq!(lda.on_arrival(at(3, 20 * MS, 40 * MS)), Some((Wireless, 1)));
     }
 
     #[test]
@@ -359,6 +432,9 @@ mod tests {
                     alpha: f64::NAN,
                     beta: f64::INFINITY,
                 },
+                biaz_lower: f64::NAN,
+                biaz_upper: f64::INFINITY,
+                mbiaz_upper: -1.0,
                 ..LdaConfig::default()
             },
         ];

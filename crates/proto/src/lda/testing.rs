@@ -8,6 +8,10 @@ use super::Arrival;
 /// One millisecond in nanoseconds.
 pub(super) const MS: u64 = 1_000_000;
 
+/// 2⁻⁷ s in nanoseconds: a packet time whose small multiples and quarters are exact in
+/// binary, so window edges can be tested exactly.
+pub(super) const TAU: u64 = 7_812_500;
+
 /// Where the tests' arrival times start, so that `sent = at − rott` never goes below zero.
 const BASE: u64 = 1_000_000_000_000;
 
