@@ -1,7 +1,7 @@
 //! Loss discrimination algorithms (PROTOCOLS.md §3): a receiver that sees a gap in the
 //! sequence numbers asks its [`Lda`] whether the missing packets were lost to congestion or
-//! to a lossy (wireless) link. Spike (the default), Biaz, mBiaz and ZigZag sit behind one
-//! interface, so any receiver can use any of them.
+//! to a lossy (wireless) link. Spike (the default), Biaz, mBiaz, ZigZag and ZBS sit behind
+//! one interface, so any receiver can use any of them.
 //!
 //! The receiver feeds every arriving packet to [`Lda::on_arrival`] as an [`Arrival`]; the
 //! LDA keeps its own view of the sequence (highest number seen, `T_min`) and answers, on the
@@ -10,7 +10,7 @@
 //! Here: the shared interface ([`LossClass`], [`Arrival`], [`LdaKind`], [`LdaConfig`],
 //! [`Lda`]). Sequence bookkeeping is in `track.rs`, one algorithm per file (`biaz.rs` holds
 //! both Biaz and mBiaz, which differ only in their window), and the [`SpikeDetector`] the
-//! Spike LDA and VTP's sender share is in `spike.rs`.
+//! Spike LDA, ZBS and VTP's sender share is in `spike.rs`.
 //!
 //! ```
 //! use fairstream_core::Instant;
@@ -31,6 +31,7 @@ mod spike_lda;
 #[cfg(test)]
 mod testing;
 mod track;
+mod zbs;
 mod zigzag;
 
 pub use spike::{SpikeDetector, SpikeThresholds};
@@ -40,6 +41,7 @@ use fairstream_core::Instant;
 use biaz::Biaz;
 use spike_lda::SpikeLda;
 use track::{Step, Tracker};
+use zbs::Zbs;
 use zigzag::ZigZag;
 
 /// What a loss discriminator decides about the packets of one loss episode.
@@ -82,19 +84,28 @@ pub enum LdaKind {
     MBiaz,
     /// ZigZag (Cen et al. 2003): wireless if the ROTT is low for the number of losses.
     ZigZag,
+    /// ZBS (Cen et al. 2003): ZigZag, mBiaz or Spike, picked by the path's state.
+    Zbs,
 }
 
 impl LdaKind {
     /// Every kind, in declaration order.
-    pub const ALL: [Self; 4] = [Self::Spike, Self::Biaz, Self::MBiaz, Self::ZigZag];
+    pub const ALL: [Self; 5] = [
+        Self::Spike,
+        Self::Biaz,
+        Self::MBiaz,
+        Self::ZigZag,
+        Self::Zbs,
+    ];
 
-    /// The kind's name: `spike`, `biaz`, `mbiaz` or `zigzag`.
+    /// The kind's name: `spike`, `biaz`, `mbiaz`, `zigzag` or `zbs`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Spike => "spike",
             Self::Biaz => "biaz",
             Self::MBiaz => "mbiaz",
             Self::ZigZag => "zigzag",
+            Self::Zbs => "zbs",
         }
     }
 
@@ -110,10 +121,10 @@ impl LdaKind {
 pub struct LdaConfig {
     /// The algorithm.
     pub kind: LdaKind,
-    /// Spike's thresholds, for Spike: α = 1/2, β = 1/3. \[impl\] (Rust crate and IHMC
+    /// Spike's thresholds, for Spike and ZBS: α = 1/2, β = 1/3. \[impl\] (Rust crate and IHMC
     /// agree.)
     pub spike: SpikeThresholds,
-    /// ZigZag's EWMA gain `a` for the ROTT mean; the deviation uses `2a` (ZigZag):
+    /// ZigZag's EWMA gain `a` for the ROTT mean; the deviation uses `2a` (ZigZag and ZBS):
     /// 1/32. \[impl\] (Rust crate and IHMC agree.)
     pub zigzag_gain: f64,
     /// ZigZag's `k_n` for n = 1, 2, 3 and n > 3 losses: wireless iff
@@ -127,9 +138,25 @@ pub struct LdaConfig {
     pub biaz_lower: f64,
     /// Upper edge of Biaz's window: 2, so `(n + 2)·T_min`. \[impl\] (both implementations.)
     pub biaz_upper: f64,
-    /// Upper edge of mBiaz's window: 1.25, so `(n + 1.25)·T_min`. \[impl\]
+    /// Upper edge of mBiaz's window (also ZBS's mBiaz): 1.25, so `(n + 1.25)·T_min`. \[impl\]
     /// (Rust crate, IHMC; subetha-cxc cites the paper's Fig. 2.)
     pub mbiaz_upper: f64,
+    /// ZBS uses Spike when the ROTT is below `rott_min + margin·T_min` (the slowest link is
+    /// under-used): 0.05. \[impl\] (Rust crate.) The ROTT tested is the current packet's
+    /// (\[impl\], both implementations; some descriptions use `rott_mean` \[paper?\]).
+    pub zbs_spike_margin: f64,
+    /// ZBS uses ZigZag below this `T_narr` (ambiguous, e.g. at start-up): 0.875. \[impl\]
+    /// (Rust crate.)
+    pub zbs_narr_low: f64,
+    /// ZBS uses mBiaz from `zbs_narr_low` up to this `T_narr` (an unshared wireless
+    /// bottleneck): 1.5. \[impl\] (Rust crate.)
+    pub zbs_narr_mid: f64,
+    /// ZBS uses ZigZag from `zbs_narr_mid` up to this `T_narr` (ambiguous), and Spike from
+    /// here on (many competing flows): 2.0. \[impl\] (Rust crate; IHMC has no Spike branch.)
+    pub zbs_narr_high: f64,
+    /// Gain of ZBS's `T_avg` EWMA over the per-packet inter-arrival time `T_i/(n+1)`:
+    /// 0.125. \[impl\] (Rust crate, whose `T_i²/n` sample the spec replaces by `T_i/(n+1)`.)
+    pub zbs_avg_gain: f64,
 }
 
 impl Default for LdaConfig {
@@ -142,6 +169,11 @@ impl Default for LdaConfig {
             biaz_lower: 1.0,
             biaz_upper: 2.0,
             mbiaz_upper: 1.25,
+            zbs_spike_margin: 0.05,
+            zbs_narr_low: 0.875,
+            zbs_narr_mid: 1.5,
+            zbs_narr_high: 2.0,
+            zbs_avg_gain: 0.125,
         }
     }
 }
@@ -176,6 +208,7 @@ enum Algo {
     Biaz(Biaz),
     MBiaz(Biaz),
     ZigZag(ZigZag),
+    Zbs(Zbs),
 }
 
 impl Lda {
@@ -188,6 +221,7 @@ impl Lda {
             LdaKind::ZigZag => {
                 Algo::ZigZag(ZigZag::new(config.zigzag_gain, config.zigzag_dev_factors))
             }
+            LdaKind::Zbs => Algo::Zbs(Zbs::new(&config)),
         };
         Self {
             tracker: Tracker::new(),
@@ -202,6 +236,7 @@ impl Lda {
             Algo::Biaz(_) => LdaKind::Biaz,
             Algo::MBiaz(_) => LdaKind::MBiaz,
             Algo::ZigZag(_) => LdaKind::ZigZag,
+            Algo::Zbs(_) => LdaKind::Zbs,
         }
     }
 
@@ -216,6 +251,7 @@ impl Lda {
             Algo::Spike(s) => s.observe(rott),
             Algo::Biaz(_) | Algo::MBiaz(_) => {}
             Algo::ZigZag(z) => z.observe(rott),
+            Algo::Zbs(z) => z.observe(rott, step, t_min),
         }
         let Step::Advance { missing, t_i } = step else {
             return None;
@@ -230,15 +266,17 @@ impl Lda {
             Algo::Spike(s) => s.classify(),
             Algo::Biaz(b) | Algo::MBiaz(b) => b.classify(missing, t_i, t_min),
             Algo::ZigZag(z) => z.classify(rott, missing),
+            Algo::Zbs(z) => z.classify(rott, missing, t_i, t_min),
         };
         Some((class, missing))
     }
 
-    /// Whether a Spike-based state is in its spike state: Spike's. Always false for the other
-    /// algorithms.
+    /// Whether a Spike-based state is in its spike state: Spike's, or ZBS's while ZBS is
+    /// using Spike (for the last arrival's ROTT). Always false for the other algorithms.
     pub fn in_spike(&self) -> bool {
         match &self.algo {
             Algo::Spike(s) => s.in_spike(),
+            Algo::Zbs(z) => z.in_spike(),
             Algo::Biaz(_) | Algo::MBiaz(_) | Algo::ZigZag(_) => false,
         }
     }
@@ -256,7 +294,7 @@ mod tests {
     #[test]
     fn kind_names_round_trip() {
         let names: Vec<_> = LdaKind::ALL.iter().map(|k| k.name()).collect();
-        assert_eq!(names, ["spike", "biaz", "mbiaz", "zigzag"]);
+        assert_eq!(names, ["spike", "biaz", "mbiaz", "zigzag", "zbs"]);
         for kind in LdaKind::ALL {
             assert_eq!(LdaKind::from_name(kind.name()), Some(kind));
             assert_eq!(Lda::new(LdaConfig::with_kind(kind)).kind(), kind);
@@ -277,6 +315,12 @@ mod tests {
             (c.biaz_lower, c.biaz_upper, c.mbiaz_upper),
             (1.0, 2.0, 1.25)
         );
+        assert_eq!(c.zbs_spike_margin, 0.05);
+        assert_eq!(
+            (c.zbs_narr_low, c.zbs_narr_mid, c.zbs_narr_high),
+            (0.875, 1.5, 2.0)
+        );
+        assert_eq!(c.zbs_avg_gain, 0.125);
     }
 
     #[test]
@@ -312,7 +356,7 @@ mod tests {
             // In order: T_min = 10 ms.
             assert_eq!(lda.on_arrival(at(3, 30 * MS, 40 * MS)), None);
             // ROTT at a new minimum, T_i = 21 ms for n = 1: wireless for every algorithm
-            // (inside both Biaz windows).
+            // (inside both Biaz windows; ZBS picks Spike, the ROTT being at its minimum).
             assert_eq!(
                 lda.on_arrival(at(5, 51 * MS, 30 * MS)),
                 Some((Wireless, 1)),
@@ -396,7 +440,7 @@ mod tests {
 
     #[test]
     fn a_zero_t_min_makes_the_timing_algorithms_say_congestion() {
-        for kind in [LdaKind::Biaz, LdaKind::MBiaz] {
+        for kind in [LdaKind::Biaz, LdaKind::MBiaz, LdaKind::Zbs] {
             let mut lda = Lda::new(LdaConfig::with_kind(kind));
             lda.on_arrival(at(0, 10 * MS, 50 * MS));
             lda.on_arrival(at(1, 10 * MS, 50 * MS));
@@ -420,6 +464,7 @@ mod tests {
             lda.on_arrival(at(0, 0, 10 * MS));
             lda.on_arrival(at(1, 10 * MS, 10 * MS));
             lda.on_arrival(at(2, 20 * MS, 40 * MS));
+            // ZBS at start-up reads as ambiguous (ZigZag), so not using Spike.
             assert_eq!(lda.in_spike(), kind == LdaKind::Spike, "{kind:?}");
         }
     }
@@ -463,6 +508,11 @@ mod tests {
                 biaz_lower: f64::NAN,
                 biaz_upper: f64::INFINITY,
                 mbiaz_upper: -1.0,
+                zbs_spike_margin: f64::INFINITY,
+                zbs_narr_low: f64::NAN,
+                zbs_narr_mid: 0.0,
+                zbs_narr_high: -1.0,
+                zbs_avg_gain: 2.0,
                 ..LdaConfig::default()
             },
         ];

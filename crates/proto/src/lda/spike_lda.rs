@@ -36,6 +36,11 @@ impl SpikeLda {
     pub(super) fn in_spike(&self) -> bool {
         self.detector.in_spike()
     }
+
+    /// The smallest ROTT seen (`+∞` before any).
+    pub(super) fn rott_min(&self) -> f64 {
+        self.detector.min()
+    }
 }
 
 #[cfg(test)]
