@@ -6,9 +6,11 @@
 /// Spike's thresholds as fractions of the delay range seen so far.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SpikeThresholds {
-    /// Enter the spike state above `min + alpha·(max − min)` (Cen et al.: 1/2).
+    /// Enter the spike state above `min + alpha·(max − min)` (Cen et al.: 1/2; \[impl\]: the
+    /// Rust crate and IHMC agree).
     pub alpha: f64,
-    /// Leave it below `min + beta·(max − min)` (Cen et al.: 1/3).
+    /// Leave it below `min + beta·(max − min)` (Cen et al.: 1/3; \[impl\]: the Rust crate and
+    /// IHMC agree).
     pub beta: f64,
 }
 
