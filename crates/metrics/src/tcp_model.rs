@@ -67,6 +67,18 @@ pub fn padhye_approx(s: f64, rtt: f64, p: f64, t0: f64, wmax: f64, b: f64) -> f6
     (1.0 / denom).min(wmax / rtt) * s
 }
 
+/// TFRC's throughput equation (RFC 5348 §3.1): PFTK with `b` packets per ACK and no cap on
+/// the timeout term, `X = s / (R·√(2bp/3) + t_RTO·3·√(3bp/8)·p·(1 + 32p²))`. Returns infinity
+/// for `p = 0` (the equation is not used then).
+pub fn tfrc_rfc5348(s: f64, rtt: f64, p: f64, t_rto: f64, b: f64) -> f64 {
+    if p <= 0.0 {
+        return f64::INFINITY;
+    }
+    let denom = rtt * (2.0 * b * p / 3.0).sqrt()
+        + t_rto * 3.0 * (3.0 * b * p / 8.0).sqrt() * p * (1.0 + 32.0 * p * p);
+    s / denom
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,5 +114,21 @@ mod tests {
                 "p={p}: {approx} vs {full}"
             );
         }
+    }
+
+    #[test]
+    fn tfrc_equation_by_hand_and_beside_the_capped_form() {
+        // s = 1000 B, R = 100 ms, p = 1 %, t_RTO = 4R: 1000 / (0.1·√(0.02/3) + 0.4·3·√(0.03/8)·0.01·1.0032).
+        let x = tfrc_rfc5348(1000.0, 0.1, 0.01, 0.4, 1.0);
+        assert!((x - 112_332.2).abs() < 0.5, "{x}");
+        // Below p = 8/27 the cap min(1, 3√(3p/8)) is inactive: the two forms agree.
+        let capped = padhye_approx(1000.0, 0.1, 0.01, 0.4, f64::INFINITY, 1.0);
+        assert!((x - capped).abs() < 1e-6 * x);
+        // Above it the uncapped timeout term is larger, so the rate is lower.
+        assert!(
+            tfrc_rfc5348(1000.0, 0.1, 0.5, 0.4, 1.0)
+                < padhye_approx(1000.0, 0.1, 0.5, 0.4, f64::INFINITY, 1.0)
+        );
+        assert!(tfrc_rfc5348(1000.0, 0.1, 0.0, 0.4, 1.0).is_infinite());
     }
 }
