@@ -106,6 +106,14 @@ impl RttEstimator {
         let m = i64::try_from(tau.saturating_add(tickoff) / self.tick)
             .unwrap_or(i64::MAX >> 8)
             .clamp(1, i64::MAX >> 8);
+        self.update_ticks(m);
+    }
+
+    /// Folds a sample of `m` ticks into srtt (gain 1/8) and rttvar (gain 1/4) and recomputes
+    /// the RTO estimate, in ns-2's integer arithmetic: shared by TCP and by ns-2's TFRC (which
+    /// rounds its samples to ticks itself). `m` is taken as at least 1.
+    pub fn update_ticks(&mut self, m: i64) {
+        let m = m.clamp(1, i64::MAX >> 8);
         self.last_sample = m;
         if self.srtt8 != 0 {
             let mut delta = m - (self.srtt8 >> T_SRTT_BITS);
