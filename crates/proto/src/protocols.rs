@@ -5,7 +5,9 @@
 
 use fairstream_core::{FlowId, Instant, RngStream};
 
+use crate::multfrc::{MultfrcConfig, MultfrcReceiver, MultfrcSender};
 use crate::tcp::{TcpConfig, TcpSender, TcpSink, TcpSinkConfig};
+use crate::tfrc::{TfrcFlowConfig, TfrcReceiver, TfrcSender, TfrcWirelessConfig};
 use crate::{CbrConfig, CbrSource, Endpoint, EndpointStats, MetricSink, Packet, UdpSink};
 
 /// What a protocol's flow configuration tells a driver: how to build the flow's two ends.
@@ -178,6 +180,27 @@ protocols! {
         Cbr(CbrSource),
         /// UDP receiver.
         UdpSink(UdpSink),
+    },
+    /// TFRC (RFC 5348, or ns-2's agent).
+    Tfrc(TfrcFlowConfig) => {
+        /// TFRC sender.
+        TfrcSender(Box<TfrcSender>),
+        /// TFRC receiver.
+        TfrcReceiver(Box<TfrcReceiver>),
+    },
+    /// TFRC Wireless: TFRC with a loss discrimination algorithm at the receiver.
+    TfrcWireless(TfrcWirelessConfig) => {
+        /// TFRC Wireless sender (a TFRC sender).
+        TfrcWirelessSender(Box<TfrcSender>),
+        /// TFRC Wireless receiver.
+        TfrcWirelessReceiver(Box<TfrcReceiver>),
+    },
+    /// MULTFRC: n TFRC connections, n adjusted from RTT measurements.
+    Multfrc(MultfrcConfig) => {
+        /// MULTFRC sender.
+        MultfrcSender(Box<MultfrcSender>),
+        /// MULTFRC receiver.
+        MultfrcReceiver(Box<MultfrcReceiver>),
     },
 }
 

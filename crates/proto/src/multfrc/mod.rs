@@ -1,0 +1,71 @@
+//! MULTFRC (Chen and Zakhor; PROTOCOLS.md §4): n TFRC connections over one path, n adjusted
+//! from end-to-end RTT measurements (grow while the RTT shows an empty bottleneck queue, shrink
+//! when it rises), the application's data striped across them. The number of connections over
+//! time is recorded as a metric.
+
+mod receiver;
+mod sender;
+
+use fairstream_core::{Duration, FlowId, Instant, RngStream};
+
+pub use receiver::MultfrcReceiver;
+pub use sender::MultfrcSender;
+
+use crate::tfrc::TfrcFlowConfig;
+use crate::{AnyEndpoint, FlowProtocol};
+
+/// MULTFRC's parameters: the connections' TFRC parameters and the rule for their number.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MultfrcConfig {
+    /// Every connection's TFRC parameters.
+    pub tfrc: TfrcFlowConfig,
+    /// RTT threshold α: n grows while the period's mean RTT is below `(1 + α)·rtt_min`
+    /// (0.2, [proposed]).
+    pub alpha: f64,
+    /// Step β: n grows by `β/n` per period, shrinks by `β` (1, [proposed]/[paper?]).
+    pub beta: f64,
+    /// Initial n (1, [proposed]).
+    pub initial: f64,
+    /// Most connections ever open (20, [proposed] safety cap; at most 128).
+    pub max_connections: u32,
+    /// Forget the minimum RTT this often, to follow route changes (`None`: never; [proposed]).
+    pub rtt_min_reset: Option<Duration>,
+}
+
+impl Default for MultfrcConfig {
+    fn default() -> Self {
+        Self {
+            tfrc: TfrcFlowConfig::default(),
+            alpha: 0.2,
+            beta: 1.0,
+            initial: 1.0,
+            max_connections: 20,
+            rtt_min_reset: None,
+        }
+    }
+}
+
+impl FlowProtocol for MultfrcConfig {
+    const NAME: &'static str = "multfrc";
+    const RNG_STREAM: &'static str = "multfrc";
+
+    fn endpoints(
+        &self,
+        flow: FlowId,
+        start: Instant,
+        stop: Option<Instant>,
+        _rng: RngStream,
+    ) -> (AnyEndpoint, AnyEndpoint) {
+        (
+            AnyEndpoint::MultfrcSender(Box::new(MultfrcSender::new(flow, *self, start, stop))),
+            AnyEndpoint::MultfrcReceiver(Box::new(MultfrcReceiver::new(flow, *self))),
+        )
+    }
+
+    fn sends_feedback(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests;

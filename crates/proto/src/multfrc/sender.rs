@@ -1,0 +1,195 @@
+//! MULTFRC's sending side: up to `max_connections` TFRC senders, a period timer that adjusts
+//! the target n from the RTT samples of all of them (inverse increase, additive decrease), and
+//! the opening and closing of connections to follow round(n). Connections get fresh numbers
+//! (wrapping at 256) so that a receiver never mistakes a new connection for an old one.
+
+use fairstream_core::{Bitrate, Duration, FlowId, Instant};
+
+use super::MultfrcConfig;
+use crate::tfrc::TfrcSender;
+use crate::{Endpoint, EndpointStats, Metric, MetricSink, NullSink, Packet};
+
+/// Takes the connections' RTT samples into the period's sums and forwards them (so the flow's
+/// mean RTT counts them); their other records (per-connection rates) stay out of the flow's.
+struct RttTap<'a> {
+    inner: &'a mut dyn MetricSink,
+    sum: &'a mut f64,
+    count: &'a mut u32,
+    min: &'a mut f64,
+}
+
+impl MetricSink for RttTap<'_> {
+    fn record(&mut self, now: Instant, metric: Metric) {
+        if let Metric::RttSample(d) = metric {
+            let secs = d.as_secs_f64();
+            *self.sum += secs;
+            *self.count += 1;
+            *self.min = self.min.min(secs);
+            self.inner.record(now, metric);
+        }
+    }
+}
+
+/// The MULTFRC sender.
+#[derive(Clone, Debug)]
+pub struct MultfrcSender {
+    flow: FlowId,
+    config: MultfrcConfig,
+    start: Instant,
+    stop: Option<Instant>,
+    pub(super) conns: Vec<TfrcSender>,
+    /// Number the next opened connection gets.
+    next_conn: u8,
+    n: f64,
+    rtt_min: f64,
+    rtt_min_since: Instant,
+    /// RTT samples of the current period.
+    rtt_sum: f64,
+    rtt_count: u32,
+    pub(super) next_update: Instant,
+    /// Counters of connections already closed.
+    closed: EndpointStats,
+}
+
+impl MultfrcSender {
+    /// A sender for `flow` running from `start` to `stop`.
+    pub fn new(flow: FlowId, config: MultfrcConfig, start: Instant, stop: Option<Instant>) -> Self {
+        let cap = config.max_connections.clamp(1, 128) as usize;
+        let mut sender = Self {
+            flow,
+            config,
+            start,
+            stop,
+            conns: Vec::with_capacity(cap),
+            next_conn: 0,
+            n: config.initial.clamp(1.0, cap as f64),
+            rtt_min: f64::INFINITY,
+            rtt_min_since: start,
+            rtt_sum: 0.0,
+            rtt_count: 0,
+            next_update: start,
+            closed: EndpointStats::default(),
+        };
+        sender.resize(start);
+        sender.next_update = start + Duration::from_secs(1);
+        sender
+    }
+
+    /// The target n (real) and the connections open.
+    pub fn connections(&self) -> (f64, usize) {
+        (self.n, self.conns.len())
+    }
+
+    /// The sum of the connections' allowed rates.
+    pub fn rate(&self) -> Bitrate {
+        Bitrate::bps(self.conns.iter().map(|c| c.rate().as_bps()).sum())
+    }
+
+    fn max_connections(&self) -> usize {
+        self.config.max_connections.clamp(1, 128) as usize
+    }
+
+    /// Opens or closes connections until round(n) are open.
+    fn resize(&mut self, now: Instant) {
+        let target = (self.n.round() as usize).clamp(1, self.max_connections());
+        while self.conns.len() < target {
+            let (sender, _) = self
+                .config
+                .tfrc
+                .pair(self.flow, self.next_conn, now, self.stop);
+            self.conns.push(sender);
+            self.next_conn = self.next_conn.wrapping_add(1);
+        }
+        while self.conns.len() > target {
+            // Close the connection with the lowest allowed rate.
+            let Some((i, _)) = self
+                .conns
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, c)| c.rate().as_bps())
+            else {
+                break;
+            };
+            let gone = self.conns.swap_remove(i).stats();
+            self.closed.packets_sent += gone.packets_sent;
+            self.closed.bytes_sent += gone.bytes_sent;
+        }
+    }
+
+    /// One period's rule: n += β/n while the mean RTT stays below (1 + α)·rtt_min, else n −= β.
+    fn update(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
+        if let Some(reset) = self.config.rtt_min_reset
+            && now.saturating_since(self.rtt_min_since) >= reset
+        {
+            self.rtt_min = f64::INFINITY;
+            self.rtt_min_since = now;
+        }
+        let period = if self.rtt_count > 0 {
+            let avg = self.rtt_sum / f64::from(self.rtt_count);
+            let beta = self.config.beta;
+            if avg < (1.0 + self.config.alpha) * self.rtt_min {
+                self.n += beta / self.n;
+            } else {
+                self.n = (self.n - beta).max(1.0);
+            }
+            self.n = self.n.min(self.max_connections() as f64);
+            self.resize(now);
+            metrics.record(now, Metric::ConnectionTarget(self.n));
+            metrics.record(now, Metric::Connections(self.conns.len() as u32));
+            metrics.record(now, Metric::Rate(self.rate()));
+            avg
+        } else {
+            // No sample this period (no feedback yet): look again in a second.
+            1.0
+        };
+        self.rtt_sum = 0.0;
+        self.rtt_count = 0;
+        self.next_update = now + Duration::from_secs_f64(period.max(1e-3));
+    }
+}
+
+impl Endpoint for MultfrcSender {
+    fn handle_packet(&mut self, now: Instant, packet: &Packet, metrics: &mut dyn MetricSink) {
+        let crate::Header::TfrcFeedback(fb) = &packet.header else {
+            return;
+        };
+        let Some(conn) = self.conns.iter_mut().find(|c| c.conn() == fb.conn) else {
+            return; // a report for a connection already closed
+        };
+        let mut tap = RttTap {
+            inner: metrics,
+            sum: &mut self.rtt_sum,
+            count: &mut self.rtt_count,
+            min: &mut self.rtt_min,
+        };
+        conn.handle_packet(now, packet, &mut tap);
+    }
+
+    fn handle_timeout(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
+        for c in &mut self.conns {
+            c.handle_timeout(now, &mut NullSink);
+        }
+        if now >= self.next_update && self.stop.is_none_or(|s| now < s) && now >= self.start {
+            self.update(now, metrics);
+        }
+    }
+
+    fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
+        self.conns.iter_mut().find_map(|c| c.poll_transmit(now))
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        let conns = self.conns.iter().filter_map(|c| c.poll_timeout()).min()?;
+        Some(conns.min(self.next_update))
+    }
+
+    fn stats(&self) -> EndpointStats {
+        let mut s = self.closed;
+        for c in &self.conns {
+            let cs = c.stats();
+            s.packets_sent += cs.packets_sent;
+            s.bytes_sent += cs.bytes_sent;
+        }
+        s
+    }
+}

@@ -1,0 +1,162 @@
+//! Conformance tests of MULTFRC's connection rule as a state machine (no simulator).
+
+use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant};
+
+use super::*;
+use crate::{Direction, Endpoint, Header, LossRate, Metric, Packet, TfrcFeedback, VecSink};
+
+fn ms(x: u64) -> Instant {
+    Instant::from_nanos(x * 1_000_000)
+}
+
+fn report(conn: u8, echo: Instant, delay: Duration) -> Packet {
+    Packet {
+        flow: FlowId(0),
+        direction: Direction::Reverse,
+        size: DataSize::bytes(48),
+        payload: 0,
+        sent_at: echo,
+        header: Header::TfrcFeedback(TfrcFeedback {
+            conn,
+            t_recvdata: echo,
+            t_delay: delay,
+            x_recv: Bitrate::mbps(10),
+            p: LossRate::from_f64(0.01),
+        }),
+    }
+}
+
+/// Drives the sender for `periods` update periods in which every open connection gets one
+/// report with an RTT sample of `rtt_ms(period)`; returns the (n, N) after each update.
+fn drive(
+    sender: &mut MultfrcSender,
+    from: u64,
+    periods: u64,
+    rtt_ms: impl Fn(u64) -> u64,
+) -> Vec<(f64, usize)> {
+    let mut sink = VecSink::default();
+    let mut out = Vec::new();
+    let mut now = from;
+    for k in 0..periods {
+        let rtt = rtt_ms(k);
+        // Let every connection send, then report on each with this period's RTT.
+        for _ in 0..4 {
+            while sender.poll_transmit(ms(now)).is_some() {}
+            now += 1;
+        }
+        let conns: Vec<u8> = sender.conns.iter().map(|c| c.conn()).collect();
+        for c in conns {
+            sender.handle_packet(
+                ms(now + rtt),
+                &report(c, ms(now), Duration::ZERO),
+                &mut sink,
+            );
+        }
+        now = sender.next_update.as_nanos() / 1_000_000 + 1;
+        now = now.max(from);
+        sender.handle_timeout(ms(now), &mut sink);
+        out.push(sender.connections());
+    }
+    out
+}
+
+#[test]
+fn opens_connections_while_the_rtt_stays_near_its_minimum() {
+    let mut s = MultfrcSender::new(FlowId(0), MultfrcConfig::default(), Instant::ZERO, None);
+    assert_eq!(s.connections(), (1.0, 1));
+    // Constant RTT: below (1 + α)·rtt_min every period, so n += 1/n: 1, 2, 2.5, 2.9, 3.24, …
+    let steps = drive(&mut s, 0, 5, |_| 100);
+    let ns: Vec<f64> = steps.iter().map(|x| x.0).collect();
+    let mut n = 1.0f64;
+    for got in &ns {
+        n += 1.0 / n;
+        assert!((got - n).abs() < 1e-9, "{ns:?}");
+    }
+    assert_eq!(steps[0].1, 2);
+    assert_eq!(steps[4].1, (n.round()) as usize);
+}
+
+#[test]
+fn closes_a_connection_when_the_rtt_rises() {
+    let mut s = MultfrcSender::new(
+        FlowId(0),
+        MultfrcConfig {
+            initial: 4.0,
+            ..MultfrcConfig::default()
+        },
+        Instant::ZERO,
+        None,
+    );
+    assert_eq!(s.connections().1, 4);
+    // The first period sets rtt_min = 100 ms; then 130 ms > 1.2·100: n −= 1 each period.
+    let steps = drive(&mut s, 0, 4, |k| if k == 0 { 100 } else { 130 });
+    assert_eq!(steps[1], (4.0 + 0.25 - 1.0, 3));
+    assert_eq!(steps[2], (4.25 - 2.0, 2));
+    assert_eq!(steps[3], (1.25, 1));
+    // Never below one connection.
+    let more = drive(&mut s, 2000, 2, |_| 200);
+    assert_eq!(more[1], (1.0, 1));
+}
+
+#[test]
+fn records_n_and_the_connection_count() {
+    let mut s = MultfrcSender::new(FlowId(0), MultfrcConfig::default(), Instant::ZERO, None);
+    let mut sink = VecSink::default();
+    while s.poll_transmit(Instant::ZERO).is_some() {}
+    s.handle_packet(
+        ms(100),
+        &report(0, Instant::ZERO, Duration::ZERO),
+        &mut sink,
+    );
+    s.handle_timeout(ms(1000), &mut sink);
+    assert!(
+        sink.0
+            .iter()
+            .any(|(_, m)| matches!(m, Metric::ConnectionTarget(n) if *n == 2.0))
+    );
+    assert!(
+        sink.0
+            .iter()
+            .any(|(_, m)| matches!(m, Metric::Connections(2)))
+    );
+    assert!(
+        sink.0
+            .iter()
+            .any(|(_, m)| matches!(m, Metric::RttSample(_)))
+    );
+}
+
+#[test]
+fn the_receiver_keeps_one_tfrc_receiver_per_connection() {
+    let config = MultfrcConfig::default();
+    let mut tx = MultfrcSender::new(
+        FlowId(0),
+        MultfrcConfig {
+            initial: 3.0,
+            ..config
+        },
+        Instant::ZERO,
+        None,
+    );
+    let mut rx = MultfrcReceiver::new(FlowId(0), config);
+    let mut sink = VecSink::default();
+    let mut conns = std::collections::BTreeSet::new();
+    let mut reports = 0;
+    for t in 0..5000u64 {
+        while let Some(p) = tx.poll_transmit(ms(t)) {
+            if let Header::TfrcData(d) = p.header {
+                conns.insert(d.conn);
+            }
+            rx.handle_packet(ms(t + 50), &p, &mut sink);
+        }
+        rx.handle_timeout(ms(t + 50), &mut sink);
+        while let Some(r) = rx.poll_transmit(ms(t + 50)) {
+            reports += 1;
+            tx.handle_packet(ms(t + 100), &r, &mut sink);
+        }
+        tx.handle_timeout(ms(t), &mut sink);
+    }
+    assert!(conns.len() >= 3, "{conns:?}");
+    assert!(reports > 3 * 10);
+    assert_eq!(rx.stats().packets_received, tx.stats().packets_sent);
+}

@@ -1,0 +1,112 @@
+//! TFRC as flow protocols: `tfrc` (RFC 5348, or ns-2's agent with the `ns2` preset) and
+//! `tfrc-wireless` (the same with a loss discrimination algorithm at the receiver).
+
+use fairstream_core::{FlowId, Instant, RngStream};
+
+use super::{TfrcConfig, TfrcPreset, TfrcReceiver, TfrcReceiverConfig, TfrcSender};
+use crate::lda::{Lda, LdaConfig};
+use crate::{AnyEndpoint, FlowProtocol};
+
+/// A TFRC flow: the sender's and the receiver's parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct TfrcFlowConfig {
+    /// The preset the parameters started from.
+    pub preset: TfrcPreset,
+    /// The sender.
+    pub sender: TfrcConfig,
+    /// The receiver.
+    pub receiver: TfrcReceiverConfig,
+}
+
+impl TfrcFlowConfig {
+    /// The defaults of `preset`.
+    pub fn preset(preset: TfrcPreset) -> Self {
+        Self {
+            preset,
+            sender: TfrcConfig::preset(preset),
+            receiver: TfrcReceiverConfig::preset(preset),
+        }
+    }
+
+    /// The sender and receiver of connection `conn` of `flow`, running from `start` to `stop`.
+    pub fn pair(
+        &self,
+        flow: FlowId,
+        conn: u8,
+        start: Instant,
+        stop: Option<Instant>,
+    ) -> (TfrcSender, TfrcReceiver) {
+        let config = TfrcConfig {
+            start,
+            stop,
+            ..self.sender
+        };
+        (
+            TfrcSender::new(flow, conn, config),
+            TfrcReceiver::new(flow, conn, self.receiver, self.sender.equation, None),
+        )
+    }
+}
+
+impl FlowProtocol for TfrcFlowConfig {
+    const NAME: &'static str = "tfrc";
+    const RNG_STREAM: &'static str = "tfrc";
+
+    fn endpoints(
+        &self,
+        flow: FlowId,
+        start: Instant,
+        stop: Option<Instant>,
+        _rng: RngStream,
+    ) -> (AnyEndpoint, AnyEndpoint) {
+        let (sender, receiver) = self.pair(flow, 0, start, stop);
+        (
+            AnyEndpoint::TfrcSender(Box::new(sender)),
+            AnyEndpoint::TfrcReceiver(Box::new(receiver)),
+        )
+    }
+
+    fn sends_feedback(&self) -> bool {
+        true
+    }
+}
+
+/// A TFRC Wireless flow: TFRC whose receiver leaves the losses its loss discrimination
+/// algorithm classes as wireless out of the loss history (PROTOCOLS.md §3.3).
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct TfrcWirelessConfig {
+    /// The TFRC parameters.
+    pub tfrc: TfrcFlowConfig,
+    /// The loss discrimination algorithm and its constants.
+    pub lda: LdaConfig,
+}
+
+impl FlowProtocol for TfrcWirelessConfig {
+    const NAME: &'static str = "tfrc-wireless";
+    const RNG_STREAM: &'static str = "tfrc-wireless";
+
+    fn endpoints(
+        &self,
+        flow: FlowId,
+        start: Instant,
+        stop: Option<Instant>,
+        _rng: RngStream,
+    ) -> (AnyEndpoint, AnyEndpoint) {
+        let (sender, _) = self.tfrc.pair(flow, 0, start, stop);
+        let receiver = TfrcReceiver::new(
+            flow,
+            0,
+            self.tfrc.receiver,
+            self.tfrc.sender.equation,
+            Some(Lda::new(self.lda)),
+        );
+        (
+            AnyEndpoint::TfrcWirelessSender(Box::new(sender)),
+            AnyEndpoint::TfrcWirelessReceiver(Box::new(receiver)),
+        )
+    }
+
+    fn sends_feedback(&self) -> bool {
+        true
+    }
+}

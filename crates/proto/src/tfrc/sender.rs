@@ -1,0 +1,375 @@
+//! The TFRC sender (RFC 5348 §4, PROTOCOLS.md §2.4–§2.5): it paces packets at the allowed
+//! rate X, which it sets on every feedback report from the RTT sample, the receive rates
+//! reported in the last two RTTs and the loss event rate, by slow start while p = 0 and by
+//! the throughput equation after; a no-feedback timer cuts the rate when reports stop.
+//!
+//! The application is greedy (it always has data), so a feedback interval is never
+//! data-limited and RFC 5348 §8.2's data-limited rules never apply. All rates are in bytes of
+//! segment (`s`, headers excluded) per second, as the equation's are.
+
+use fairstream_core::{Bitrate, Duration, FlowId, Instant};
+
+use super::config::{IncreaseRule, NoFeedbackRule, TfrcConfig, TimeoutRule};
+use crate::tcp::RttEstimator;
+use crate::{
+    Direction, Endpoint, EndpointStats, Header, Metric, MetricSink, Packet, TfrcData, TfrcFeedback,
+};
+
+/// Receive rates remembered (RFC 5348's X_recv_set holds those of the last two RTTs; with
+/// one report per RTT that is three, and more are never needed).
+const RECV_SET: usize = 8;
+
+/// Smallest RTT sample accepted (a sample of zero or less is clamped to it).
+const MIN_RTT: f64 = 1e-6;
+
+/// The TFRC sender of one (sub-)connection.
+#[derive(Clone, Debug)]
+pub struct TfrcSender {
+    flow: FlowId,
+    conn: u8,
+    config: TfrcConfig,
+    /// Segment size s, bytes.
+    s: f64,
+    /// Allowed rate X and the equation's rate X_Bps, bytes/s.
+    x: f64,
+    x_eq: f64,
+    /// The rate packets are spaced by: X, or X_inst with oscillation reduction.
+    x_inst: f64,
+    recv_set: [(f64, Instant); RECV_SET],
+    recv_len: usize,
+    /// Smoothed RTT R and deviation (seconds); `None` before the first report.
+    rtt: Option<f64>,
+    /// ns-2's tick-based estimator of t_RTO (used by [`TimeoutRule::Ns2Ticks`]).
+    ticks: RttEstimator,
+    last_sample: f64,
+    sqmean: f64,
+    /// Loss event rate last reported.
+    p: f64,
+    initial_rate: f64,
+    /// When the rate last doubled in slow start.
+    tld: Option<Instant>,
+    /// When the rate last changed (ns-2's gradual increase).
+    last_change: Instant,
+    no_feedback_at: Instant,
+    next_send: Instant,
+    last_send: Option<Instant>,
+    seq: u64,
+    round: u32,
+    round_start: Instant,
+    stats: EndpointStats,
+}
+
+impl TfrcSender {
+    /// A sender for sub-connection `conn` of `flow`, starting at `config.start`.
+    pub fn new(flow: FlowId, conn: u8, config: TfrcConfig) -> Self {
+        let s = config.segment();
+        let tick = match config.timeout {
+            TimeoutRule::Ns2Ticks { tick } => tick,
+            TimeoutRule::FourRtt => Duration::from_millis(100),
+        };
+        let x = config.first_rate.map_or(s, |r| {
+            r.as_bytes_per_sec().max(s / config.t_mbi.as_secs_f64())
+        });
+        let mut sender = Self {
+            flow,
+            conn,
+            config,
+            s,
+            x,
+            x_eq: f64::INFINITY,
+            x_inst: x,
+            recv_set: [(f64::INFINITY, config.start); RECV_SET],
+            recv_len: 1,
+            rtt: None,
+            ticks: RttEstimator::new(
+                tick,
+                Duration::ZERO,
+                Duration::MAX,
+                Duration::ZERO,
+                Duration::ZERO,
+            ),
+            last_sample: 0.0,
+            sqmean: 0.0,
+            p: 0.0,
+            initial_rate: x,
+            tld: None,
+            last_change: config.start,
+            no_feedback_at: config.start + Duration::from_secs(2),
+            next_send: config.start,
+            last_send: None,
+            seq: 0,
+            round: 0,
+            round_start: config.start,
+            stats: EndpointStats::default(),
+        };
+        sender.clamp_rate();
+        sender
+    }
+
+    /// The allowed sending rate X, on the wire's bits for segments (headers excluded).
+    pub fn rate(&self) -> Bitrate {
+        Bitrate::from_bps_f64(self.x * 8.0)
+    }
+
+    /// The connection number its packets carry.
+    pub fn conn(&self) -> u8 {
+        self.conn
+    }
+
+    /// The smoothed RTT, once known.
+    pub fn rtt(&self) -> Option<Duration> {
+        self.rtt.map(Duration::from_secs_f64)
+    }
+
+    /// The latest RTT sample, seconds (0 before the first).
+    pub fn last_rtt_sample(&self) -> f64 {
+        self.last_sample
+    }
+
+    /// The loss event rate last reported.
+    pub fn loss_event_rate(&self) -> f64 {
+        self.p
+    }
+
+    /// Whether the application still has data to send at `now`.
+    fn sending(&self, now: Instant) -> bool {
+        self.config.stop.is_none_or(|stop| now < stop)
+    }
+
+    fn min_rate(&self) -> f64 {
+        self.s / self.config.t_mbi.as_secs_f64()
+    }
+
+    fn clamp_rate(&mut self) {
+        let max = self.config.max_rate.as_bytes_per_sec().max(self.min_rate());
+        if !self.x.is_finite() {
+            self.x = max;
+        }
+        self.x = self.x.clamp(self.min_rate(), max);
+        self.x_inst = if self.config.oscillation_reduction && self.last_sample > 0.0 {
+            (self.x * self.sqmean / self.last_sample.sqrt()).clamp(self.min_rate(), max)
+        } else {
+            self.x
+        };
+        if let Some(last) = self.last_send {
+            self.next_send = last + Duration::from_secs_f64(self.s / self.x_inst);
+        }
+    }
+
+    fn recv_max(&self) -> f64 {
+        self.recv_set[..self.recv_len]
+            .iter()
+            .map(|e| e.0)
+            .fold(0.0, f64::max)
+    }
+
+    /// Adds a report's X_recv and forgets those older than two RTTs (keeping the newest).
+    fn update_recv_set(&mut self, now: Instant, x_recv: f64, rtt: f64) {
+        let horizon = Duration::from_secs_f64(2.0 * rtt);
+        let mut kept = 0;
+        for i in 0..self.recv_len {
+            let entry = self.recv_set[i];
+            if now.saturating_since(entry.1) <= horizon {
+                self.recv_set[kept] = entry;
+                kept += 1;
+            }
+        }
+        if kept == RECV_SET {
+            self.recv_set.copy_within(1.., 0);
+            kept -= 1;
+        }
+        self.recv_set[kept] = (x_recv, now);
+        self.recv_len = kept + 1;
+    }
+
+    fn t_rto(&self, rtt: f64) -> f64 {
+        match self.config.timeout {
+            TimeoutRule::FourRtt => 4.0 * rtt,
+            TimeoutRule::Ns2Ticks { .. } => self.ticks.rtxcur().as_secs_f64(),
+        }
+    }
+
+    /// RFC 5348 §4.3 step 4 (and ns-2's gradual increase): the allowed rate from p, the
+    /// receive limit and slow start.
+    fn set_rate(&mut self, now: Instant, rtt: f64, recv_limit: f64) {
+        if self.p > 0.0 {
+            self.x_eq = self
+                .config
+                .equation
+                .rate(self.s, rtt, self.p, self.t_rto(rtt));
+            let target = self.x_eq.min(recv_limit);
+            self.x = match self.config.increase {
+                IncreaseRule::Gradual if target > self.x => {
+                    let elapsed = now.saturating_since(self.last_change).as_secs_f64();
+                    let step = self.s / rtt * (elapsed / rtt).min(2.0);
+                    (self.x + step).min(target)
+                }
+                _ => target,
+            };
+            self.last_change = now;
+        } else if self
+            .tld
+            .is_none_or(|t| now.saturating_since(t).as_secs_f64() >= rtt)
+        {
+            self.x = (2.0 * self.x).min(recv_limit).max(self.initial_rate);
+            self.tld = Some(now);
+            self.last_change = now;
+        }
+        self.clamp_rate();
+    }
+
+    fn on_feedback(&mut self, now: Instant, fb: &TfrcFeedback, metrics: &mut dyn MetricSink) {
+        if fb.t_recvdata > now {
+            return; // echoes a packet from the future: not a report of ours
+        }
+        let sample = (now.saturating_since(fb.t_recvdata).as_secs_f64() - fb.t_delay.as_secs_f64())
+            .max(MIN_RTT);
+        let q = self.config.rtt_filter;
+        let tick = self.ticks.tick().as_secs_f64();
+        self.ticks
+            .update_ticks((sample / tick + 0.5).floor() as i64);
+        let rtt = match self.rtt {
+            None => {
+                self.sqmean = sample.sqrt();
+                sample
+            }
+            Some(r) => {
+                self.sqmean = self.config.sqrt_rtt_filter * self.sqmean
+                    + (1.0 - self.config.sqrt_rtt_filter) * sample.sqrt();
+                q * r + (1.0 - q) * sample
+            }
+        };
+        let first = self.rtt.is_none();
+        self.rtt = Some(rtt);
+        self.last_sample = sample;
+        if first {
+            // RFC 5348 §4.2: W_init = min(4s, max(2s, 4380 B)), sent over one RTT.
+            let w_init = (4.0 * self.s).min((2.0 * self.s).max(4380.0));
+            self.initial_rate = w_init / rtt;
+            self.x = self.initial_rate;
+            self.tld = Some(now);
+        }
+        let x_recv = fb.x_recv.as_bytes_per_sec();
+        self.update_recv_set(now, x_recv, rtt);
+        self.p = fb.p.value();
+        let recv_limit = 2.0 * self.recv_max();
+        self.set_rate(now, rtt, recv_limit);
+        self.restart_no_feedback(now);
+        metrics.record(now, Metric::RttSample(Duration::from_secs_f64(sample)));
+        metrics.record(now, Metric::Srtt(Duration::from_secs_f64(rtt)));
+        metrics.record(now, Metric::ReceiveRate(fb.x_recv));
+        metrics.record(now, Metric::LossEventRate(self.p));
+        if self.x_eq.is_finite() {
+            metrics.record(
+                now,
+                Metric::EquationRate(Bitrate::from_bps_f64(self.x_eq * 8.0)),
+            );
+        }
+        metrics.record(now, Metric::Rate(self.rate()));
+    }
+
+    fn restart_no_feedback(&mut self, now: Instant) {
+        let secs = match (self.rtt, self.config.no_feedback) {
+            (None, _) => 2.0,
+            (Some(r), NoFeedbackRule::Rfc5348) => (4.0 * r).max(2.0 * self.s / self.x),
+            (Some(r), NoFeedbackRule::Ns2) => (2.0 * r).max(2.0 * self.s / self.x),
+        };
+        self.no_feedback_at = now + Duration::from_secs_f64(secs);
+    }
+
+    /// RFC 5348 §4.4 (the sender is never idle), or ns-2's plain halving.
+    fn on_no_feedback(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
+        match (self.rtt, self.config.no_feedback) {
+            (Some(rtt), NoFeedbackRule::Rfc5348) if self.p > 0.0 => {
+                let x_recv = self.recv_max();
+                let limit = if self.x_eq > 2.0 * x_recv {
+                    x_recv
+                } else {
+                    self.x_eq / 2.0
+                };
+                let limit = limit.max(self.min_rate());
+                self.recv_set[0] = (limit / 2.0, now);
+                self.recv_len = 1;
+                self.set_rate(now, rtt, limit);
+            }
+            _ => {
+                self.x /= 2.0;
+                self.clamp_rate();
+            }
+        }
+        self.restart_no_feedback(now);
+        metrics.record(now, Metric::Rate(self.rate()));
+    }
+}
+
+impl Endpoint for TfrcSender {
+    fn handle_packet(&mut self, now: Instant, packet: &Packet, metrics: &mut dyn MetricSink) {
+        if let Header::TfrcFeedback(fb) = &packet.header
+            && fb.conn == self.conn
+            && self.last_send.is_some()
+        {
+            self.on_feedback(now, fb, metrics);
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
+        if now >= self.no_feedback_at && self.sending(now) && self.last_send.is_some() {
+            self.on_no_feedback(now, metrics);
+        }
+    }
+
+    fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
+        if now < self.next_send || now < self.config.start || !self.sending(now) {
+            return None;
+        }
+        if let Some(rtt) = self.rtt
+            && now.saturating_since(self.round_start).as_secs_f64() >= rtt
+        {
+            self.round = self.round.wrapping_add(1);
+            self.round_start = now;
+        }
+        let gap = Duration::from_secs_f64(self.s / self.x_inst);
+        // Keep the schedule unless it fell more than a gap behind (then restart it from now).
+        self.next_send = if now.saturating_since(self.next_send) > gap {
+            now + gap
+        } else {
+            self.next_send + gap
+        };
+        self.last_send = Some(now);
+        let size = self.config.packet_size;
+        let seq = self.seq;
+        self.seq += 1;
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += size.as_bytes();
+        Some(Packet {
+            flow: self.flow,
+            direction: Direction::Forward,
+            size,
+            payload: self.s as u32,
+            sent_at: now,
+            header: Header::TfrcData(TfrcData {
+                conn: self.conn,
+                seq,
+                timestamp: now,
+                rtt: self.rtt().unwrap_or(Duration::ZERO),
+                round: self.round,
+            }),
+        })
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        if !self.sending(self.next_send.max(self.config.start)) {
+            return None;
+        }
+        let send = self.next_send.max(self.config.start);
+        Some(if self.last_send.is_some() {
+            send.min(self.no_feedback_at)
+        } else {
+            send
+        })
+    }
+
+    fn stats(&self) -> EndpointStats {
+        self.stats
+    }
+}

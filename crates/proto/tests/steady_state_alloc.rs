@@ -1,0 +1,151 @@
+//! The protocol code allocates nothing per packet in steady state: a counting global allocator
+//! (`stats_alloc`)
+//! watches every protocol's two ends, joined by a lossy bottleneck with a fixed delay, after a
+//! warm-up that lets rings and queues reach their working size.
+
+use std::alloc::System;
+use std::collections::VecDeque;
+
+use fairstream_core::{Bitrate, Duration, FlowId, Instant, RngStream};
+use fairstream_proto::multfrc::MultfrcConfig;
+use fairstream_proto::tfrc::TfrcFlowConfig;
+use fairstream_proto::{
+    AnyEndpoint, Direction, Endpoint, NullSink, Packet, ProtocolConfig, TcpFlowConfig,
+};
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// A sender and a receiver joined by a 10 Mbit/s, 36 ms bottleneck (drop-tail 100 packets,
+/// Bernoulli loss) and a 36 ms return path; every queue is allocated up front.
+struct Path {
+    sender: AnyEndpoint,
+    receiver: AnyEndpoint,
+    forward: VecDeque<(Instant, Packet)>,
+    reverse: VecDeque<(Instant, Packet)>,
+    busy_until: Instant,
+    rng: RngStream,
+    now: Instant,
+    packets: u64,
+}
+
+const RATE: Bitrate = Bitrate::mbps(10);
+const DELAY: Duration = Duration::from_millis(36);
+const LIMIT: usize = 100;
+const LOSS: f64 = 0.01;
+
+impl Path {
+    fn new(protocol: &ProtocolConfig) -> Self {
+        let (sender, receiver) =
+            protocol.endpoints(FlowId(0), Instant::ZERO, None, RngStream::from_seed(7));
+        Self {
+            sender,
+            receiver,
+            forward: VecDeque::with_capacity(4 * LIMIT),
+            reverse: VecDeque::with_capacity(1 << 16),
+            busy_until: Instant::ZERO,
+            rng: RngStream::from_seed(11),
+            now: Instant::ZERO,
+            packets: 0,
+        }
+    }
+
+    fn drain(&mut self) {
+        let now = self.now;
+        while let Some(p) = self.sender.poll_transmit(now) {
+            let queued = self.busy_until.saturating_since(now).as_nanos()
+                / RATE.transmit_time(p.size).as_nanos().max(1);
+            if queued as usize >= LIMIT || self.rng.bernoulli(LOSS) {
+                continue;
+            }
+            let start = self.busy_until.max(now);
+            self.busy_until = start + RATE.transmit_time(p.size);
+            self.forward.push_back((self.busy_until + DELAY, p));
+            self.packets += 1;
+        }
+        while let Some(p) = self.receiver.poll_transmit(now) {
+            self.reverse.push_back((now + DELAY, p));
+        }
+    }
+
+    /// Runs until `until`, event by event.
+    fn run(&mut self, until: Instant) {
+        loop {
+            self.drain();
+            let next = [
+                self.sender.poll_timeout(),
+                self.receiver.poll_timeout(),
+                self.forward.front().map(|x| x.0),
+                self.reverse.front().map(|x| x.0),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            let Some(next) = next.filter(|&t| t <= until) else {
+                self.now = until;
+                return;
+            };
+            self.now = next.max(self.now);
+            let now = self.now;
+            while self.forward.front().is_some_and(|x| x.0 <= now) {
+                let (_, p) = self.forward.pop_front().expect("checked");
+                debug_assert_eq!(p.direction, Direction::Forward);
+                self.receiver.handle_packet(now, &p, &mut NullSink);
+            }
+            while self.reverse.front().is_some_and(|x| x.0 <= now) {
+                let (_, p) = self.reverse.pop_front().expect("checked");
+                self.sender.handle_packet(now, &p, &mut NullSink);
+            }
+            self.sender.handle_timeout(now, &mut NullSink);
+            self.receiver.handle_timeout(now, &mut NullSink);
+        }
+    }
+}
+
+fn allocations_in_steady_state(protocol: ProtocolConfig) -> (u64, u64) {
+    let mut path = Path::new(&protocol);
+    path.run(Instant::from_nanos(60_000_000_000));
+    let before = path.packets;
+    let region = Region::new(GLOBAL);
+    path.run(Instant::from_nanos(120_000_000_000));
+    let stats = region.change();
+    (
+        (stats.allocations + stats.reallocations) as u64,
+        path.packets - before,
+    )
+}
+
+/// One test for all protocols: the counter is global, so they must not run concurrently.
+#[test]
+fn no_protocol_allocates_per_packet_in_steady_state() {
+    let protocols = [
+        ProtocolConfig::Tcp(TcpFlowConfig {
+            sender: fairstream_proto::tcp::TcpConfig {
+                window: 1000,
+                ..Default::default()
+            },
+            ..Default::default()
+        }),
+        ProtocolConfig::Tfrc(TfrcFlowConfig::default()),
+        ProtocolConfig::Tfrc(TfrcFlowConfig::preset(
+            fairstream_proto::tfrc::TfrcPreset::Ns2,
+        )),
+        ProtocolConfig::TfrcWireless(fairstream_proto::tfrc::TfrcWirelessConfig::default()),
+        ProtocolConfig::Multfrc(MultfrcConfig {
+            // n stays put (a connection opening allocates its receiver's queue of holes).
+            initial: 3.0,
+            max_connections: 3,
+            ..Default::default()
+        }),
+    ];
+    for protocol in protocols {
+        let name = protocol.name();
+        let (allocations, packets) = allocations_in_steady_state(protocol);
+        assert!(packets > 5_000, "{name}: only {packets} packets in 60 s");
+        assert_eq!(
+            allocations, 0,
+            "{name}: {allocations} allocations over {packets} packets"
+        );
+    }
+}
