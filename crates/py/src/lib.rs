@@ -214,6 +214,12 @@ fn padhye_approx(mss_bytes: f64, rtt_s: f64, p: f64, rto_s: f64, wmax_pkts: f64,
     fairstream_metrics::tcp_model::padhye_approx(mss_bytes, rtt_s, p, rto_s, wmax_pkts, b)
 }
 
+/// TFRC's throughput equation (RFC 5348 §3.1, b = 1, no cap on the timeout term), bytes/s.
+#[pyfunction]
+fn tfrc_equation(s_bytes: f64, rtt_s: f64, p: f64, t_rto_s: f64) -> f64 {
+    fairstream_metrics::tcp_model::tfrc_rfc5348(s_bytes, rtt_s, p, t_rto_s, 1.0)
+}
+
 /// Checks, before a run, that its results can go to `path` (absent, empty, or an earlier run's
 /// results; a symbolic link is followed); a ValueError saying why not otherwise.
 #[pyfunction]
@@ -235,6 +241,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mathis, m)?)?;
     m.add_function(wrap_pyfunction!(padhye, m)?)?;
     m.add_function(wrap_pyfunction!(padhye_approx, m)?)?;
+    m.add_function(wrap_pyfunction!(tfrc_equation, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -48,4 +48,18 @@ fn main() {
             l.mean_queue_packets
         );
     }
+    // Mean of each protocol metric per flow (recorded with `[record] metrics = true`).
+    let m = &out.metrics;
+    let mut sums: std::collections::BTreeMap<(u32, &str), (f64, u64)> = Default::default();
+    for i in 0..m.t.len() {
+        let e = sums.entry((m.flow_id[i], m.metric[i])).or_default();
+        e.0 += m.value[i];
+        e.1 += 1;
+    }
+    for ((flow, metric), (sum, n)) in sums {
+        println!(
+            "metric flow {flow} {metric:>22}: mean {:.6} over {n} records",
+            sum / n as f64
+        );
+    }
 }

@@ -2,8 +2,11 @@
 //! the list the flow reader chooses from. Adding a protocol's reader = its file and one line.
 
 mod cbr;
+mod multfrc;
 mod tcp;
 mod tcp_control;
+mod tfrc;
+mod tfrc_wireless;
 
 use fairstream_core::DataSize;
 use fairstream_proto::ProtocolConfig;
@@ -32,6 +35,21 @@ pub(crate) const READERS: &[ProtocolReader] = &[
         name: "cbr",
         keys: || cbr::KEYS.to_vec(),
         read: cbr::read,
+    },
+    ProtocolReader {
+        name: "tfrc",
+        keys: || tfrc::KEYS.to_vec(),
+        read: tfrc::read,
+    },
+    ProtocolReader {
+        name: "tfrc-wireless",
+        keys: tfrc_wireless::keys,
+        read: tfrc_wireless::read,
+    },
+    ProtocolReader {
+        name: "multfrc",
+        keys: multfrc::keys,
+        read: multfrc::read,
     },
 ];
 
