@@ -29,6 +29,7 @@ mod metric;
 mod packet;
 mod protocols;
 pub mod tcp;
+pub mod vtp;
 pub mod wire;
 pub use cbr::{CbrConfig, CbrSource, OnOff, UdpSink};
 pub use endpoint::{Endpoint, EndpointStats};
@@ -38,3 +39,4 @@ pub use packet::{
     TfrcData, TfrcFeedback, UdpDatagram, VtpData, VtpFeedback,
 };
 pub use protocols::{AnyEndpoint, FlowProtocol, ProtocolConfig, TcpFlowConfig};
+pub use vtp::{VtpConfig, VtpReceiver};

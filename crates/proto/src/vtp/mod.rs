@@ -1,0 +1,20 @@
+//! VTP, the Video Transport Protocol with its wireless extension (PROTOCOLS.md §5; Balk,
+//! Gerla, Sanadidi, Maggiorini 2003; Yang, Gerla, Sanadidi 2004): a receiver that measures
+//! and reports the Achieved Rate (AR), and a rate-based sender that cuts to a fraction of AR
+//! on congestion losses, tells wireless losses from congestion ones with Spike on its RTT
+//! samples, and prorates AR by (1 + e) for the wireless loss fraction e.
+//!
+//! - [`config`]: every parameter with its default and tag;
+//! - [`receiver`]: AR measurement and the reports.
+//!
+//! Video levels (choosing the highest encoding rate ≤ R) are not modelled: the application is
+//! greedy and sends at R.
+
+pub mod config;
+pub mod receiver;
+
+#[cfg(test)]
+mod tests;
+
+pub use config::VtpConfig;
+pub use receiver::VtpReceiver;
