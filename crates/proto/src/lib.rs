@@ -39,4 +39,4 @@ pub use packet::{
     TfrcData, TfrcFeedback, UdpDatagram, VtpData, VtpFeedback,
 };
 pub use protocols::{AnyEndpoint, FlowProtocol, ProtocolConfig, TcpFlowConfig};
-pub use vtp::{VtpConfig, VtpReceiver};
+pub use vtp::{VtpConfig, VtpReceiver, VtpSender};

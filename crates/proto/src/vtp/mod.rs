@@ -5,16 +5,22 @@
 //! samples, and prorates AR by (1 + e) for the wireless loss fraction e.
 //!
 //! - [`config`]: every parameter with its default and tag;
+//! - [`sender`]: the paced sender endpoint and the checks on reports;
+//! - [`control`]: the rate control (modes, cut and hold, the equivalent-window increase);
 //! - [`receiver`]: AR measurement and the reports.
 //!
 //! Video levels (choosing the highest encoding rate ≤ R) are not modelled: the application is
 //! greedy and sends at R.
 
 pub mod config;
+pub mod control;
 pub mod receiver;
+pub mod sender;
 
 #[cfg(test)]
 mod tests;
 
 pub use config::VtpConfig;
+pub use control::VtpMode;
 pub use receiver::VtpReceiver;
+pub use sender::VtpSender;

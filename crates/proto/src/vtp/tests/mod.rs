@@ -2,10 +2,11 @@
 //! times and packets in, and what comes out checked against hand-computed values.
 
 mod receiver;
+mod sender;
 
 use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant};
 
-use super::{VtpConfig, VtpReceiver};
+use super::{VtpConfig, VtpReceiver, VtpSender};
 use crate::{Direction, Endpoint, Header, MetricSink, Packet, VtpData, VtpFeedback};
 
 const FLOW: FlowId = FlowId(3);
@@ -66,6 +67,24 @@ fn as_report(p: &Packet) -> VtpFeedback {
     }
 }
 
+/// Fires the sender's timers up to and including `until`, draining what it sends.
+fn run_until(s: &mut VtpSender, until: Instant, m: &mut dyn MetricSink) -> Vec<Packet> {
+    let mut sent = Vec::new();
+    for _ in 0..1_000_000 {
+        let Some(t) = s.poll_timeout() else {
+            return sent;
+        };
+        if t > until {
+            return sent;
+        }
+        s.handle_timeout(t, m);
+        while let Some(p) = s.poll_transmit(t) {
+            sent.push(p);
+        }
+    }
+    panic!("the sender's timers do not advance");
+}
+
 /// Feeds `p` to `e` at `now` and drains what it sends at once.
 fn feed(e: &mut impl Endpoint, now: Instant, p: &Packet, m: &mut dyn MetricSink) -> Vec<Packet> {
     e.handle_packet(now, p, m);
@@ -74,6 +93,21 @@ fn feed(e: &mut impl Endpoint, now: Instant, p: &Packet, m: &mut dyn MetricSink)
         out.push(q);
     }
     out
+}
+
+/// 1000-byte packets, first rate 8 Mbit/s (one packet per millisecond), and the silence rule
+/// pushed out of the way (100 periods) so that step plans may space their reports freely;
+/// the silence test sets it back to 2.
+fn cfg() -> VtpConfig {
+    VtpConfig {
+        initial_rate: Some(Bitrate::mbps(8)),
+        no_feedback_periods: 100,
+        ..VtpConfig::default()
+    }
+}
+
+fn sender(c: VtpConfig) -> VtpSender {
+    VtpSender::new(FLOW, c)
 }
 
 fn receiver() -> VtpReceiver {
