@@ -13,57 +13,57 @@ use crate::{IP_UDP_HEADER, VtpData};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct VtpConfig {
     /// Size of every data packet on the wire (IP + UDP + VTP header + payload); default
-    /// 1000 B [proposed]. Taken as at least the 40 B of headers and at most 65 535 B (the
+    /// 1000 B \[proposed\]. Taken as at least the 40 B of headers and at most 65 535 B (the
     /// largest IPv4 datagram).
     pub packet_size: DataSize,
     /// γ, the rate reduction ratio on congestion: `R = γ·AR·(1 + e)`, held for
-    /// `τ = RTT/(2(1 − γ))`; default 0.75 (τ = 2·RTT) [proposed]. Clamped to [0.01, 0.99].
+    /// `τ = RTT/(2(1 − γ))`; default 0.75 (τ = 2·RTT) \[proposed\]. Clamped to [0.01, 0.99].
     pub gamma: f64,
     /// σ, the receiver's Achieved Rate filter `AR = σ·AR + (1 − σ)/2·(S_k + S_{k−1})`;
-    /// default 0.9 [paper?]. Clamped to [0, 1].
+    /// default 0.9 \[paper?\]. Clamped to [0, 1].
     pub sigma: f64,
-    /// Spike's thresholds on the sender's RTT samples; default α = 1/2, β = 1/3 [proposed]
+    /// Spike's thresholds on the sender's RTT samples; default α = 1/2, β = 1/3 \[proposed\]
     /// (Cen et al.'s values, PROTOCOLS.md §3; VTP-specific values not found).
     pub spike: SpikeThresholds,
     /// Gain of the wireless loss fraction filter `e = (1 − g)·e + g·loss_frac`; default 0.125
-    /// [proposed filter]. Clamped to [0, 1].
+    /// \[proposed filter\]. Clamped to [0, 1].
     pub e_gain: f64,
-    /// Upper clamp of e (e is kept in `[0, e_max]`); default 0.5 [proposed]. Clamped to [0, 1].
+    /// Upper clamp of e (e is kept in `[0, e_max]`); default 0.5 \[proposed\]. Clamped to [0, 1].
     pub e_max: f64,
     /// Also feed loss-free reports (received in Spike's NORMAL state) to the e filter, as a
     /// loss fraction of 0. PROTOCOLS.md §5.3 updates e only on reports with losses
     /// (`false`, the default), which estimates the loss fraction of *lossy* periods and so
     /// over-estimates the error rate when losses are rare; `true` averages over all
-    /// non-congested periods [proposed alternative]. (Through a 2 Mbit/s bottleneck with 2 %
+    /// non-congested periods \[proposed alternative\]. (Through a 2 Mbit/s bottleneck with 2 %
     /// random loss behind it, e settles near 0.038 with `false` and 0.020 with `true`.)
     pub e_loss_free_periods: bool,
     /// Gain of the sender's smoothed RTT, `RTT = RTT + g·(sample − RTT)`; default 1/8
-    /// [proposed]. Clamped to [0, 1].
+    /// \[proposed\]. Clamped to [0, 1].
     pub rtt_gain: f64,
     /// The receiver closes a sampling period only once it holds at least this many packets,
-    /// so that a period lasts at least this many packet times; default 4 [proposed].
+    /// so that a period lasts at least this many packet times; default 4 \[proposed\].
     /// Taken as at least 1.
     pub min_period_packets: u32,
-    /// Receiver's sampling period before the data carries an RTT; default 100 ms [proposed].
+    /// Receiver's sampling period before the data carries an RTT; default 100 ms \[proposed\].
     pub initial_sampling_period: Duration,
     /// The sender's RTT guess before its first sample (for the minimum and initial rate and
-    /// the first hold); default 100 ms [proposed].
+    /// the first hold); default 100 ms \[proposed\].
     pub initial_rtt: Duration,
-    /// Rate of the first packets; `None` (default): one packet per `initial_rtt` [proposed].
+    /// Rate of the first packets; `None` (default): one packet per `initial_rtt` \[proposed\].
     pub initial_rate: Option<Bitrate>,
     /// Ceiling of the sending rate (counting whole packets on the wire); default 1 Gbit/s.
     /// Taken as at least 1 bit/s.
     pub max_rate: Bitrate,
     /// Floor of the sending rate in packets per smoothed RTT ("1 packet/RTT"); default 1
-    /// [proposed]. The rate also never falls below 1 bit/s nor exceeds `max_rate`.
+    /// \[proposed\]. The rate also never falls below 1 bit/s nor exceeds `max_rate`.
     pub min_rate_packets_per_rtt: f64,
     /// Bound b on `RTT_prev/RTT` in the increase `R' = (R + s/RTT)/(2 − RTT_prev/RTT)`: the
     /// ratio is clamped to `[1 − b, 1 + b]`, so the denominator stays in `[1 − b, 1 + b]`
     /// and one increase step at most multiplies the rate by `1/(1 − b)` or divides it by
-    /// `1 + b`; default 0.5 [proposed] (the paper does not bound it). Clamped to [0, 0.9].
+    /// `1 + b`; default 0.5 \[proposed\] (the paper does not bound it). Clamped to [0, 0.9].
     pub rtt_ratio_bound: f64,
     /// Sampling periods without any feedback after which the sender treats the silence as
-    /// congestion (`R = γ·R`, then HOLD); default 2 [proposed]. Taken as at least 1.
+    /// congestion (`R = γ·R`, then HOLD); default 2 \[proposed\]. Taken as at least 1.
     pub no_feedback_periods: u32,
     /// When the application starts sending.
     pub start: Instant,
