@@ -179,6 +179,7 @@ protocols! {
         /// UDP receiver.
         UdpSink(UdpSink),
     },
+    #[doc = "VTP: Achieved Rate feedback, Spike loss discrimination, rate control."] Vtp(crate::VtpConfig) => { #[doc = "VTP sender."] VtpSender(Box<crate::VtpSender>), #[doc = "VTP receiver."] VtpReceiver(Box<crate::VtpReceiver>) },
 }
 
 impl Endpoint for AnyEndpoint {

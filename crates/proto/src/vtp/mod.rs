@@ -20,7 +20,39 @@ pub mod sender;
 #[cfg(test)]
 mod tests;
 
+use fairstream_core::{FlowId, Instant, RngStream};
+
 pub use config::VtpConfig;
 pub use control::VtpMode;
 pub use receiver::VtpReceiver;
 pub use sender::VtpSender;
+
+use crate::{AnyEndpoint, FlowProtocol};
+
+impl FlowProtocol for VtpConfig {
+    const NAME: &'static str = "vtp";
+    const RNG_STREAM: &'static str = "vtp";
+
+    /// VTP draws no random numbers: `rng` is unused.
+    fn endpoints(
+        &self,
+        flow: FlowId,
+        start: Instant,
+        stop: Option<Instant>,
+        _rng: RngStream,
+    ) -> (AnyEndpoint, AnyEndpoint) {
+        let config = Self {
+            start,
+            stop,
+            ..*self
+        };
+        (
+            AnyEndpoint::VtpSender(Box::new(VtpSender::new(flow, config))),
+            AnyEndpoint::VtpReceiver(Box::new(VtpReceiver::new(flow, &config))),
+        )
+    }
+
+    fn sends_feedback(&self) -> bool {
+        true
+    }
+}

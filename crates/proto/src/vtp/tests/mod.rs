@@ -2,6 +2,7 @@
 //! times and packets in, and what comes out checked against hand-computed values.
 
 mod receiver;
+mod robust;
 mod sender;
 
 use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant};
@@ -112,4 +113,27 @@ fn sender(c: VtpConfig) -> VtpSender {
 
 fn receiver() -> VtpReceiver {
     VtpReceiver::new(FLOW, &VtpConfig::default())
+}
+
+#[test]
+fn vtp_is_a_listed_protocol() {
+    use crate::{AnyEndpoint, ProtocolConfig};
+    let config = ProtocolConfig::Vtp(cfg());
+    assert_eq!((config.name(), config.rng_stream()), ("vtp", "vtp"));
+    assert!(config.sends_feedback());
+    assert_eq!(config.segment_payload(), 0);
+    let rng = fairstream_core::RngStream::from_seed(1);
+    let (mut s, r) = config.endpoints(FLOW, ms(7), Some(ms(9)), rng);
+    assert!(matches!(s, AnyEndpoint::VtpSender(_)));
+    assert!(matches!(r, AnyEndpoint::VtpReceiver(_)));
+    // The flow's start and stop replace the configuration's: packets at 7 and 8 ms.
+    assert_eq!(s.poll_timeout(), Some(ms(7)));
+    let mut sent = 0;
+    while let Some(t) = s.poll_timeout() {
+        s.handle_timeout(t, &mut crate::NullSink);
+        while s.poll_transmit(t).is_some() {
+            sent += 1;
+        }
+    }
+    assert_eq!(sent, 2);
 }
