@@ -31,6 +31,7 @@ mod packet;
 mod protocols;
 pub mod tcp;
 pub mod tfrc;
+pub mod vtp;
 pub mod wire;
 pub use cbr::{CbrConfig, CbrSource, OnOff, UdpSink};
 pub use endpoint::{Endpoint, EndpointStats};
@@ -40,3 +41,4 @@ pub use packet::{
     TfrcData, TfrcFeedback, UdpDatagram, VtpData, VtpFeedback,
 };
 pub use protocols::{AnyEndpoint, FlowProtocol, ProtocolConfig, TcpFlowConfig};
+pub use vtp::{VtpConfig, VtpReceiver, VtpSender};

@@ -202,6 +202,13 @@ protocols! {
         /// MULTFRC receiver.
         MultfrcReceiver(Box<MultfrcReceiver>),
     },
+    /// VTP: Achieved Rate feedback, Spike loss discrimination, rate control.
+    Vtp(crate::VtpConfig) => {
+        /// VTP sender.
+        VtpSender(Box<crate::VtpSender>),
+        /// VTP receiver.
+        VtpReceiver(Box<crate::VtpReceiver>),
+    },
 }
 
 impl Endpoint for AnyEndpoint {

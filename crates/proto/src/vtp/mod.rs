@@ -1,0 +1,58 @@
+//! VTP, the Video Transport Protocol with its wireless extension (PROTOCOLS.md §5; Balk,
+//! Gerla, Sanadidi, Maggiorini 2003; Yang, Gerla, Sanadidi 2004): a receiver that measures
+//! and reports the Achieved Rate (AR), and a rate-based sender that cuts to a fraction of AR
+//! on congestion losses, tells wireless losses from congestion ones with Spike on its RTT
+//! samples, and prorates AR by (1 + e) for the wireless loss fraction e.
+//!
+//! - [`config`]: every parameter with its default and tag;
+//! - [`sender`]: the paced sender endpoint and the checks on reports;
+//! - [`control`]: the rate control (modes, cut and hold, the equivalent-window increase);
+//! - [`receiver`]: AR measurement and the reports.
+//!
+//! Video levels (choosing the highest encoding rate ≤ R) are not modelled: the application is
+//! greedy and sends at R.
+
+pub mod config;
+pub mod control;
+pub mod receiver;
+pub mod sender;
+
+#[cfg(test)]
+mod tests;
+
+use fairstream_core::{FlowId, Instant, RngStream};
+
+pub use config::VtpConfig;
+pub use control::VtpMode;
+pub use receiver::VtpReceiver;
+pub use sender::VtpSender;
+
+use crate::{AnyEndpoint, FlowProtocol};
+
+impl FlowProtocol for VtpConfig {
+    const NAME: &'static str = "vtp";
+    const RNG_STREAM: &'static str = "vtp";
+
+    /// VTP draws no random numbers: `rng` is unused.
+    fn endpoints(
+        &self,
+        flow: FlowId,
+        start: Instant,
+        stop: Option<Instant>,
+        _rng: RngStream,
+    ) -> (AnyEndpoint, AnyEndpoint) {
+        let config = Self {
+            start,
+            stop,
+            ..*self
+        };
+        (
+            AnyEndpoint::VtpSender(Box::new(VtpSender::new(flow, config))),
+            AnyEndpoint::VtpReceiver(Box::new(VtpReceiver::new(flow, &config))),
+        )
+    }
+
+    fn sends_feedback(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,362 @@
+//! Closed-loop tests: a sender and a receiver joined by a small event loop, over a channel
+//! that drops, duplicates, delays, reorders and forges packets (the endpoints must never
+//! panic and the rate must stay finite and within its limits), and over a drop-tail
+//! bottleneck (the control must fill it, and shrug off random losses behind it).
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
+
+use fairstream_core::RngStream;
+
+use super::*;
+use crate::NullSink;
+
+/// A packet on its way to one of the two endpoints.
+struct InFlight {
+    at: Instant,
+    id: u64,
+    to_receiver: bool,
+    packet: Packet,
+}
+
+impl PartialEq for InFlight {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.id) == (other.at, other.id)
+    }
+}
+impl Eq for InFlight {}
+impl PartialOrd for InFlight {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for InFlight {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.at, self.id).cmp(&(other.at, other.id))
+    }
+}
+
+/// What happens to packets between the endpoints: each call pushes the deliveries it makes
+/// (time, packet, whether it goes to the receiver).
+trait Channel {
+    fn forward(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>);
+    fn reverse(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>);
+}
+
+/// Runs the pair until `end`, calling `check` after every event.
+fn run(
+    s: &mut VtpSender,
+    r: &mut VtpReceiver,
+    ch: &mut impl Channel,
+    end: Instant,
+    mut check: impl FnMut(&VtpSender, &VtpReceiver, Instant),
+) {
+    let mut wire: BinaryHeap<Reverse<InFlight>> = BinaryHeap::new();
+    let mut out = Vec::new();
+    let mut id = 0u64;
+    for _ in 0..10_000_000u64 {
+        let tw = wire.peek().map(|e| e.0.at);
+        let Some(now) = [s.poll_timeout(), tw].into_iter().flatten().min() else {
+            return;
+        };
+        if now > end {
+            return;
+        }
+        if tw == Some(now) {
+            let Reverse(e) = wire.pop().expect("peeked");
+            if e.to_receiver {
+                r.handle_packet(now, &e.packet, &mut NullSink);
+                while let Some(p) = r.poll_transmit(now) {
+                    ch.reverse(now, p, &mut out);
+                }
+            } else {
+                s.handle_packet(now, &e.packet, &mut NullSink);
+            }
+        } else {
+            s.handle_timeout(now, &mut NullSink);
+        }
+        while let Some(p) = s.poll_transmit(now) {
+            ch.forward(now, p, &mut out);
+        }
+        for (at, packet, to_receiver) in out.drain(..) {
+            id += 1;
+            wire.push(Reverse(InFlight {
+                at,
+                id,
+                to_receiver,
+                packet,
+            }));
+        }
+        check(s, r, now);
+    }
+    panic!("the event loop does not advance");
+}
+
+/// Drops, duplicates, delays (reordering) and forges packets in both directions.
+struct Chaos {
+    rng: RngStream,
+}
+
+impl Chaos {
+    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[(self.rng.next_u64() % xs.len() as u64) as usize]
+    }
+    fn upto(&mut self, n: u64) -> u64 {
+        self.rng.next_u64() % n.max(1)
+    }
+    fn delay(&mut self) -> Duration {
+        let extra = if self.rng.bernoulli(0.02) {
+            Duration::from_secs(1)
+        } else {
+            Duration::ZERO
+        };
+        Duration::from_micros(20_000 + self.upto(30_000)) + extra
+    }
+    fn mangle(
+        &mut self,
+        now: Instant,
+        p: Packet,
+        to_receiver: bool,
+        out: &mut Vec<(Instant, Packet, bool)>,
+    ) {
+        if self.rng.bernoulli(0.1) {
+            return;
+        }
+        let copies = if self.rng.bernoulli(0.05) { 2 } else { 1 };
+        for _ in 0..copies {
+            let at = now.saturating_add(self.delay());
+            out.push((at, p, to_receiver));
+        }
+    }
+    fn bogus_report(&mut self, now: Instant) -> Packet {
+        let n = now.as_nanos();
+        let t_echo = match self.upto(4) {
+            0 => Instant::from_nanos(self.upto(n + 1)),
+            1 => now.saturating_add(Duration::from_millis(5)),
+            2 => Instant::MAX,
+            _ => Instant::ZERO,
+        };
+        let x = self.rng.next_u64();
+        let t_delay = self.pick(&[
+            Duration::ZERO,
+            Duration::MAX,
+            Duration::from_nanos(x % 1_000_000_000),
+        ]);
+        let achieved_rate = self.pick(&[
+            Bitrate::ZERO,
+            Bitrate::bps(u64::MAX),
+            Bitrate::bps(x % 100_000_000),
+        ]);
+        let highest_seq = self.pick(&[0, u64::MAX, x % 2_000]);
+        let lost = self.pick(&[0, u32::MAX, (x % 100) as u32]);
+        let received = self.pick(&[0, u32::MAX, (x % 97) as u32]);
+        report(VtpFeedback {
+            t_echo,
+            t_delay,
+            achieved_rate,
+            highest_seq,
+            lost,
+            received,
+        })
+    }
+    fn bogus_data(&mut self, now: Instant) -> Packet {
+        let x = self.rng.next_u64();
+        let seq = self.pick(&[0, u64::MAX, x % 5_000]);
+        let timestamp = self.pick(&[Instant::ZERO, Instant::MAX, now]);
+        let rtt = self.pick(&[
+            Duration::ZERO,
+            Duration::MAX,
+            Duration::from_nanos(x % (1 << 30)),
+        ]);
+        let mut p = data(seq, timestamp, rtt);
+        p.size = self.pick(&[
+            DataSize::ZERO,
+            DataSize::bytes(u64::MAX / 16),
+            DataSize::bytes(1000),
+        ]);
+        p
+    }
+}
+
+impl Channel for Chaos {
+    fn forward(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
+        self.mangle(now, p, true, out);
+        // Forged data only in the second half: one with a huge sequence number or RTT can
+        // stall the receiver for good (it trusts data headers, as a TCP receiver does), and
+        // the first half should exercise the whole loop.
+        if now > Instant::from_nanos(10_000_000_000) && self.rng.bernoulli(0.02) {
+            let b = self.bogus_data(now);
+            out.push((now.saturating_add(self.delay()), b, true));
+        }
+        if self.rng.bernoulli(0.02) {
+            let b = self.bogus_report(now);
+            out.push((now.saturating_add(self.delay()), b, false));
+        }
+    }
+    fn reverse(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
+        self.mangle(now, p, false, out);
+        if self.rng.bernoulli(0.2) {
+            let b = self.bogus_report(now);
+            out.push((now.saturating_add(self.delay()), b, false));
+        }
+    }
+}
+
+#[test]
+fn chaos_never_panics_and_keeps_the_rate_within_limits() {
+    for seed in 0..12u64 {
+        let config = match seed % 4 {
+            0 => VtpConfig {
+                max_rate: Bitrate::mbps(10),
+                ..VtpConfig::default()
+            },
+            1 => VtpConfig {
+                packet_size: DataSize::ZERO,
+                gamma: 2.0,
+                sigma: -1.0,
+                min_period_packets: 0,
+                initial_sampling_period: Duration::ZERO,
+                initial_rtt: Duration::ZERO,
+                max_rate: Bitrate::kbps(50),
+                ..VtpConfig::default()
+            },
+            2 => VtpConfig {
+                initial_rate: Some(Bitrate::bps(u64::MAX)),
+                max_rate: Bitrate::mbps(5),
+                e_gain: 1.0,
+                e_max: 7.0,
+                ..VtpConfig::default()
+            },
+            _ => VtpConfig {
+                e_loss_free_periods: true,
+                rtt_gain: 1.0,
+                sigma: 0.0,
+                rtt_ratio_bound: 0.0,
+                gamma: f64::NAN,
+                max_rate: Bitrate::mbps(2),
+                ..VtpConfig::default()
+            },
+        };
+        let mut s = VtpSender::new(FLOW, config);
+        let mut r = VtpReceiver::new(FLOW, &config);
+        let mut ch = Chaos {
+            rng: RngStream::from_seed(seed),
+        };
+        let e_max = config.e_max.clamp(0.0, 1.0);
+        let mut events = 0u64;
+        run(
+            &mut s,
+            &mut r,
+            &mut ch,
+            Instant::from_nanos(20_000_000_000),
+            |s, _, now| {
+                events += 1;
+                let rate = s.rate_bytes_per_sec();
+                assert!(rate.is_finite() && rate > 0.0, "seed {seed}: rate {rate}");
+                assert!(
+                    rate >= s.min_rate_bytes_per_sec(),
+                    "seed {seed}: {rate} below the floor"
+                );
+                assert!(
+                    rate <= s.max_rate_bytes_per_sec(),
+                    "seed {seed}: {rate} above the ceiling"
+                );
+                assert!(!s.rate().is_zero());
+                let e = s.wireless_loss_estimate();
+                assert!((0.0..=e_max).contains(&e), "seed {seed}: e = {e}");
+                if let Some(t) = s.poll_timeout() {
+                    assert!(t > now, "seed {seed}: timer {t:?} not after {now:?}");
+                }
+            },
+        );
+        assert!(events > 100, "seed {seed}: only {events} events");
+        assert!(
+            s.ignored_reports() > 0,
+            "seed {seed}: no forged report was caught"
+        );
+        assert!(r.stats().packets_sent > 0, "seed {seed}: no report sent");
+    }
+}
+
+/// A drop-tail bottleneck of `rate` with room for `buffer` packets (the one in service
+/// included), `delay` of propagation each way, and random loss `p_loss` behind it.
+struct Bottleneck {
+    rate: Bitrate,
+    buffer: usize,
+    delay: Duration,
+    p_loss: f64,
+    rng: RngStream,
+    /// Departure times of the packets in the queue.
+    queue: VecDeque<Instant>,
+    drops: u64,
+}
+
+impl Channel for Bottleneck {
+    fn forward(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
+        while self.queue.front().is_some_and(|&d| d <= now) {
+            self.queue.pop_front();
+        }
+        if self.queue.len() >= self.buffer {
+            self.drops += 1;
+            return;
+        }
+        let start = self.queue.back().copied().unwrap_or(now).max(now);
+        let departs = start + self.rate.transmit_time(p.size);
+        self.queue.push_back(departs);
+        if !self.rng.bernoulli(self.p_loss) {
+            out.push((departs + self.delay, p, true));
+        }
+    }
+    fn reverse(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
+        out.push((now + self.delay, p, false));
+    }
+}
+
+/// Runs VTP for 60 s through a 2 Mbit/s bottleneck (40 ms each way, 25 packets of buffer)
+/// with random loss `p_loss` behind it; returns the bottleneck's utilisation over the last
+/// 40 s (wire bytes delivered over capacity), and the sender.
+fn through_bottleneck(p_loss: f64) -> (f64, VtpSender, u64) {
+    let config = VtpConfig::default();
+    let mut s = VtpSender::new(FLOW, config);
+    let mut r = VtpReceiver::new(FLOW, &config);
+    let mut link = Bottleneck {
+        rate: Bitrate::mbps(2),
+        buffer: 25,
+        delay: dms(40),
+        p_loss,
+        rng: RngStream::from_seed(7),
+        queue: VecDeque::new(),
+        drops: 0,
+    };
+    let mut at_20s = None;
+    let (t20, t60) = (
+        Instant::from_nanos(20_000_000_000),
+        Instant::from_nanos(60_000_000_000),
+    );
+    run(&mut s, &mut r, &mut link, t60, |_, r, now| {
+        if now >= t20 {
+            at_20s.get_or_insert_with(|| r.stats().packets_received);
+        }
+    });
+    let packets = r.stats().packets_received - at_20s.unwrap_or(0);
+    let utilisation = packets as f64 * 8000.0 / (2e6 * 40.0);
+    (utilisation, s, link.drops)
+}
+
+#[test]
+fn fills_a_bottleneck_and_backs_off_on_its_drops() {
+    let (u, s, drops) = through_bottleneck(0.0);
+    assert!(u > 0.85 && u <= 1.0, "utilisation {u}");
+    assert!(
+        drops > 0 && s.congestion_cuts() > 0,
+        "never probed the buffer's end"
+    );
+    assert!(s.silence_cuts() == 0, "reports went missing");
+}
+
+#[test]
+fn random_losses_behind_the_bottleneck_do_not_starve_it() {
+    let (u, s, _) = through_bottleneck(0.02);
+    assert!(u > 0.7, "utilisation {u} with 2 % random loss");
+    assert!(s.wireless_loss_estimate() > 0.0);
+}
