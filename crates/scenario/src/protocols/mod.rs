@@ -7,6 +7,7 @@ mod tcp;
 mod tcp_control;
 mod tfrc;
 mod tfrc_wireless;
+mod vtp;
 
 use fairstream_core::DataSize;
 use fairstream_proto::ProtocolConfig;
@@ -50,6 +51,11 @@ pub(crate) const READERS: &[ProtocolReader] = &[
         name: "multfrc",
         keys: multfrc::keys,
         read: multfrc::read,
+    },
+    ProtocolReader {
+        name: "vtp",
+        keys: || vtp::KEYS.to_vec(),
+        read: vtp::read,
     },
 ];
 
