@@ -70,6 +70,8 @@ class Benchmark:
 
     id: str
     description: str
+    ns3: bool = True
+    """Whether ns-3 can run it too (ns-3 has no TFRC, TFRC Wireless, MULTFRC or VTP)."""
 
     def path(self) -> Path:
         return packaged("bench", f"{self.id}.toml")
@@ -81,6 +83,8 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("B1", "dumbbell, 2 NewReno flows, 11 Mbps / 1 ms bottleneck, 300 s"),
         Benchmark("B2", "dumbbell, 64 NewReno flows, 100 Mbps / 10 ms bottleneck, 60 s"),
         Benchmark("B3", "20 Mbps UDP CBR into a 10 Mbps / 10 ms bottleneck, 300 s"),
+        Benchmark("B4", "vtp-friendly: VTP + NewReno over an 11 Mbps link at 5 % PER, 300 s", ns3=False),
+        Benchmark("B5", "dumbbell, 64 TFRC flows, 100 Mbps / 10 ms bottleneck, 60 s", ns3=False),
     )
 }
 
@@ -386,7 +390,7 @@ def _run_one(
             progress(f"bench {bench.id}: round {k + 1}/{repeat}: fairstream")
         sims.append(run_fairstream(text, filename))
         clis.append(run_cli(text, bench.id))
-        if with_ns3:
+        if with_ns3 and bench.ns3:
             if spec is None:
                 spec = bench_ns3.spec_from_run(sims[0]["resolved_toml"], {"flows": sims[0]["flows"]})
             if progress:
