@@ -5,7 +5,16 @@
 
 from __future__ import annotations
 
-from . import binomial, engine_checks, fair_queue, paper003, validation
+from . import (
+    binomial,
+    engine_checks,
+    fair_queue,
+    paper002,
+    paper003,
+    paper004,
+    rate_control_validation,
+    validation,
+)
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
 
 EXPERIMENTS: dict[str, Experiment] = {
@@ -16,6 +25,9 @@ EXPERIMENTS: dict[str, Experiment] = {
         *validation.EXPERIMENTS,
         *engine_checks.EXPERIMENTS,
         *binomial.EXPERIMENTS,
+        *paper004.EXPERIMENTS,
+        *paper002.EXPERIMENTS,
+        *rate_control_validation.EXPERIMENTS,
     )
 }
 
