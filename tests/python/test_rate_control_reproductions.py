@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from fairstream.reproduce import EXPERIMENTS
-from fairstream.reproduce.paper004 import as_protocol, with_buffer, with_per, wireless_link
+from fairstream.reproduce.paper004 import as_protocol, wireless_link, with_buffer, with_per
 from fairstream.reproduce.rate_control_validation import tfrc_equation, time_average
 from fairstream.reproduce.runner import reproduce
 
