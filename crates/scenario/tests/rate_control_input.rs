@@ -41,7 +41,11 @@ fn every_rate_protocol_loads_with_its_defaults_and_its_resolved_form_loads_back(
         assert!(s.resolved.contains(&format!("protocol = \"{protocol}\"")));
     }
     let ns2 = load(&scenario("tfrc", "preset = \"ns2\""), "ok.toml", None).unwrap();
-    assert!(ns2.resolved.contains("packet_size = \"1032B\""), "{}", ns2.resolved);
+    assert!(
+        ns2.resolved.contains("packet_size = \"1032B\""),
+        "{}",
+        ns2.resolved
+    );
     assert!(ns2.resolved.contains("timeout = \"ns2\""));
 }
 
@@ -49,7 +53,11 @@ fn every_rate_protocol_loads_with_its_defaults_and_its_resolved_form_loads_back(
 fn gamma_outside_zero_one_names_the_field() {
     for gamma in ["1.0", "0", "1.5", "-0.2"] {
         let e = err("vtp", &format!("gamma = {gamma}"));
-        assert_eq!((e.file.as_str(), e.line, e.field.as_str()), ("bad.toml", 14, "flow[0].gamma"), "{e}");
+        assert_eq!(
+            (e.file.as_str(), e.line, e.field.as_str()),
+            ("bad.toml", 14, "flow[0].gamma"),
+            "{e}"
+        );
         assert!(e.message.contains("between 0 and 1"), "{e}");
     }
 }
@@ -67,7 +75,11 @@ fn unknown_lda_lists_the_known_ones() {
 fn negative_or_zero_minimum_rate_is_rejected() {
     for v in ["-1", "0"] {
         let e = err("vtp", &format!("min_rate_packets = {v}"));
-        assert_eq!((e.line, e.field.as_str()), (14, "flow[0].min_rate_packets"), "{e}");
+        assert_eq!(
+            (e.line, e.field.as_str()),
+            (14, "flow[0].min_rate_packets"),
+            "{e}"
+        );
     }
     let e = err("tfrc", "t_mbi = \"-64s\"");
     assert_eq!((e.line, e.field.as_str()), (14, "flow[0].t_mbi"), "{e}");
@@ -86,7 +98,11 @@ fn other_bad_rate_control_parameters_name_their_field() {
         ("vtp", "packet_size = \"20B\"", "packet_size"),
     ] {
         let e = err(protocol, keys);
-        assert_eq!(e.field, format!("flow[0].{field}"), "{protocol} {keys}: {e}");
+        assert_eq!(
+            e.field,
+            format!("flow[0].{field}"),
+            "{protocol} {keys}: {e}"
+        );
         assert_eq!(e.line, 14, "{protocol} {keys}: {e}");
     }
 }
