@@ -65,6 +65,12 @@ pub struct VtpConfig {
     /// Sampling periods without any feedback after which the sender treats the silence as
     /// congestion (`R = γ·R`, then HOLD); default 2 \[proposed\]. Taken as at least 1.
     pub no_feedback_periods: u32,
+    /// After a congestion hold, restart from `AR·(1 + e)` (PROTOCOLS.md §5.3, and the area
+    /// argument of the paper's Fig. 4, which returns to the link rate C after τ), or, when
+    /// false, go on from the reduced rate γ·AR·(1 + e) by the equivalent-window increase (the
+    /// paper's text says only that VTP "should then enter congestion avoidance"). Default true
+    /// \[proposed\]; docs/VALIDATION.md compares the two beside TCP.
+    pub resume_at_achieved_rate: bool,
     /// When the application starts sending.
     pub start: Instant,
     /// When the application stops (`None`: never).
@@ -90,6 +96,7 @@ impl Default for VtpConfig {
             min_rate_packets_per_rtt: 1.0,
             rtt_ratio_bound: 0.5,
             no_feedback_periods: 2,
+            resume_at_achieved_rate: true,
             start: Instant::ZERO,
             stop: None,
         }
@@ -124,6 +131,7 @@ pub(super) struct Params {
     pub(super) min_rate_packets: f64,
     pub(super) min_period_packets: u32,
     pub(super) no_feedback_periods: u32,
+    pub(super) resume_at_achieved_rate: bool,
     /// Receiver's first sampling period (at least 1 ns).
     pub(super) initial_period: Duration,
     /// RTT guess before the first sample, seconds (at least 1 ns).
@@ -155,6 +163,7 @@ impl Params {
             min_rate_packets: clamp_or(c.min_rate_packets_per_rtt, 0.0, f64::MAX, 1.0),
             min_period_packets: c.min_period_packets.max(1),
             no_feedback_periods: c.no_feedback_periods.max(1),
+            resume_at_achieved_rate: c.resume_at_achieved_rate,
             initial_period: c.initial_sampling_period.max(Duration::from_nanos(1)),
             initial_rtt,
             max_rate: c.max_rate.as_bytes_per_sec().max(FLOOR_RATE),

@@ -232,7 +232,7 @@ impl Control {
         self.mode = VtpMode::Hold {
             until: now.saturating_add(self.tau(p)),
         };
-        self.resume_at_ar = true;
+        self.resume_at_ar = p.resume_at_achieved_rate;
         self.cut_seq = next_seq;
         self.congestion_cuts += 1;
     }
@@ -273,7 +273,7 @@ impl Control {
         }
         self.ar = Some(fb.achieved_rate.as_bytes_per_sec());
         m.record(now, Metric::AchievedRate(fb.achieved_rate));
-        if matches!(self.mode, VtpMode::Hold { .. }) {
+        if matches!(self.mode, VtpMode::Hold { .. }) && p.resume_at_achieved_rate {
             self.resume_at_ar = true;
         }
 

@@ -27,6 +27,7 @@ pub(crate) const KEYS: &[&str] = &[
     "min_rate_packets",
     "rtt_ratio_bound",
     "no_feedback_periods",
+    "resume",
 ];
 
 /// Reads a VTP flow's parameters.
@@ -84,6 +85,15 @@ pub(crate) fn read(
         1000,
         i64::from(d.no_feedback_periods),
     )? as u32;
+    let resume_at_achieved_rate = f.choice(
+        "resume",
+        &["achieved-rate", "reduced"],
+        if d.resume_at_achieved_rate {
+            "achieved-rate"
+        } else {
+            "reduced"
+        },
+    )? == "achieved-rate";
     if let Some(r) = initial_rate
         && r > max_rate
     {
@@ -109,6 +119,7 @@ pub(crate) fn read(
         min_rate_packets_per_rtt: min_rate_packets,
         rtt_ratio_bound,
         no_feedback_periods,
+        resume_at_achieved_rate,
         ..d
     }))
 }

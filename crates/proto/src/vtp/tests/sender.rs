@@ -148,7 +148,11 @@ fn e_is_clamped_to_e_max() {
 /// second (RTT sample 260 ms: SPIKE, srtt = 0.1 + (0.26 − 0.1)/8 = 0.12 s) reports a
 /// congestion loss with AR = 4 Mbit/s = 500 000 B/s. Returns the sender at 300 ms.
 fn sender_cut_at_300ms(m: &mut VecSink) -> VtpSender {
-    let mut s = sender(cfg());
+    sender_with_cut_at_300ms(cfg(), m)
+}
+
+fn sender_with_cut_at_300ms(c: VtpConfig, m: &mut VecSink) -> VtpSender {
+    let mut s = sender(c);
     run_until(&mut s, ms(100), m);
     feed(&mut s, ms(100), &report(fb(ms(0), 4_000_000, 50, 1, 9)), m);
     run_until(&mut s, ms(300), m);
@@ -215,6 +219,31 @@ fn congestion_loss_holds_gamma_prorated_ar_for_tau_then_grows_by_equivalent_wind
     assert_eq!(s.rate(), Bitrate::bps(3_879_762));
     assert_eq!(s.rtt_prev(), Some(dms(130)));
     assert_eq!(s.congestion_cuts(), 1);
+}
+
+#[test]
+fn with_resume_reduced_the_hold_ends_at_the_reduced_rate() {
+    let mut m = VecSink::default();
+    let c = VtpConfig {
+        resume_at_achieved_rate: false,
+        ..cfg()
+    };
+    let mut s = sender_with_cut_at_300ms(c, &mut m);
+    assert_eq!(s.rate(), Bitrate::bps(3_037_500));
+    run_until(&mut s, ms(540), &mut m);
+    // At τ the mode changes but the rate stays γ·AR·(1 + e) = 379 687.5 B/s.
+    s.handle_timeout(ms(540), &mut m);
+    assert_eq!(s.mode(), VtpMode::Increase);
+    assert_eq!(s.rate(), Bitrate::bps(3_037_500));
+    run_until(&mut s, ms(670), &mut m);
+    // Then the equivalent-window rule from there: 379 687.5 + 1000/0.12 = 388 020.83 B/s.
+    feed(
+        &mut s,
+        ms(670),
+        &report(fb(ms(550), 4_000_000, 300, 0, 10)),
+        &mut m,
+    );
+    assert_eq!(s.rate(), Bitrate::bps(3_104_167));
 }
 
 #[test]
