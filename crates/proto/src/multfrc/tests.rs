@@ -160,3 +160,72 @@ fn the_receiver_keeps_one_tfrc_receiver_per_connection() {
     assert!(reports > 3 * 10);
     assert_eq!(rx.stats().packets_received, tx.stats().packets_sent);
 }
+
+#[test]
+fn shuffled_dropped_duplicated_and_bogus_packets_never_break_either_end() {
+    use fairstream_core::RngStream;
+    let max = Bitrate::mbps(50);
+    for seed in 0..100 {
+        let mut g = RngStream::from_seed(seed);
+        let mut config = MultfrcConfig::default();
+        config.tfrc.sender.max_rate = max;
+        let mut tx = MultfrcSender::new(FlowId(0), config, Instant::ZERO, None);
+        let mut rx = MultfrcReceiver::new(FlowId(0), config);
+        let mut sink = VecSink::default();
+        let mut now = Instant::ZERO;
+        let mut in_flight: Vec<Packet> = Vec::new();
+        for _ in 0..3000 {
+            now += Duration::from_micros(g.next_u64() % 20_000);
+            tx.handle_timeout(now, &mut sink);
+            rx.handle_timeout(now, &mut sink);
+            while let Some(p) = tx.poll_transmit(now) {
+                in_flight.push(p);
+            }
+            while let Some(p) = rx.poll_transmit(now) {
+                in_flight.push(p);
+            }
+            for t in [tx.poll_timeout(), rx.poll_timeout()].into_iter().flatten() {
+                assert!(t > now, "seed {seed}: timer {t} at {now}");
+            }
+            if in_flight.is_empty() {
+                continue;
+            }
+            let i = (g.next_u64() % in_flight.len() as u64) as usize;
+            let mut p = in_flight.swap_remove(i);
+            match g.next_u64() % 8 {
+                0 => continue,
+                1 => in_flight.push(p),
+                2 => match &mut p.header {
+                    Header::TfrcData(d) => {
+                        d.conn = (g.next_u64() % 256) as u8;
+                        d.seq = g.next_u64() >> (g.next_u64() % 64);
+                    }
+                    Header::TfrcFeedback(f) => {
+                        f.conn = (g.next_u64() % 256) as u8;
+                        f.t_recvdata = Instant::from_nanos(g.next_u64() >> 20);
+                        f.x_recv = Bitrate::bps(g.next_u64() >> (g.next_u64() % 64));
+                        f.p = LossRate::from_f64((g.next_u64() % 3) as f64 / 2.0);
+                    }
+                    _ => {}
+                },
+                _ => {}
+            }
+            match p.direction {
+                Direction::Forward => rx.handle_packet(now, &p, &mut sink),
+                Direction::Reverse => tx.handle_packet(now, &p, &mut sink),
+            }
+            let (n, open) = tx.connections();
+            assert!(
+                n.is_finite() && (1.0..=20.0).contains(&n),
+                "seed {seed}: n {n}"
+            );
+            assert!((1..=20).contains(&open), "seed {seed}: {open} connections");
+            let r = tx.rate().as_bps();
+            assert!(
+                r > 0 && r <= open as u64 * max.as_bps() + 1,
+                "seed {seed}: rate {r}"
+            );
+        }
+        sink.0.clear();
+    }
+}

@@ -1,7 +1,7 @@
 //! Conformance tests of the TFRC sender and receiver as state machines: step plans with
 //! explicit times and packets in, asserting what comes out (no simulator).
 
-use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant};
+use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant, RngStream};
 
 use super::*;
 use crate::{Direction, Endpoint, Header, LossRate, NullSink, Packet, TfrcData, TfrcFeedback};
@@ -306,27 +306,16 @@ fn ns2_preset_differs_where_ns2_does() {
     assert_eq!(d.receiver.ndupack, 3);
 }
 
-/// A tiny deterministic generator for the robustness test.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 33
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
+/// A random draw below `n` (at least 1).
+fn below(g: &mut RngStream, n: u64) -> u64 {
+    g.next_u64() % n.max(1)
 }
 
 #[test]
 fn shuffled_dropped_duplicated_and_bogus_packets_never_break_either_end() {
     let max = Bitrate::mbps(50);
     for seed in 0..200 {
-        let mut g = Lcg(seed);
+        let mut g = RngStream::from_seed(seed);
         let preset = if seed % 2 == 0 {
             TfrcPreset::Rfc5348
         } else {
@@ -339,7 +328,7 @@ fn shuffled_dropped_duplicated_and_bogus_packets_never_break_either_end() {
         let mut now = Instant::ZERO;
         let mut in_flight: Vec<Packet> = Vec::new();
         for _ in 0..3000 {
-            now += Duration::from_micros(g.below(20_000));
+            now += Duration::from_micros(below(&mut g, 20_000));
             tx.handle_timeout(now, &mut NullSink);
             rx.handle_timeout(now, &mut NullSink);
             while let Some(p) = tx.poll_transmit(now) {
@@ -355,27 +344,27 @@ fn shuffled_dropped_duplicated_and_bogus_packets_never_break_either_end() {
             if in_flight.is_empty() {
                 continue;
             }
-            let i = g.below(in_flight.len() as u64) as usize;
+            let i = below(&mut g, in_flight.len() as u64) as usize;
             let mut p = in_flight.swap_remove(i);
-            match g.below(10) {
+            match below(&mut g, 10) {
                 0 => continue,          // dropped
                 1 => in_flight.push(p), // duplicated
                 2 => match &mut p.header {
                     Header::TfrcData(d) => {
-                        d.seq = d.seq.wrapping_add(g.next() << (g.below(40)));
-                        d.timestamp = Instant::from_nanos(g.next() << g.below(30));
-                        d.rtt = Duration::from_nanos(g.next() << g.below(30));
+                        d.seq = d.seq.wrapping_add(g.next_u64() << (below(&mut g, 40)));
+                        d.timestamp = Instant::from_nanos(g.next_u64() << below(&mut g, 30));
+                        d.rtt = Duration::from_nanos(g.next_u64() << below(&mut g, 30));
                     }
                     Header::TfrcFeedback(f) => {
-                        f.t_recvdata = Instant::from_nanos(g.next() << g.below(30));
-                        f.t_delay = Duration::from_nanos(g.next() << g.below(30));
+                        f.t_recvdata = Instant::from_nanos(g.next_u64() << below(&mut g, 30));
+                        f.t_delay = Duration::from_nanos(g.next_u64() << below(&mut g, 30));
                         f.x_recv = [Bitrate::ZERO, Bitrate::gbps(100), Bitrate::bps(1)]
-                            [g.below(3) as usize];
+                            [below(&mut g, 3) as usize];
                         f.p = [
                             LossRate::ZERO,
                             LossRate::from_f64(1.0),
                             LossRate::from_f64(1e-9),
-                        ][g.below(3) as usize];
+                        ][below(&mut g, 3) as usize];
                     }
                     _ => {}
                 },
