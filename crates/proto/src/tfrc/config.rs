@@ -163,6 +163,11 @@ pub struct TfrcReceiverConfig {
     /// Also report on a data arrival once an RTT has passed since the last report (ns-2's
     /// sink does; RFC 5348 reports on its timer).
     pub report_on_arrival: bool,
+    /// ns-2's `PreciseLoss_`: a lost packet starts a new loss event only if, besides being
+    /// sent more than an RTT after the previous event's start, the packet that revealed it
+    /// carries a later sender round (reports received plus no-feedback expiries) than the one
+    /// that revealed the previous event; then one hole starts at most one event.
+    pub precise_loss: bool,
     /// Size of a feedback packet on the wire (IPv4 + UDP + the 20-byte report; ns-2 40 B).
     pub feedback_size: DataSize,
 }
@@ -174,6 +179,7 @@ impl Default for TfrcReceiverConfig {
             discounting: false,
             feedback_timer: 1.0,
             report_on_arrival: false,
+            precise_loss: false,
             feedback_size: DataSize::bytes(IP_UDP_HEADER + TfrcFeedback::WIRE_LEN),
         }
     }
@@ -189,6 +195,7 @@ impl TfrcReceiverConfig {
                 discounting: true,
                 feedback_timer: 1.5,
                 report_on_arrival: true,
+                precise_loss: true,
                 feedback_size: DataSize::bytes(40),
             },
         }

@@ -36,6 +36,8 @@ struct Hole {
     after: (u64, f64),
     /// Packets received beyond the hole since.
     later: u32,
+    /// The sender's round carried by the packet that revealed the hole.
+    round: u32,
 }
 
 impl Hole {
@@ -80,6 +82,8 @@ pub struct TfrcReceiver {
     history: LossHistory,
     /// Send time of the packet that started the newest loss event.
     event_start: f64,
+    /// The round of the hole that started it (for the precise-loss rule).
+    event_round: u32,
     /// The sender's RTT, from the newest data header (seconds; 0 before it has one).
     rtt: f64,
     /// Segment size, from the newest data packet's payload (bytes).
@@ -115,6 +119,7 @@ impl TfrcReceiver {
             holes: VecDeque::with_capacity(MAX_HOLES),
             history: LossHistory::new(config.discounting),
             event_start: 0.0,
+            event_round: 0,
             rtt: 0.0,
             segment: 1.0,
             p: 0.0,
@@ -206,6 +211,7 @@ impl TfrcReceiver {
                             before: self.highest,
                             after: (d.seq, ts),
                             later: 1, // the packet that revealed it came after it
+                            round: d.round,
                         });
                     }
                 }
@@ -298,6 +304,7 @@ impl TfrcReceiver {
             };
             self.history.first_event(from, interval);
             self.event_start = hole.send_time(from);
+            self.event_round = hole.round;
             if from == hole.last {
                 return;
             }
@@ -316,6 +323,17 @@ impl TfrcReceiver {
         };
         let span = (hole.last - from) as f64;
         if skip > span {
+            return;
+        }
+        if self.config.precise_loss {
+            // One event at most, and only in a later round than the previous one's.
+            if hole.round.wrapping_sub(self.event_round) as i32 > 0 {
+                let seq = from + skip as u64;
+                let discount = self.history.open_discount(seq.saturating_sub(1));
+                self.history.new_event(seq, discount);
+                self.event_start = hole.send_time(seq);
+                self.event_round = hole.round;
+            }
             return;
         }
         let first_event = from + skip as u64;

@@ -54,8 +54,9 @@ pub struct TfrcSender {
     next_send: Instant,
     last_send: Option<Instant>,
     seq: u64,
+    /// Reports received plus no-feedback expiries (ns-2's `round_id`), carried in data
+    /// packets for the receiver's precise-loss rule.
     round: u32,
-    round_start: Instant,
     stats: EndpointStats,
 }
 
@@ -99,7 +100,6 @@ impl TfrcSender {
             last_send: None,
             seq: 0,
             round: 0,
-            round_start: config.start,
             stats: EndpointStats::default(),
         };
         sender.clamp_rate();
@@ -222,6 +222,7 @@ impl TfrcSender {
         if fb.t_recvdata > now {
             return; // echoes a packet from the future: not a report of ours
         }
+        self.round = self.round.wrapping_add(1);
         let sample = (now.saturating_since(fb.t_recvdata).as_secs_f64() - fb.t_delay.as_secs_f64())
             .max(MIN_RTT);
         let q = self.config.rtt_filter;
@@ -279,6 +280,7 @@ impl TfrcSender {
 
     /// RFC 5348 §4.4 (the sender is never idle), or ns-2's plain halving.
     fn on_no_feedback(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
+        self.round = self.round.wrapping_add(1);
         match (self.rtt, self.config.no_feedback) {
             (Some(rtt), NoFeedbackRule::Rfc5348) if self.p > 0.0 => {
                 let x_recv = self.recv_max();
@@ -321,12 +323,6 @@ impl Endpoint for TfrcSender {
     fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
         if now < self.next_send || now < self.config.start || !self.sending(now) {
             return None;
-        }
-        if let Some(rtt) = self.rtt
-            && now.saturating_since(self.round_start).as_secs_f64() >= rtt
-        {
-            self.round = self.round.wrapping_add(1);
-            self.round_start = now;
         }
         let gap = Duration::from_secs_f64(self.s / self.x_inst);
         // Keep the schedule unless it fell more than a gap behind (then restart it from now).

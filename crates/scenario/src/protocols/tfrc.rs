@@ -29,6 +29,7 @@ pub(crate) const KEYS: &[&str] = &[
     "discounting",
     "feedback_timer",
     "report_on_arrival",
+    "precise_loss",
     "feedback_size",
 ];
 
@@ -113,6 +114,7 @@ pub(crate) fn read_tfrc(f: &mut Section<'_, '_>) -> Result<TfrcFlowConfig> {
         .opt_float("feedback_timer", 0.1, 100.0)?
         .unwrap_or(r.feedback_timer);
     r.report_on_arrival = f.bool_or("report_on_arrival", r.report_on_arrival)?;
+    r.precise_loss = f.bool_or("precise_loss", r.precise_loss)?;
     r.feedback_size = f.unit_or("feedback_size", r.feedback_size)?;
     if r.feedback_size < DataSize::bytes(28) || r.feedback_size > DataSize::bytes(65_535) {
         return Err(f.error(
