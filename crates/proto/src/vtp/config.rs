@@ -58,9 +58,10 @@ pub struct VtpConfig {
     /// \[proposed\]. The rate also never falls below 1 bit/s nor exceeds `max_rate`.
     pub min_rate_packets_per_rtt: f64,
     /// Bound b on `RTT_prev/RTT` in the increase `R' = (R + s/RTT)/(2 − RTT_prev/RTT)`: the
-    /// ratio is clamped to `[1 − b, 1 + b]`, so the denominator stays in `[1 − b, 1 + b]`
-    /// and one increase step at most multiplies the rate by `1/(1 − b)` or divides it by
-    /// `1 + b`; default 0.5 \[proposed\] (the paper does not bound it). Clamped to [0, 0.9].
+    /// ratio is clamped to `[1 − b, 1]`, so the denominator stays in `[1, 1 + b]`: one step
+    /// never adds more than `s/RTT` (the paper: R' "is lower than ... the conventional linear
+    /// rate increase by 1 packet/RTT") and at most divides the rate by `1 + b`; default 0.5
+    /// \[proposed\] (the paper does not bound it). Clamped to [0, 0.9].
     pub rtt_ratio_bound: f64,
     /// Sampling periods without any feedback after which the sender treats the silence as
     /// congestion (`R = γ·R`, then HOLD); default 2 \[proposed\]. Taken as at least 1.

@@ -13,9 +13,12 @@
 //!
 //! Points PROTOCOLS.md leaves open, as interpreted here:
 //!
-//! - `RTT_prev/RTT` is clamped to `[1 − b, 1 + b]` ([`VtpConfig::rtt_ratio_bound`], b = 0.5):
-//!   the denominator `2 − RTT_prev/RTT` then stays in `[0.5, 1.5]` instead of reaching zero
-//!   (or going negative) when the RTT halves within a round.
+//! - `RTT_prev/RTT` is clamped to `[1 − b, 1]` ([`VtpConfig::rtt_ratio_bound`], b = 0.5): the
+//!   denominator `2 − RTT_prev/RTT` then stays in `[1, 1 + b]`. Eq. 7 is derived for an RTT
+//!   that grows round by round, and the paper notes that R' "is lower than what would be
+//!   derived from the conventional linear rate increase by 1 packet/RTT": when the RTT falls
+//!   (a queue draining after a cut) the unclamped formula would grow by several packets per
+//!   RTT (and divide by zero when the RTT halves), so R' never exceeds `R + s/RTT`.
 //! - τ uses the smoothed RTT at the time of the cut (the paper writes `RTT = RTT_max`: at a
 //!   congestion loss the queue is full, and the smoothed RTT is then near its largest).
 //! - A congestion loss cuts again only if the report covers a packet sent after the last cut
@@ -244,7 +247,7 @@ impl Control {
         };
         let prev = self.round_rtt.unwrap_or(rtt);
         let b = p.rtt_ratio_bound;
-        let ratio = (prev / rtt).clamp(1.0 - b, 1.0 + b);
+        let ratio = (prev / rtt).clamp(1.0 - b, 1.0);
         self.set_rate(now, (self.rate + p.size_f / rtt) / (2.0 - ratio), p, m);
         self.round_rtt = Some(rtt);
         self.last_increase = now;

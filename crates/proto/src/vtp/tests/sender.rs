@@ -353,25 +353,25 @@ fn increase_denominator_is_kept_in_its_bounds() {
     );
     assert_eq!(s.rate(), Bitrate::bps(8_026_667));
     run_until(&mut s, ms(700), &mut NullSink);
-    // RTT falls to 100 ms: RTT_prev/RTT = 3 is clamped to 1.5, the denominator is 0.5 (not
-    // −1): R = (1 003 333.33 + 10 000)/0.5 = 2 026 666.67 B/s.
+    // RTT falls to 100 ms: RTT_prev/RTT = 3 is clamped to 1, the denominator is 1 (not −1):
+    // R = 1 003 333.33 + 10 000 = 1 013 333.33 B/s, no more than the linear increase.
     feed(
         &mut s,
         ms(700),
         &report(fb(ms(600), 8_000_000, 60, 0, 10)),
         &mut NullSink,
     );
-    assert_eq!(s.rate(), Bitrate::bps(16_213_333));
+    assert_eq!(s.rate(), Bitrate::bps(8_106_667));
     run_until(&mut s, ms(1200), &mut NullSink);
     // RTT rises to 400 ms: 0.1/0.4 = 0.25 is clamped to 0.5, the denominator is 1.5:
-    // R = (2 026 666.67 + 2 500)/1.5 = 1 352 777.78 B/s.
+    // R = (1 013 333.33 + 2 500)/1.5 = 677 222.22 B/s.
     feed(
         &mut s,
         ms(1200),
         &report(fb(ms(800), 8_000_000, 70, 0, 10)),
         &mut NullSink,
     );
-    assert_eq!(s.rate(), Bitrate::bps(10_822_222));
+    assert_eq!(s.rate(), Bitrate::bps(5_417_778));
 }
 
 #[test]
