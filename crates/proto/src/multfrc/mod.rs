@@ -28,6 +28,8 @@ pub struct MultfrcConfig {
     pub initial: f64,
     /// Most connections ever open (20, [proposed] safety cap; at most 128).
     pub max_connections: u32,
+    /// How often n is updated (`None`: every mean RTT of the last period, [proposed]).
+    pub update_period: Option<Duration>,
     /// Forget the minimum RTT this often, to follow route changes (`None`: never; [proposed]).
     pub rtt_min_reset: Option<Duration>,
 }
@@ -40,6 +42,7 @@ impl Default for MultfrcConfig {
             beta: 1.0,
             initial: 1.0,
             max_connections: 20,
+            update_period: None,
             rtt_min_reset: None,
         }
     }

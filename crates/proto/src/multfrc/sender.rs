@@ -144,7 +144,11 @@ impl MultfrcSender {
         };
         self.rtt_sum = 0.0;
         self.rtt_count = 0;
-        self.next_update = now + Duration::from_secs_f64(period.max(1e-3));
+        let period = self
+            .config
+            .update_period
+            .unwrap_or_else(|| Duration::from_secs_f64(period.max(1e-3)));
+        self.next_update = now + period.max(Duration::from_millis(1));
     }
 }
 

@@ -14,6 +14,7 @@ const OWN_KEYS: &[&str] = &[
     "beta",
     "initial_connections",
     "max_connections",
+    "update_period",
     "rtt_min_reset",
 ];
 
@@ -41,6 +42,7 @@ pub(crate) fn read(
     let initial = f
         .opt_float("initial_connections", 1.0, f64::from(max_connections))?
         .unwrap_or(d.initial);
+    let update_period = f.opt_unit("update_period")?;
     let rtt_min_reset = f.opt_unit("rtt_min_reset")?;
     Ok(ProtocolConfig::Multfrc(MultfrcConfig {
         tfrc,
@@ -48,6 +50,7 @@ pub(crate) fn read(
         beta,
         initial,
         max_connections,
+        update_period,
         rtt_min_reset,
     }))
 }
