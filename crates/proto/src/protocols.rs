@@ -28,8 +28,10 @@ pub trait FlowProtocol {
     ) -> (AnyEndpoint, AnyEndpoint);
 
     /// Whether the receiver sends packets back (ACKs, feedback), so that the flow needs a route
-    /// in both directions.
-    fn sends_feedback(&self) -> bool;
+    /// in both directions; every protocol but unresponsive UDP does.
+    fn sends_feedback(&self) -> bool {
+        true
+    }
 
     /// Application payload of a full data packet, bytes, where a capture numbers sequence space
     /// by it (TCP); zero otherwise.
@@ -67,10 +69,6 @@ impl FlowProtocol for TcpFlowConfig {
             AnyEndpoint::TcpSender(Box::new(TcpSender::new(flow, config, &mut rng))),
             AnyEndpoint::TcpSink(TcpSink::new(flow, self.sink)),
         )
-    }
-
-    fn sends_feedback(&self) -> bool {
-        true
     }
 
     fn segment_payload(&self) -> u64 {

@@ -24,8 +24,10 @@ from .paper004 import (
     PERS,
     PIPE_PACKETS,
     as_protocol,
+    episode_note,
     fairness_row,
     friendliness_notes,
+    friendliness_panels,
     friendliness_points,
     friendliness_rows,
     mbps,
@@ -236,7 +238,7 @@ class CmpMultfrcN(Experiment):
         ns = [by[p]["n_mean"] for p in PERS]
         checks = [
             Check(
-                f"PER 0 %: n oscillates 1 ↔ 2: at 1 or 2 connections ≥ {AT_ONE_OR_TWO:.0%} of the time "
+                f"PER 0 %: n oscillates 1 ↔ 2: at 1 or 2 connections ≥ {AT_ONE_OR_TWO * 100:g} % of the time "
                 "(our threshold)",
                 zero["at_1_or_2"],
                 "1 ↔ 2",
@@ -448,29 +450,28 @@ class CmpFriendly(Experiment):
                 judged = partner in JUDGED
                 checks.append(
                     Check(
-                        f"{name} ≥ {self.friendly:.0%} of TCP beside TCP"
+                        f"{name} ≥ {self.friendly * 100:g} % of TCP beside TCP"
                         + ("" if judged else " (reported, no threshold)"),
                         ratio,
                         "≥ 0.95 (opportunistic friendliness)",
                         ratio >= self.friendly if judged else None,
                     )
                 )
-        notes = [*friendliness_notes(rows, "vtp"), *friendliness_notes(rows, "tfrc-wireless")]
+        duration = float(runs[0][1].summary["duration_s"])
+        notes = [
+            *friendliness_notes(rows, "vtp"),
+            *friendliness_notes(rows, "tfrc-wireless"),
+            *(n for p in STREAMING for n in episode_note(rows, p, duration)),
+        ]
         return Evaluation(rows, comparison, checks, {}, notes)
 
     def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
-        panels = []
-        for per in PERS:
-            row = []
-            for partner in (*STREAMING, "tcp"):
-                run = run_of(exp_dir, result, f"{partner}-tcp-per-{per:g}")
-                peer = "tcp-peer" if partner == "tcp" else partner
-                lines = [
-                    (LABELS[partner] if partner != "tcp" else "TCP (peer)", *rate_series(run, peer)),
-                    ("TCP", *rate_series(run, "tcp")),
-                ]
-                row.append((f"{LABELS[partner]} + TCP, PER {per_label(per)}", lines))
-            panels.append(row)
+        panels = friendliness_panels(
+            exp_dir,
+            result,
+            (*STREAMING, "tcp"),
+            lambda partner, per: f"{LABELS[partner]} + TCP, PER {per_label(per)}",
+        )
         path = rate_grid(
             fig_dir / f"{self.id}.png",
             panels,
@@ -584,28 +585,46 @@ class CmpBuffer(Experiment):
         return Evaluation(rows, comparison, checks, {}, notes)
 
     def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
+        import matplotlib.pyplot as plt
+
         from . import plots
 
         rows = result["points"]
-        labels, ours, published = [], [], []
-        for r in rows:
-            short = LABELS[r["partner"]]
-            labels += [f"{short}\n{r['buffer']}", f"TCP|{short}\n{r['buffer']}"]
-            ours += [r["partner_mbps"], r["tcp_mbps"]]
-            published += [r["published_partner_mbps"], r["published_tcp_mbps"]]
-        path = plots.bars_beside_published(
-            fig_dir / f"{self.id}.png",
-            labels,
-            ours,
-            published,
-            title=f"{self.id}: X / TCP sending rates by buffer (paper 002 {self.figure})",
-            ylabel="sending rate (Mbit/s)",
+        fig, axes = plt.subplots(1, len(JUDGED), figsize=(10.0, 4.0), sharey=True)
+        width = 0.2
+        for ax, partner in zip(axes, JUDGED, strict=True):
+            mine = sorted((r for r in rows if r["partner"] == partner), key=lambda r: r["buffer"])
+            xs = range(len(mine))
+            bars = [
+                (f"{LABELS[partner]} (ours)", "partner_mbps", "C0", None),
+                (f"{LABELS[partner]} (paper)", "published_partner_mbps", "C0", "//"),
+                ("TCP (ours)", "tcp_mbps", "C1", None),
+                ("TCP (paper)", "published_tcp_mbps", "C1", "//"),
+            ]
+            for k, (label, column, colour, hatch) in enumerate(bars):
+                ax.bar(
+                    [x + (k - 1.5) * width for x in xs],
+                    [r[column] for r in mine],
+                    width,
+                    label=label,
+                    color=colour,
+                    hatch=hatch,
+                    alpha=0.55 if hatch else 1.0,
+                )
+            ax.set_xticks(list(xs), [f"{r['buffer']} packets" for r in mine])
+            ax.set_title(f"{LABELS[partner]} + TCP, no errors", fontsize="small")
+            ax.grid(alpha=0.3, axis="y")
+            ax.legend(fontsize="x-small")
+        axes[0].set_ylabel("sending rate (Mbit/s)")
+        fig.suptitle(
+            f"{self.id}: impact of the buffer size (paper 002 {self.figure} beside ours)", fontsize="medium"
         )
+        path = plots.save(fig, fig_dir / f"{self.id}.png")
         return [
             Figure(
                 path,
                 f"{self.figure} beside ours: average sending rates of VTP or TFRC Wireless and of the TCP "
-                "flow beside it, error-free, bottleneck buffer 33, 99 and 297 packets.",
+                "flow beside it, no errors, bottleneck buffer 33, 99 and 297 packets (hatched: the paper's).",
             )
         ]
 
@@ -631,7 +650,6 @@ CMP_SOLO = CmpSolo(
         Published("MULTFRC", "fluctuates; at 5 % ramps up very slowly", "Fig. 3 and text"),
         Published("TFRC", "inefficient with errors", "Fig. 3 and text"),
     ),
-    phase_replicas=2,
 )
 
 CMP_MULTFRC_N = CmpMultfrcN(
@@ -652,7 +670,6 @@ CMP_MULTFRC_N = CmpMultfrcN(
         Published("connections, PER 0 %", "oscillates between 1 and 2", "Fig. 4 and text"),
         Published("connections, PER 5 %", "keeps growing through 150 s", "Fig. 4 and text"),
     ),
-    phase_replicas=2,
 )
 
 CMP_FAIR = CmpFair(
@@ -672,7 +689,6 @@ CMP_FAIR = CmpFair(
         Published("MULTFRC", "fluctuates; slow ramp-up at 5 %", "Figs. 5-6 and text"),
         Published("VTP", "fair at 0, 1, 5 %", "text (citing paper 004)"),
     ),
-    phase_replicas=2,
 )
 
 CMP_FRIENDLY = CmpFriendly(
@@ -696,7 +712,6 @@ CMP_FRIENDLY = CmpFriendly(
         Published("PER 0 %", "each protocol shares about equally with TCP", "text"),
         Published("PER 1 %, 5 %", "the streaming protocols take the residual bandwidth", "Fig. 7 and text"),
     ),
-    phase_replicas=2,
 )
 
 CMP_BUFFER = CmpBuffer(
@@ -718,7 +733,6 @@ CMP_BUFFER = CmpBuffer(
             "TFRC-W / TCP (Mbit/s), buffer 33 / 99 / 297", "4.74/5.30, 5.40/5.10, 3.96/6.20", "Table 1"
         ),
     ),
-    phase_replicas=2,
 )
 
 EXPERIMENTS: tuple[Experiment, ...] = (CMP_SOLO, CMP_MULTFRC_N, CMP_FAIR, CMP_FRIENDLY, CMP_BUFFER)

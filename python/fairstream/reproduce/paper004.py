@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from ..results import RunResult
 from ..scenario import with_overrides
 from ..table import fmt
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
-from .rate_control_validation import TFRC_HEADER_BYTES, tfrc_equation
+from .rate_control_validation import TFRC_HEADER_BYTES, metric_series, tfrc_equation
 
 PAPER = "004"
 
@@ -221,7 +221,8 @@ _TOPOLOGY_CHOICES = (
     "propagation delay as the paper states). The bottleneck is drop-tail with 99 packets waiting "
     "(pfifo; ns-2's queue-limit of 99 holds one fewer). VTP, TFRC, TFRC Wireless and MULTFRC send "
     "1000-byte packets; TCP NewReno 1000 B of payload + 40 B of headers with a 1000-packet receiver "
-    "window. A second flow starts 0.37 s after the first (chosen, so that no events tie). "
+    "window. Where two flows share the link, the second starts 0.37 s after the first (chosen, so that "
+    "no events tie). "
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -297,7 +298,7 @@ class VtpAdapt(Experiment):
             ]
             checks.append(
                 Check(
-                    f"VTP's mean utilisation of the available bandwidth ≥ {self.threshold:.0%} at PER "
+                    f"VTP's mean utilisation of the available bandwidth ≥ {self.threshold * 100:g} % at PER "
                     f"{per_label(per)}",
                     vtp["utilisation"],
                     "tracks the available bandwidth",
@@ -307,7 +308,8 @@ class VtpAdapt(Experiment):
         tfrc5 = by[("tfrc", 0.05)]
         checks.append(
             Check(
-                f"TFRC's mean utilisation of the available bandwidth ≤ {self.tfrc_ceiling:.0%} at PER 5 %",
+                f"TFRC's mean utilisation of the available bandwidth ≤ {self.tfrc_ceiling * 100:g} % at "
+                "PER 5 %",
                 tfrc5["utilisation"],
                 "inefficient",
                 tfrc5["utilisation"] <= self.tfrc_ceiling,
@@ -322,7 +324,7 @@ class VtpAdapt(Experiment):
             )
         )
         notes = [
-            "Utilisation is the flow's delivered wire rate in each 60 s phase over the bandwidth the CBR "
+            "Utilisation is the flow's delivered wire rate in each phase over the bandwidth the CBR "
             "sources leave (11 Mbit/s minus their nominal rate), averaged over the five phases; the "
             "delivered rate is after the link's random losses, so at PER 5 % even a flow that keeps the "
             "link full delivers at most 95 % of it. "
@@ -397,6 +399,8 @@ def friendliness_rows(runs: Sequence[tuple[Point, RunResult]]) -> list[dict[str,
     for point, run in runs:
         partner = point.params["partner"]
         peer = "tcp-peer" if partner == "tcp" else partner
+        tcp = next(f for f in run.summary["flows"] if f["name"] == "tcp")
+        _, rates = metric_series(run, peer, "rate")
         rows.append(
             {
                 "partner": partner,
@@ -405,10 +409,26 @@ def friendliness_rows(runs: Sequence[tuple[Point, RunResult]]) -> list[dict[str,
                 "partner_mbps": mbps(run, peer),
                 "utilisation": utilisation(run),
                 "tcp_rtt_ms": mean_rtt_ms(run, "tcp"),
+                "tcp_loss": tcp["packets_dropped"] / tcp["packets_sent"] if tcp["packets_sent"] else math.nan,
                 "mean_queue_packets": mean_queue(run),
+                "queue_drops": next(
+                    lk["packets_dropped"] for lk in run.summary["links"] if lk["name"] == WIRELESS
+                ),
+                "tcp_loss_events": loss_events(run, "tcp"),
+                "partner_rate_cuts": (
+                    loss_events(run, peer)
+                    if partner == "tcp"
+                    else sum(1 for a, b in zip(rates, rates[1:], strict=False) if b < 0.9 * a)
+                ),
             }
         )
     return rows
+
+
+def loss_events(run: RunResult, flow: str) -> int:
+    """A TCP flow's loss events: its fast retransmits and timeouts."""
+    m = run.metrics
+    return m.filter((pl.col("flow") == flow) & pl.col("metric").is_in(["fast_retransmit", "timeout"])).height
 
 
 def tcp_beside_tcp(rows: Sequence[Mapping[str, Any]], per: float) -> float:
@@ -418,18 +438,46 @@ def tcp_beside_tcp(rows: Sequence[Mapping[str, Any]], per: float) -> float:
 
 
 def friendliness_notes(rows: Sequence[Mapping[str, Any]], partner: str) -> list[str]:
-    """Why TCP beside `partner` gets what it gets: its RTT and the queue, beside TCP's own."""
+    """What TCP meets beside `partner` and beside TCP, per PER: its loss rate (random and congestion
+    losses), its mean RTT, the bottleneck's mean queue and its overflow drops."""
     parts = []
     for r in sorted((r for r in rows if r["partner"] == partner), key=lambda r: r["per"]):
         ref = next(x for x in rows if x["partner"] == "tcp" and x["per"] == r["per"])
         parts.append(
-            f"at PER {per_label(r['per'])} TCP's mean RTT is {fmt(r['tcp_rtt_ms'], 3)} ms beside "
-            f"{LABELS[partner]} (mean queue {fmt(r['mean_queue_packets'], 3)} packets) against "
-            f"{fmt(ref['tcp_rtt_ms'], 3)} ms beside TCP (queue {fmt(ref['mean_queue_packets'], 3)})"
+            f"at PER {per_label(r['per'])}, beside {LABELS[partner]} TCP loses "
+            f"{r['tcp_loss'] * 100:.2f} % of its packets with a mean RTT of {fmt(r['tcp_rtt_ms'], 3)} ms "
+            "(queue "
+            f"{fmt(r['mean_queue_packets'], 3)} packets on average, {r['queue_drops']} overflow drops), "
+            f"beside TCP {ref['tcp_loss'] * 100:.2f} % with {fmt(ref['tcp_rtt_ms'], 3)} ms (queue "
+            f"{fmt(ref['mean_queue_packets'], 3)}, {ref['queue_drops']} drops); TCP went through "
+            f"{r['tcp_loss_events']} loss events (fast retransmits and timeouts) beside {LABELS[partner]}, "
+            f"whose rate fell by more than 10 % {r['partner_rate_cuts']} times, against "
+            f"{ref['tcp_loss_events']} beside TCP"
         )
     return [
-        f"TCP's throughput falls with its RTT, and a partner that keeps the bottleneck queue fuller "
-        f"lengthens it: {'; '.join(parts)}."
+        f"TCP's throughput goes as 1 / (RTT·√loss rate); beside {LABELS[partner]} versus beside TCP: "
+        f"{'; '.join(parts)}."
+    ]
+
+
+def episode_note(rows: Sequence[Mapping[str, Any]], partner: str, duration_s: float) -> list[str]:
+    """At PER 0, when TCP beside `partner` falls short: how often each flow meets congestion."""
+    r = next(x for x in rows if x["partner"] == partner and x["per"] == 0)
+    ref = next(x for x in rows if x["partner"] == "tcp" and x["per"] == 0)
+    if r["partner_rate_cuts"] == 0 or r["tcp_mbps"] >= 0.95 * tcp_beside_tcp(rows, 0.0):
+        return []
+    return [
+        f"Without errors, {LABELS[partner]}'s rate fell by more than 10 % once every "
+        f"{duration_s / r['partner_rate_cuts']:.2g} s on average, and the TCP flow beside it went through a "
+        f"loss event every {duration_s / max(r['tcp_loss_events'], 1):.2g} s, against one every "
+        f"{duration_s / max(ref['tcp_loss_events'], 1):.2g} s beside another TCP."
+        + (
+            " VTP cuts only to γ·AR and, after τ, returns to AR·(1 + e), AR being smoothed over many "
+            "RTTs; probing on from there, it overflows the queue again long before TCP's halved window "
+            "has grown back, and each overflow costs TCP another loss event."
+            if partner == "vtp"
+            else ""
+        )
     ]
 
 
@@ -481,7 +529,7 @@ class VtpFriendly(Experiment):
             ]
             checks.append(
                 Check(
-                    f"PER {per_label(per)}: TCP's throughput beside VTP ≥ {self.friendly:.0%} of its "
+                    f"PER {per_label(per)}: TCP's throughput beside VTP ≥ {self.friendly * 100:g} % of its "
                     "throughput beside TCP",
                     ratio,
                     round(pub_vtp / pub_tcp, 3),
@@ -503,30 +551,25 @@ class VtpFriendly(Experiment):
             checks.append(
                 Check(
                     f"PER {per_label(per)}: VTP takes the residual bandwidth: bottleneck utilisation with "
-                    f"VTP + TCP ≥ {self.residual:.0%} (our threshold)",
+                    f"VTP + TCP ≥ {self.residual * 100:g} % (our threshold)",
                     with_vtp["utilisation"],
                     "VTP uses the residual bandwidth",
                     with_vtp["utilisation"] >= self.residual,
                 )
             )
-        notes = friendliness_notes(rows, "vtp")
+        duration = float(runs[0][1].summary["duration_s"])
+        notes = [*friendliness_notes(rows, "vtp"), *episode_note(rows, "vtp", duration)]
         return Evaluation(rows, comparison, checks, {}, notes)
 
     def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
         from . import plots
 
-        panels = []
-        for per in PERS:
-            row = []
-            for partner in ("vtp", "tcp"):
-                run = run_of(exp_dir, result, f"{partner}-tcp-per-{per:g}")
-                peer = "tcp-peer" if partner == "tcp" else partner
-                lines = [
-                    (LABELS[partner] if partner != "tcp" else "TCP (peer)", *rate_series(run, peer)),
-                    ("TCP", *rate_series(run, "tcp")),
-                ]
-                row.append((f"PER {per_label(per)}: {LABELS[partner]} + TCP", lines))
-            panels.append(row)
+        panels = friendliness_panels(
+            exp_dir,
+            result,
+            ("vtp", "tcp"),
+            lambda partner, per: f"PER {per_label(per)}: {LABELS[partner]} + TCP",
+        )
         grid = rate_grid(
             fig_dir / f"{self.id}.png",
             panels,
@@ -563,6 +606,26 @@ class VtpFriendly(Experiment):
 
 # ---------------------------------------------------------------------------------------------
 # vtp-fair, and the fairness measure paper 002 shares
+
+
+def friendliness_panels(
+    exp_dir: Path, result: Mapping[str, Any], partners: Sequence[str], title: Callable[[str, float], str]
+) -> list[list[tuple[str, list[tuple[str, list[float], list[float]]]]]]:
+    """One row of `rate_grid` panels per PER: each partner's (or, for ``"tcp"``, the peer TCP's)
+    sending rate beside the TCP flow's, from the runs keyed ``<partner>-tcp-per-<per>``."""
+    panels = []
+    for per in PERS:
+        row = []
+        for partner in partners:
+            run = run_of(exp_dir, result, f"{partner}-tcp-per-{per:g}")
+            peer = "tcp-peer" if partner == "tcp" else partner
+            lines = [
+                (LABELS[partner] if partner != "tcp" else "TCP (peer)", *rate_series(run, peer)),
+                ("TCP", *rate_series(run, "tcp")),
+            ]
+            row.append((title(partner, per), lines))
+        panels.append(row)
+    return panels
 
 
 def fairness_row(run: RunResult, names: Sequence[str]) -> dict[str, Any]:
@@ -614,7 +677,7 @@ class VtpFair(Experiment):
                     r["jain"] >= self.jain_threshold,
                 ),
                 Check(
-                    f"PER {per}: link utilisation ≥ {self.threshold:.0%}",
+                    f"PER {per}: link utilisation ≥ {self.threshold * 100:g} %",
                     r["utilisation"],
                     "high utilisation",
                     r["utilisation"] >= self.threshold,
@@ -674,7 +737,6 @@ VTP_ADAPT = VtpAdapt(
         Published("VTP", "tracks the available bandwidth at PER 0, 1, 5 %", "Fig. 6 and text"),
         Published("TFRC", "tracks it at PER 0 % only", "Fig. 6 and text"),
     ),
-    phase_replicas=2,
 )
 
 VTP_FRIENDLY = VtpFriendly(
@@ -704,7 +766,6 @@ VTP_FRIENDLY = VtpFriendly(
         Published("TCP beside VTP (Mbit/s), PER 0 / 1 / 5 %", "5.09 / 1.22 / 0.38", "Table 1"),
         Published("TCP beside TCP (Mbit/s), PER 0 / 1 / 5 %", "5.14 / 1.21 / 0.38", "Table 1"),
     ),
-    phase_replicas=2,
 )
 
 VTP_FAIR = VtpFair(
@@ -717,7 +778,6 @@ VTP_FAIR = VtpFair(
     must_hold="Jain's index ≥ 0.95 over the run; link utilisation ≥ 85 %.",
     explanation=_TOPOLOGY_CHOICES + _VTP + "The paper shows the two rates (Fig. 8) without numbers.",
     published=(Published("two VTP flows", "equal shares, high utilisation", "Fig. 8 and text"),),
-    phase_replicas=2,
 )
 
 EXPERIMENTS: tuple[Experiment, ...] = (VTP_ADAPT, VTP_FRIENDLY, VTP_FAIR)

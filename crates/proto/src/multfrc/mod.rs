@@ -64,10 +64,6 @@ impl FlowProtocol for MultfrcConfig {
             AnyEndpoint::MultfrcReceiver(Box::new(MultfrcReceiver::new(flow, *self))),
         )
     }
-
-    fn sends_feedback(&self) -> bool {
-        true
-    }
 }
 
 #[cfg(test)]

@@ -65,10 +65,6 @@ impl FlowProtocol for TfrcFlowConfig {
             AnyEndpoint::TfrcReceiver(Box::new(receiver)),
         )
     }
-
-    fn sends_feedback(&self) -> bool {
-        true
-    }
 }
 
 /// A TFRC Wireless flow: TFRC whose receiver leaves the losses its loss discrimination
@@ -104,9 +100,5 @@ impl FlowProtocol for TfrcWirelessConfig {
             AnyEndpoint::TfrcWirelessSender(Box::new(sender)),
             AnyEndpoint::TfrcWirelessReceiver(Box::new(receiver)),
         )
-    }
-
-    fn sends_feedback(&self) -> bool {
-        true
     }
 }

@@ -51,8 +51,4 @@ impl FlowProtocol for VtpConfig {
             AnyEndpoint::VtpReceiver(Box::new(VtpReceiver::new(flow, &config))),
         )
     }
-
-    fn sends_feedback(&self) -> bool {
-        true
-    }
 }
