@@ -1,5 +1,5 @@
-//! Shared vocabulary of fairstream: simulated time, typed units, identifiers and seeded
-//! random streams.
+//! Shared vocabulary of fairstream: simulated time, typed units and rate schedules,
+//! identifiers and seeded random streams.
 //!
 //! Nothing here reads a clock or the operating system's entropy: [`Instant`] is an integer
 //! count of nanoseconds since the start of a run, and every random stream is derived from
@@ -17,11 +17,13 @@
 mod ids;
 mod parse;
 mod rng;
+mod schedule;
 mod time;
 mod units;
 
 pub use ids::{FlowId, LinkId, NodeId};
 pub use parse::UnitError;
 pub use rng::{RngStream, SplitMix64};
+pub use schedule::RateSchedule;
 pub use time::{Duration, Instant};
 pub use units::{Bitrate, DataSize, Probability};

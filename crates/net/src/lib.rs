@@ -3,18 +3,15 @@
 //! - [`queue`]: queue disciplines — drop-tail, RED (Floyd-Jacobson, ns-2 defaults, gentle),
 //!   and a token bucket filter with Linux `tbf` semantics;
 //! - [`error`]: packet error models — none, Bernoulli, Gilbert-Elliott;
-//! - [`schedule`]: piecewise-constant capacity schedules.
 //!
 //! None of them reads a clock: every call takes `now`, and randomness comes from a
 //! [`fairstream_core::RngStream`] the caller hands in.
 
 pub mod error;
 pub mod queue;
-pub mod schedule;
 
 pub use error::{ErrorModel, GeState};
 pub use queue::{
     Dequeue, Fq, FqConfig, LimitCounting, Queue, QueueConfig, QueueLimit, QueuedPacket, RedConfig,
     TbfConfig,
 };
-pub use schedule::CapacitySchedule;

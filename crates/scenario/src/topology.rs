@@ -3,8 +3,7 @@
 
 use std::collections::HashMap;
 
-use fairstream_core::{Bitrate, Duration, Instant, NodeId};
-use fairstream_net::CapacitySchedule;
+use fairstream_core::{Bitrate, Duration, Instant, NodeId, RateSchedule};
 use fairstream_sim::{LinkSpec, Network};
 use toml::Value;
 
@@ -17,7 +16,7 @@ pub(crate) const LINK_PARAM_KEYS: &[&str] = &["rate", "delay", "queue", "loss", 
 /// The parameters shared by both directions of a link.
 #[derive(Clone, Debug)]
 pub(crate) struct LinkParams {
-    capacity: CapacitySchedule,
+    capacity: RateSchedule,
     delay: Duration,
     queue: fairstream_net::QueueConfig,
     error: fairstream_net::ErrorModel,
@@ -61,7 +60,7 @@ pub(crate) fn link_params(s: &mut Section<'_, '_>) -> Result<LinkParams> {
     let queue = read_queue(s, rate)?;
     let error = read_loss(s)?;
     Ok(LinkParams {
-        capacity: CapacitySchedule::new(rate, steps.into_iter().map(|(t, r, _)| (t, r)).collect()),
+        capacity: RateSchedule::new(rate, steps.into_iter().map(|(t, r, _)| (t, r)).collect()),
         delay,
         queue,
         error,

@@ -1,7 +1,7 @@
 //! A link's run-time state: its queue, its transmitter and its error model, plus counters.
 
-use fairstream_core::{Bitrate, Duration, Instant, NodeId, RngStream};
-use fairstream_net::{CapacitySchedule, ErrorModel, Queue};
+use fairstream_core::{Bitrate, Duration, Instant, NodeId, RateSchedule, RngStream};
+use fairstream_net::{ErrorModel, Queue};
 
 use crate::{LinkSpec, PERTURBATION_PACKET};
 
@@ -10,7 +10,7 @@ use crate::{LinkSpec, PERTURBATION_PACKET};
 pub(crate) struct Link {
     pub(crate) from: NodeId,
     pub(crate) to: NodeId,
-    pub(crate) capacity: CapacitySchedule,
+    pub(crate) capacity: RateSchedule,
     pub(crate) delay: Duration,
     pub(crate) queue: Queue,
     pub(crate) error: ErrorModel,

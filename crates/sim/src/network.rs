@@ -1,7 +1,9 @@
 //! What to simulate: nodes, links, flows and recorders, with the run's duration and seed.
 
-use fairstream_core::{Bitrate, DataSize, Duration, Instant, LinkId, NodeId, RngStream};
-use fairstream_net::{CapacitySchedule, ErrorModel, LimitCounting, QueueConfig, QueueLimit};
+use fairstream_core::{
+    Bitrate, DataSize, Duration, Instant, LinkId, NodeId, RateSchedule, RngStream,
+};
+use fairstream_net::{ErrorModel, LimitCounting, QueueConfig, QueueLimit};
 use fairstream_proto::ProtocolConfig;
 
 use crate::calendar::TieRule;
@@ -17,7 +19,7 @@ pub struct LinkSpec {
     /// Receiving node.
     pub to: NodeId,
     /// Rate over time.
-    pub capacity: CapacitySchedule,
+    pub capacity: RateSchedule,
     /// Propagation delay.
     pub delay: Duration,
     /// Queue discipline at the transmitter.
@@ -33,7 +35,7 @@ impl LinkSpec {
             name: None,
             from,
             to,
-            capacity: CapacitySchedule::constant(rate),
+            capacity: RateSchedule::constant(rate),
             delay,
             queue: QueueConfig::DropTail {
                 limit: QueueLimit::Packets(100),

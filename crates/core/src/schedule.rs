@@ -1,16 +1,17 @@
-//! Piecewise-constant capacity schedules: a link's rate as a step function of time.
+//! Piecewise-constant rate schedules: a rate as a step function of time (a link's capacity, a
+//! constant-bit-rate source's rate).
 
-use fairstream_core::{Bitrate, Instant};
+use crate::{Bitrate, Instant};
 
 /// A rate that changes at given instants; before the first step the base rate applies.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CapacitySchedule {
+pub struct RateSchedule {
     base: Bitrate,
     /// `(from, rate)` steps, sorted by time.
     steps: Vec<(Instant, Bitrate)>,
 }
 
-impl CapacitySchedule {
+impl RateSchedule {
     /// A constant rate.
     pub fn constant(rate: Bitrate) -> Self {
         Self {
@@ -44,6 +45,12 @@ impl CapacitySchedule {
         &self.steps
     }
 
+    /// The first instant after `t` at which the rate changes, if any.
+    pub fn next_change_after(&self, t: Instant) -> Option<Instant> {
+        let i = self.steps.partition_point(|&(at, _)| at <= t);
+        self.steps.get(i).map(|&(at, _)| at)
+    }
+
     /// Whether the rate never changes.
     pub fn is_constant(&self) -> bool {
         self.steps.is_empty()
@@ -56,7 +63,7 @@ mod tests {
 
     #[test]
     fn rate_follows_steps() {
-        let s = CapacitySchedule::new(
+        let s = RateSchedule::new(
             Bitrate::mbps(10),
             vec![
                 (Instant::from_nanos(200), Bitrate::mbps(2)),
@@ -67,5 +74,14 @@ mod tests {
         assert_eq!(s.rate_at(Instant::from_nanos(100)), Bitrate::mbps(5));
         assert_eq!(s.rate_at(Instant::from_nanos(199)), Bitrate::mbps(5));
         assert_eq!(s.rate_at(Instant::from_nanos(10_000)), Bitrate::mbps(2));
+        assert_eq!(
+            s.next_change_after(Instant::ZERO),
+            Some(Instant::from_nanos(100))
+        );
+        assert_eq!(
+            s.next_change_after(Instant::from_nanos(100)),
+            Some(Instant::from_nanos(200))
+        );
+        assert_eq!(s.next_change_after(Instant::from_nanos(200)), None);
     }
 }
