@@ -57,6 +57,12 @@ impl RateSchedule {
     }
 }
 
+impl From<Bitrate> for RateSchedule {
+    fn from(rate: Bitrate) -> Self {
+        Self::constant(rate)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

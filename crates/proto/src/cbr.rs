@@ -1,6 +1,7 @@
-//! Unresponsive UDP constant-bit-rate source (optionally on/off) and the UDP sink.
+//! Unresponsive UDP constant-bit-rate source (optionally on/off, optionally following a rate
+//! schedule) and the UDP sink.
 
-use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant, RngStream};
+use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant, RateSchedule, RngStream};
 
 use crate::{
     Direction, Endpoint, EndpointStats, Header, IP_UDP_HEADER, MetricSink, Packet, UdpDatagram,
@@ -16,10 +17,11 @@ pub struct OnOff {
 }
 
 /// Parameters of a [`CbrSource`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CbrConfig {
-    /// Sending rate (counting whole packets on the wire).
-    pub rate: Bitrate,
+    /// Sending rate (counting whole packets on the wire), possibly changing at given instants
+    /// (a plain `Bitrate` converts into a constant schedule).
+    pub rate: RateSchedule,
     /// Size of every packet on the wire.
     pub packet_size: DataSize,
     /// When the first packet leaves.
@@ -38,7 +40,7 @@ pub struct CbrConfig {
 impl Default for CbrConfig {
     fn default() -> Self {
         Self {
-            rate: Bitrate::mbps(1),
+            rate: Bitrate::mbps(1).into(),
             packet_size: DataSize::bytes(1000),
             start: Instant::ZERO,
             stop: None,
@@ -53,8 +55,11 @@ impl Default for CbrConfig {
 pub struct CbrSource {
     flow: FlowId,
     config: CbrConfig,
-    /// Start of the current on period; packet `k` of it leaves at `base + k·interval`.
+    /// Start of the current stretch of constant rate (an on period, or a schedule step);
+    /// packet `k` of it leaves at `base + k·interval`.
     base: Instant,
+    /// The rate in force since `base`.
+    rate: Bitrate,
     k: u64,
     /// With `random`: when the next packet leaves (gaps are drawn, so not `base + k·interval`).
     next_at: Instant,
@@ -72,6 +77,7 @@ impl CbrSource {
         let mut source = Self {
             flow,
             base: config.start,
+            rate: config.rate.rate_at(config.start),
             next_at: config.start,
             config,
             k: 0,
@@ -84,40 +90,58 @@ impl CbrSource {
         source
     }
 
-    /// Nominal time between packets, in nanoseconds.
+    /// Nominal time between packets at the rate in force, in nanoseconds.
     fn nominal_gap_ns(&self) -> f64 {
-        self.config.packet_size.as_bits() as f64 * 1e9 / self.config.rate.as_bps() as f64
+        self.config.packet_size.as_bits() as f64 * 1e9 / self.rate.as_bps() as f64
     }
 
-    /// When packet `k` of the current period is due, moving to the next on period when the
-    /// current one is over; `None` once stopped.
+    /// When packet `k` of the current stretch is due, moving to the next on period or schedule
+    /// step when the current one is over; `None` once stopped.
     fn next_send(&mut self) -> Option<Instant> {
-        if self.config.rate.is_zero() || self.config.packet_size.as_bytes() == 0 {
+        if self.config.packet_size.as_bytes() == 0 {
             return None;
         }
         loop {
-            let t = if self.config.random {
+            let t = if self.rate.is_zero() {
+                Instant::MAX
+            } else if self.config.random {
                 self.next_at
             } else {
                 let offset =
                     self.config.packet_size.as_bits() as u128 * 1_000_000_000u128 * self.k as u128
-                        / self.config.rate.as_bps() as u128;
+                        / self.rate.as_bps() as u128;
                 self.base
                     .saturating_add(Duration::from_nanos(offset.min(u64::MAX as u128) as u64))
             };
             if let Some(on_off) = self.config.on_off
                 && t.saturating_since(self.base) >= on_off.on
+                && !self.rate.is_zero()
             {
-                self.base = self.base + on_off.on + on_off.off;
-                self.k = 0;
-                self.next_at = self.base;
+                self.restart(self.base + on_off.on + on_off.off);
                 continue;
+            }
+            if let Some(change) = self.config.rate.next_change_after(self.base)
+                && change <= t
+            {
+                self.restart(change);
+                continue;
+            }
+            if t == Instant::MAX {
+                return None;
             }
             return match self.config.stop {
                 Some(stop) if t >= stop => None,
                 _ => Some(t),
             };
         }
+    }
+
+    /// Starts a new stretch at `at` with the rate the schedule gives then.
+    fn restart(&mut self, at: Instant) {
+        self.base = at;
+        self.k = 0;
+        self.next_at = at;
+        self.rate = self.config.rate.rate_at(at);
     }
 }
 
@@ -213,7 +237,7 @@ mod tests {
     #[test]
     fn sends_at_exact_rate_without_drift() {
         let cfg = CbrConfig {
-            rate: Bitrate::kbps(1500),
+            rate: Bitrate::kbps(1500).into(),
             packet_size: DataSize::bytes(1500),
             ..Default::default()
         };
@@ -227,7 +251,7 @@ mod tests {
     #[test]
     fn on_off_skips_silent_periods_and_stop_ends_it() {
         let cfg = CbrConfig {
-            rate: Bitrate::kbps(80),
+            rate: Bitrate::kbps(80).into(),
             packet_size: DataSize::bytes(1000),
             start: Instant::ZERO,
             stop: Some(Instant::from_nanos(4_000_000_000)),
@@ -251,7 +275,7 @@ mod tests {
     #[test]
     fn random_gaps_keep_the_mean_rate_but_break_the_period() {
         let cfg = CbrConfig {
-            rate: Bitrate::kbps(1500),
+            rate: Bitrate::kbps(1500).into(),
             packet_size: DataSize::bytes(1500),
             random: true,
             ..Default::default()
@@ -274,12 +298,41 @@ mod tests {
         let mut src = CbrSource::new(
             FlowId(0),
             CbrConfig {
-                rate: Bitrate::ZERO,
+                rate: Bitrate::ZERO.into(),
                 ..Default::default()
             },
             RngStream::from_seed(1),
         );
         assert_eq!(src.poll_timeout(), None);
         assert!(src.poll_transmit(Instant::from_nanos(1)).is_none());
+    }
+
+    #[test]
+    fn a_rate_schedule_steps_the_rate_and_zero_silences_it() {
+        // 0 until 1 s, 80 kbit/s (10 packets/s) until 2 s, 160 kbit/s until 3 s, then 0.
+        let rate = RateSchedule::new(
+            Bitrate::ZERO,
+            vec![
+                (Instant::from_nanos(1_000_000_000), Bitrate::kbps(80)),
+                (Instant::from_nanos(2_000_000_000), Bitrate::kbps(160)),
+                (Instant::from_nanos(3_000_000_000), Bitrate::ZERO),
+            ],
+        );
+        let cfg = CbrConfig {
+            rate,
+            ..Default::default()
+        };
+        let mut src = CbrSource::new(FlowId(0), cfg, RngStream::from_seed(1));
+        let sent = drain(&mut src, Instant::MAX);
+        let in_second = |s: u64| {
+            sent.iter()
+                .filter(|t| t.as_nanos() / 1_000_000_000 == s)
+                .count()
+        };
+        assert_eq!((in_second(0), in_second(1), in_second(2)), (0, 10, 20));
+        assert_eq!(sent.len(), 30);
+        assert_eq!(sent[0], Instant::from_nanos(1_000_000_000));
+        assert_eq!(sent[10], Instant::from_nanos(2_000_000_000));
+        assert_eq!(src.poll_timeout(), None);
     }
 }

@@ -93,7 +93,7 @@ impl FlowProtocol for CbrConfig {
         let config = Self {
             start,
             stop,
-            ..*self
+            ..self.clone()
         };
         (
             AnyEndpoint::Cbr(CbrSource::new(flow, config, rng)),

@@ -44,6 +44,7 @@ mod flows;
 mod protocols;
 mod reader;
 mod record;
+mod schedule;
 mod topology;
 
 use fairstream_core::Duration;

@@ -3,12 +3,13 @@
 
 use std::collections::HashMap;
 
-use fairstream_core::{Bitrate, Duration, Instant, NodeId, RateSchedule};
+use fairstream_core::{Bitrate, Duration, NodeId, RateSchedule};
 use fairstream_sim::{LinkSpec, Network};
 use toml::Value;
 
 use crate::elements::{read_loss, read_queue};
 use crate::reader::{Result, Section};
+use crate::schedule::read_schedule;
 
 /// Keys a link-parameter table may hold.
 pub(crate) const LINK_PARAM_KEYS: &[&str] = &["rate", "delay", "queue", "loss", "schedule"];
@@ -40,27 +41,11 @@ impl LinkParams {
 pub(crate) fn link_params(s: &mut Section<'_, '_>) -> Result<LinkParams> {
     let rate: Bitrate = s.req_unit("rate")?;
     let delay: Duration = s.req_unit("delay")?;
-    let mut steps = Vec::new();
-    for mut step in s.tables("schedule", &["at", "rate"])? {
-        let at: Duration = step.req_unit("at")?;
-        let r: Bitrate = step.req_unit("rate")?;
-        steps.push((Instant::ZERO + at, r, step.out));
-    }
-    if !steps.is_empty() {
-        s.out.insert(
-            "schedule".into(),
-            Value::Array(
-                steps
-                    .iter()
-                    .map(|(_, _, t)| Value::Table(t.clone()))
-                    .collect(),
-            ),
-        );
-    }
+    let capacity = read_schedule(s, rate)?;
     let queue = read_queue(s, rate)?;
     let error = read_loss(s)?;
     Ok(LinkParams {
-        capacity: RateSchedule::new(rate, steps.into_iter().map(|(t, r, _)| (t, r)).collect()),
+        capacity,
         delay,
         queue,
         error,

@@ -106,3 +106,22 @@ fn other_bad_rate_control_parameters_name_their_field() {
         assert_eq!(e.line, 14, "{protocol} {keys}: {e}");
     }
 }
+
+#[test]
+fn a_cbr_rate_schedule_resolves_and_loads_back() {
+    let s = load(
+        &scenario(
+            "cbr",
+            "rate = \"0bps\"\nschedule = [{ at = \"60s\", rate = \"3Mbps\" }, { at = \"120s\", rate = \"6Mbps\" }]",
+        ),
+        "ok.toml",
+        None,
+    )
+    .unwrap();
+    assert!(s.resolved.contains("rate = \"3Mbps\""), "{}", s.resolved);
+    let again = load(&s.resolved, "resolved.toml", None).unwrap();
+    let value = |t: &str| t.parse::<toml::Table>().unwrap();
+    assert_eq!(value(&again.resolved), value(&s.resolved));
+    let e = err("cbr", "rate = \"1Mbps\"\nschedule = [{ at = \"60s\" }]");
+    assert!(e.field.ends_with("schedule[0].rate"), "{e}");
+}

@@ -6,16 +6,18 @@ use fairstream_proto::{CbrConfig, OnOff, ProtocolConfig};
 use super::read_packet_size;
 use crate::error::ScenarioError;
 use crate::reader::{Result, Section};
+use crate::schedule::read_schedule;
 
 /// The keys only a CBR flow takes (`packet_size` is every protocol's).
-pub(crate) const KEYS: &[&str] = &["rate", "on", "off", "random"];
+pub(crate) const KEYS: &[&str] = &["rate", "on", "off", "random", "schedule"];
 
 /// Reads a CBR flow's parameters.
 pub(crate) fn read(
     f: &mut Section<'_, '_>,
     _warnings: &mut Vec<ScenarioError>,
 ) -> Result<ProtocolConfig> {
-    let rate: Bitrate = f.req_unit("rate")?;
+    let base: Bitrate = f.req_unit("rate")?;
+    let rate = read_schedule(f, base)?;
     let packet_size = read_packet_size(
         f,
         DataSize::bytes(1000),
