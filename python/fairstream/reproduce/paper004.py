@@ -245,10 +245,12 @@ class VtpAdapt(Experiment):
     def points(self, quick: bool) -> list[Point]:
         phase = self.quick_phase_s if quick else self.phase_s
         base = with_overrides(self.base_scenario(), {"duration": f"{phase * len(CBR_STEPS_MBPS):g}s"})
-        # The two 3 Mbps CBR sources compose the schedule (one on in phases 2-4, one in phase 3).
-        cbr1, cbr2 = (f for f in base["flow"] if f.get("protocol") == "cbr")
-        cbr1.update({"start": f"{phase:g}s", "stop": f"{4 * phase:g}s", "rate": "3Mbps"})
-        cbr2.update({"start": f"{2 * phase:g}s", "stop": f"{3 * phase:g}s", "rate": "3Mbps"})
+        # The CBR source's rate steps through CBR_STEPS_MBPS, one step per phase.
+        cbr = next(f for f in base["flow"] if f.get("protocol") == "cbr")
+        cbr["rate"] = f"{CBR_STEPS_MBPS[0]:g}Mbps"
+        cbr["schedule"] = [
+            {"at": f"{k * phase:g}s", "rate": f"{rate:g}Mbps"} for k, rate in enumerate(CBR_STEPS_MBPS) if k
+        ]
         under_test = base["flow"][0]
         out = []
         for protocol in self.protocols:
