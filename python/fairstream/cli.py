@@ -260,12 +260,13 @@ def _cmd_sweep(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
 def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .reproduce import EXPERIMENTS
+    from .reproduce.experiment import experiment_verdict, source
 
     if args.list:
         print(
             format_table(
-                ["id", "paper", "title"],
-                [[e.id, f"{e.paper} {e.figure}", e.title] for e in EXPERIMENTS.values()],
+                ["id", "source", "title"],
+                [[e.id, source(e.paper, e.figure), e.title] for e in EXPERIMENTS.values()],
             )
         )
         return 0
@@ -289,7 +290,9 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         replicas=args.replicas,
     )
     report = write_report(args.output)
-    # The verdict is the canonical run's; the replicas' disagreements are counted beside it.
+    # The verdict is the canonical run's; the replicas' disagreements are counted beside it. An
+    # experiment whose checks only report neither passes nor fails.
+    verdicts = [experiment_verdict(r) for r in results]
     print(
         format_table(
             ["experiment", "checks passed", "reported", "replicas", "phase-sensitive", "result"],
@@ -300,14 +303,14 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
                     r.get("reported", 0),
                     r["phase"]["count"],
                     r["phase_sensitive"],
-                    ("pass" if r["total"] else "reported") if r["passed"] == r["total"] else "FAIL",
+                    "FAIL" if word == "fail" else word,
                 ]
-                for r in results
+                for r, word in zip(results, verdicts, strict=True)
             ],
         )
     )
     print(f"report: {report}")
-    return 0 if all(r["passed"] == r["total"] for r in results) else 1
+    return 1 if "fail" in verdicts else 0
 
 
 def _cmd_report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
