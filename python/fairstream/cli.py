@@ -126,8 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--set",
         action="append",
         required=True,
-        metavar="PATH=V1,V2",
-        help="dotted path and values, e.g. flow.0.rate=1Mbps,2Mbps (repeat for a grid)",
+        metavar="PATH=VALUE",
+        help="a dotted path and a TOML value, or a TOML array of values to sweep: flow.0.rate=1Mbps, "
+        "'seed=[1, 2]', 'flow.0.rate=[\"1Mbps\", \"2Mbps\"]', 'name=\"a,b\"'; bare words are strings. "
+        "Repeat the same path to add values, other paths for a grid (see docs/sweeps.md)",
     )
     p.add_argument("-o", "--output", type=_output_path, required=True, help="output directory")
     p.add_argument("-j", "--jobs", type=_positive_int, help="worker processes (default: all cores)")
@@ -241,10 +243,8 @@ def _cmd_sweep(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         try:
             path, values = parse_assignment(assignment)
         except ValueError as err:
-            parser.error(str(err))
-        if path in grid:
-            parser.error(f"--set {path} given twice")
-        grid[path] = values
+            parser.error(f"--set {err}")
+        grid.setdefault(path, []).extend(values)  # --set p=1 --set p=2 sweeps p over 1 and 2
     result = sweep(
         args.scenario,
         grid,
