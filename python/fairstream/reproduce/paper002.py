@@ -590,7 +590,7 @@ class CmpBuffer(Experiment):
         labels, ours, published = [], [], []
         for r in rows:
             short = LABELS[r["partner"]]
-            labels += [f"{short}\n{r['buffer']}", f"TCP|{short}\n{r['buffer']}"]
+            labels += [f"{short}, {r['buffer']}", f"TCP|{short}, {r['buffer']}"]  # one line: turns if crowded
             ours += [r["partner_mbps"], r["tcp_mbps"]]
             published += [r["published_partner_mbps"], r["published_tcp_mbps"]]
         path = plots.bars_beside_published(
