@@ -36,18 +36,29 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
     from rich import box
     from rich.console import Console
+    from rich.measure import Measurement
     from rich.table import Table
     from rich.text import Text
 
+    cells = [[_printable(fmt(v)) for v in row] for row in rows]
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, show_header=True)
     for i, header in enumerate(headers):
         numeric = bool(rows) and all(_is_number(row[i]) for row in rows)
-        table.add_column(Text(_printable(header)), justify="right" if numeric else "left")
-    for row in rows:
-        table.add_row(*(Text(_printable(fmt(v))) for v in row))
+        # A number is never cut short or broken: on a narrow terminal the text columns give way.
+        width = max(len(row[i]) for row in cells) if numeric else None
+        table.add_column(
+            Text(_printable(header)), justify="right" if numeric else "left", no_wrap=numeric, min_width=width
+        )
+    for row in cells:
+        table.add_row(*(Text(cell) for cell in row))
     out = io.StringIO()
-    width = _terminal_width() or 100_000
-    Console(file=out, width=width, color_system=None, force_terminal=False, legacy_windows=False).print(table)
+    console = Console(file=out, width=100_000, color_system=None, force_terminal=False, legacy_windows=False)
+    width = _terminal_width()
+    # Squeezed to the terminal only when every column still fits (each text column as wide as
+    # its longest word); else one line per row, which the terminal wraps, losing nothing.
+    if width and Measurement.get(console, console.options, table).minimum <= width:
+        console.width = width
+    console.print(table)
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines())
 
 

@@ -46,3 +46,12 @@ def test_fmt() -> None:
     assert fmt(True) == "yes"
     assert fmt(1 / 3) == "0.3333"
     assert fmt(7) == "7"
+
+
+def test_numbers_are_not_broken_on_a_narrow_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    row = ["a fairly long flow name here", 123456789012, 9876543210]
+    for width in (20, 40):  # narrower than the numbers: not squeezed; room for them: text wraps
+        monkeypatch.setattr(table, "_terminal_width", lambda width=width: width)
+        text = format_table(["flow", "bytes sent", "bytes delivered"], [row])
+        assert "123456789012" in text and "9876543210" in text, text  # whole, not "123…"
+        assert "…" not in text
