@@ -68,7 +68,11 @@ def run(
     sim = _core.Simulation(text, filename, check_seed(seed))
     name = getattr(sim, "name", None) or Path(filename).stem
     bar = SimulationProgress(name, sim.duration_s) if progress is True else None
-    advance(sim, bar or (progress if callable(progress) else None))
+    try:
+        advance(sim, bar or (progress if callable(progress) else None))
+    finally:
+        if bar is not None:
+            bar.close()  # on an error or Ctrl-C too: the terminal gets its cursor back
     if bar is not None:
         bar.finish(sim.now_s, sim.events)
     if output_dir is None:

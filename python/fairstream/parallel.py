@@ -53,21 +53,26 @@ def run_tasks(
     and is raised.
     """
     jobs = jobs or default_jobs()
-    if scheduler is not None:
-        client = _dask_client(scheduler)
-        try:
-            summaries = _run_on(client.get_executor(), tasks, progress)
-        finally:
-            client.close()
-    elif jobs <= 1 or len(tasks) <= 1:
-        summaries = [_tick(progress, t, execute(t)) for t in tasks]
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+    try:
+        if scheduler is not None:
+            client = _dask_client(scheduler)
+            try:
+                summaries = _run_on(client.get_executor(), tasks, progress)
+            finally:
+                client.close()
+        elif jobs <= 1 or len(tasks) <= 1:
+            summaries = [_tick(progress, t, execute(t)) for t in tasks]
+        else:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
 
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
-            summaries = _run_on(pool, tasks, progress)
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
+                summaries = _run_on(pool, tasks, progress)
+    except BaseException:
+        if progress is not None:
+            progress.close()  # a failed or interrupted batch: clear the bar, give the cursor back
+        raise
     if progress is not None:
         progress.finish()
     return summaries

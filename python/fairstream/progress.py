@@ -1,8 +1,10 @@
-"""A dependency-free progress bar on stderr, and the two bars fairstream draws with it.
+"""Progress on stderr, drawn by rich, and the two bars fairstream shows with it.
 
-On a terminal the bar redraws in place (at most ten times a second). When the stream is not a
-terminal nothing is drawn while work goes on, and `finish` prints one summary line. With
-``quiet`` nothing is printed at all.
+On a terminal a rich progress bar redraws in place (at most ten times a second) and is cleared
+when the work ends, leaving one summary line. When the stream is not a terminal (a pipe, a file,
+CI's log) nothing is drawn while work goes on, rich is not even imported, and `finish` prints
+the same summary line. With ``quiet`` nothing is printed at all. A bar that is not finished
+(an exception, Ctrl-C) must be `close`d, which gives the terminal its cursor back.
 """
 
 from __future__ import annotations
@@ -12,9 +14,8 @@ import time
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from typing import TextIO
+    from typing import Any, TextIO
 
-_WIDTH = 28
 _REDRAW_S = 0.1
 
 
@@ -29,7 +30,8 @@ class ProgressBar:
         self.live = not quiet and _isatty(self.stream)
         self.started = time.perf_counter()
         self._last_draw = 0.0
-        self._drawn = False
+        self._rich: Any = None  # the rich Progress while the bar is on screen
+        self._task: Any = None
 
     @property
     def elapsed(self) -> float:
@@ -44,22 +46,55 @@ class ProgressBar:
         if not force and now - self._last_draw < _REDRAW_S:
             return
         self._last_draw = now
-        frac = min(max(done / self.total, 0.0), 1.0) if self.total > 0 else 1.0
-        filled = int(frac * _WIDTH)
-        bar = "#" * filled + "-" * (_WIDTH - filled)
-        label = f"{self.label} " if self.label else ""
-        self.stream.write(f"\r{label}[{bar}] {frac * 100:5.1f}%  {info}\x1b[K")
-        self.stream.flush()
-        self._drawn = True
+        if self._rich is None:
+            self._start()
+        self._rich.update(self._task, completed=min(max(done, 0.0), self.total), info=info)
+        self._rich.refresh()
 
     def finish(self, summary: str) -> None:
-        """Ends the bar: on a terminal the last state stays and `summary` follows; else one line."""
+        """Ends the bar: it is cleared from the terminal and `summary` is printed as one line."""
+        self.close()
         if self.quiet:
             return
-        if self._drawn:
-            self.stream.write("\r\x1b[K")
         self.stream.write(summary + "\n")
         self.stream.flush()
+
+    def close(self) -> None:
+        """Clears the bar from the terminal, if it is there; prints nothing. Safe to call twice."""
+        if self._rich is not None:
+            rich, self._rich = self._rich, None
+            rich.stop()
+
+    def _start(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        # `live` already established that the stream is a terminal (rich would also believe
+        # FORCE_COLOR, and make a CI log a terminal).
+        console = Console(file=self.stream, force_terminal=True)
+        self._rich = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(bar_width=28),
+            TaskProgressColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[info]}"),
+            console=console,
+            transient=True,  # the summary line replaces the bar
+            auto_refresh=False,  # no drawing thread: `update` redraws
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
+        self._task = self._rich.add_task(self.label, total=self.total, info="")
+        self._rich.start()
 
 
 class SimulationProgress:
@@ -81,6 +116,10 @@ class SimulationProgress:
             f"({format_rate(rate)} events/s)"
         )
 
+    def close(self) -> None:
+        """Clears the bar without a summary (the run did not finish)."""
+        self.bar.close()
+
 
 class TaskProgress:
     """Progress of a batch of independent runs: completed / total."""
@@ -98,6 +137,10 @@ class TaskProgress:
 
     def finish(self) -> None:
         self.bar.finish(f"{self.label}: {self.done}/{self.total} runs in {self.bar.elapsed:.1f} s")
+
+    def close(self) -> None:
+        """Clears the bar without a summary (the batch did not finish)."""
+        self.bar.close()
 
 
 def format_rate(per_s: float) -> str:

@@ -1,10 +1,15 @@
 """`fairstream report DIR`: one HTML page, ``DIR/report.html``, from a reproduce output directory.
 
 A summary table (experiment, checks passed / total, report-only checks, phase replicas and
-phase-sensitive checks) heads the page; then per experiment the published-vs-ours table, the
-"what must hold" checks coloured pass / fail / reported, the explanation of where and why ours
-differ, what the phase replicas found, the redrawn figures (PNG files in ``DIR/figures/``, linked
-by relative path) and the per-point numbers. Plain HTML and CSS.
+phase-sensitive checks) heads the page, with a tally of experiments that pass, fail or only
+report; then per experiment the published-vs-ours table, the "what must hold" checks coloured
+pass / fail / reported, the explanation of where and why ours differ, what the phase replicas
+found, the redrawn figures (PNG files in ``DIR/figures/``, linked by relative path) and the
+per-point numbers. Plain HTML and CSS.
+
+The page is a jinja2 template (package data ``fairstream/templates/report.html``, with autoescape
+on: every value from result.json is escaped); this module turns each result.json into the plain
+texts, CSS classes and table cells the template lays out.
 
 The canonical run's numbers and verdicts are the headline; beside each number and check stands
 its range (min–max) over the phase replicas (`reproduce.runner`), and a check whose verdict is
@@ -18,32 +23,20 @@ import datetime
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from html import escape
 from pathlib import Path
 from typing import Any
 
 from .reproduce import EXPERIMENTS
-from .reproduce.experiment import verdict
+from .reproduce.experiment import experiment_verdict, source, verdict
 from .reproduce.runner import load_results
-from .table import fmt
+from .table import fmt, is_number
 
 REPORT_FILE = "report.html"
 FIGURE_DIR = "figures"
 
-_CSS = """
-body { font: 15px/1.45 system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; }
-body { color: #222; }
-h1 { margin-bottom: 0.2em; } h2 { border-top: 2px solid #ccc; padding-top: 1em; margin-top: 2em; }
-table { border-collapse: collapse; margin: 0.6em 0 1em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.pass { background: #dff3df; color: #145214; } .fail { background: #f8dcdc; color: #7a1010; }
-.reported { background: #e8eef8; color: #24406e; } .stable { color: #555; }
-.sensitive { background: #ffe9b3; color: #6a4300; font-weight: 600; }
-.meta { color: #666; } .note { background: #fafaf0; border-left: 4px solid #cc9; padding: 0.5em 1em; }
-figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #ddd; }
-figcaption { color: #555; font-size: 0.92em; } .error { color: #7a1010; }
-"""
+#: A table cell, as the template's `cell` macro takes it: text, and optionally cls (CSS classes),
+#: title (a tooltip), href (a link) and count (a "(n)" after the text).
+Cell = dict[str, Any]
 
 
 def write_report(output_dir: str | os.PathLike[str]) -> Path:
@@ -54,84 +47,84 @@ def write_report(output_dir: str | os.PathLike[str]) -> Path:
         raise FileNotFoundError(
             f"{out} holds no <experiment>/result.json; run `fairstream reproduce -o {out}` first"
         )
-    sections = [_section(r, out) for r in results]
-    generated = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
-    quick = any(r.get("quick") for r in results)
-    body = [
-        "<h1>fairstream: reproductions beside the published results</h1>",
-        f'<p class="meta">Generated {escape(generated)} from <code>{escape(str(out))}</code>; '
-        f"fairstream {escape(str(results[0].get('fairstream_version', '?')))}.</p>",
-        '<p class="note"><b>Quick mode:</b> shortened runs and sweeps, for tests; not the reproduction.</p>'
-        if quick
-        else "",
-        _summary_table(results),
-        *sections,
-    ]
-    page = (
-        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-        "<title>fairstream reproduction report</title>"
-        f"<style>{_CSS}</style></head><body>\n" + "\n".join(b for b in body if b) + "\n</body></html>\n"
+    page = render(
+        "report.html",
+        generated=datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        out=str(out),
+        version=str(results[0].get("fairstream_version", "?")),
+        quick=any(r.get("quick") for r in results),
+        summary=_summary(results),
+        sections=[_section(r, out) for r in results],
     )
     path = out / REPORT_FILE
     path.write_text(page, encoding="utf-8")
     return path
 
 
-def _summary_table(results: Sequence[Mapping[str, Any]]) -> str:
+def render(template: str, **context: Any) -> str:
+    """Renders a template of ``fairstream/templates`` with autoescape on."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    env = Environment(
+        loader=PackageLoader("fairstream", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,  # a misspelt name in a template is an error, not an empty string
+        keep_trailing_newline=True,
+    )
+    return env.get_template(template).render(**context)
+
+
+# --- the summary at the top ------------------------------------------------------------------------
+
+
+def _summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     rows = []
     for r in results:
-        ok = r["passed"] == r["total"]
-        sensitive = _sensitive_count(r)
-        replicas = _replica_count(r)
+        sensitive, replicas = _sensitive_count(r), _replica_count(r)
         rows.append(
-            f'<tr><td><a href="#{escape(r["id"])}">{escape(r["id"])}</a></td>'
-            f"<td>{escape(str(r['paper']))} {escape(r['figure'])}</td><td>{escape(r['title'])}</td>"
-            + (
-                _verdict(ok, f"{r['passed']} / {r['total']}", f"{r['passed']} / {r['total']}")
-                if r["total"] or not r.get("reported")
-                else '<td class="reported">none: reported only</td>'
-            )
-            + _cell(r.get("reported", 0))
-            + _cell(replicas)
-            + (
-                f'<td class="num sensitive">{sensitive}</td>'
+            [
+                {"text": r["id"], "href": f"#{r['id']}"},
+                _text(source(r["paper"], r["figure"])),
+                _text(r["title"]),
+                _experiment_cell(r),
+                _cell(r.get("reported", 0)),
+                _cell(replicas),
+                {"text": str(sensitive), "cls": "num sensitive"}
                 if sensitive
-                else f'<td class="num">{"0" if replicas else "—"}</td>'
-            )
-            + "</tr>"
+                else {"text": "0" if replicas else "—", "cls": "num"},
+            ]
         )
-    table = _table(
-        [
+    verdicts = [experiment_verdict(r) for r in results]
+    tally = ", ".join(
+        f"{verdicts.count(word)} {label}"
+        for word, label in (("pass", "pass"), ("fail", "fail"), ("reported", "only report (no threshold)"))
+        if verdicts.count(word)
+    )
+    return {
+        "headers": [
             "experiment",
-            "paper",
+            "source",
             "title",
             "checks passed",
             "reported only",
             "phase replicas",
             "phase-sensitive",
         ],
-        rows,
-    )
-    total = sum(_sensitive_count(r) for r in results)
-    experiments = sum(_sensitive_count(r) > 0 for r in results)
-    if not any(_replica_count(r) for r in results):
-        line = "No phase replicas ran: each verdict rests on one run."
-    elif total:
-        line = (
-            f'<span class="sensitive">{total} phase-sensitive check{"s" if total != 1 else ""}</span> in '
-            f"{experiments} experiment{'s' if experiments != 1 else ''}: a verdict that is not the same in "
-            "every run. The verdicts above are the canonical runs'."
-        )
-    else:
-        line = "No check is phase-sensitive: every check has the same verdict in every run."
-    return table + f'<p class="meta">{line} {_REPLICA_LEGEND}</p>'
+        "rows": rows,
+        "tally": f"{len(results)} experiment{'s' if len(results) != 1 else ''}: {tally}.",
+        "any_replicas": any(_replica_count(r) for r in results),
+        "sensitive": sum(_sensitive_count(r) for r in results),
+        "sensitive_experiments": sum(_sensitive_count(r) > 0 for r in results),
+    }
 
 
-_REPLICA_LEGEND = (
-    "A phase replica runs every point of an experiment again with another seed and each link's "
-    "propagation delay lengthened by a fixed random fraction of a packet time; "
-    "ranges beside our numbers are min–max over the replicas."
-)
+def _experiment_cell(result: Mapping[str, Any]) -> Cell:
+    """checks passed / total, coloured by the experiment's verdict; "none: reported only" when its
+    checks only report."""
+    word = experiment_verdict(result)
+    if word == "reported":
+        return {"text": "none: reported only", "cls": "reported"}
+    return {"text": f"{result['passed']} / {result['total']}", "cls": word}
 
 
 def _replica_count(result: Mapping[str, Any]) -> int:
@@ -142,35 +135,42 @@ def _sensitive_count(result: Mapping[str, Any]) -> int:
     return sum(bool(c.get("phase_sensitive")) for c in result["checks"])
 
 
-def _section(result: Mapping[str, Any], out: Path) -> str:
-    rid = result["id"]
-    parts = [
-        f'<section id="{escape(rid)}"><h2>{escape(rid)}: {escape(result["title"])}</h2>',
-        f'<p class="meta">Paper {escape(str(result["paper"]))}, {escape(result["figure"])} · scenario '
-        f"<code>{escape(result['scenario'])}</code> · seed {escape(fmt(result.get('seed')))} · "
-        f'<a href="{escape(rid)}/result.json">result.json</a></p>',
-        f"<p>{escape(result['what_runs'])}</p>",
-        "<h3>Published and ours</h3>",
-        _comparison(result),
-        "<h3>What must hold</h3>",
-        _checks(result),
-        "<h3>Where ours differs, and why</h3>",
-        f'<p class="note">{escape(result["explanation"])}</p>',
-        _phase(result),
-        _figures(result, out),
-        _points(result["points"]),
-        "</section>",
-    ]
-    return "\n".join(parts)
+# --- one experiment ----------------------------------------------------------------------------------
 
 
-def _comparison(result: Mapping[str, Any]) -> str:
+def _section(result: Mapping[str, Any], out: Path) -> dict[str, Any]:
+    where = source(result["paper"], result["figure"])
+    section = {
+        "id": result["id"],
+        "title": result["title"],
+        "source": where[:1].upper() + where[1:],
+        "scenario": result["scenario"],
+        "seed": fmt(result.get("seed")),
+        "what_runs": result["what_runs"],
+        "comparison": _comparison(result),
+        "checks": _checks(result),
+        "explanation": result["explanation"],
+        "phase": _phase(result),
+        "no_replicas": "phase" in result,
+        "points": _points(result["points"]),
+        "figures": [],
+        "figures_unknown": False,
+        "figures_error": None,
+    }
+    section.update(_figures(result, out))
+    return section
+
+
+def _comparison(result: Mapping[str, Any]) -> dict[str, Any]:
     """Quantity, ours, the replicas' range of ours (when replicas ran), published."""
     spread = _replica_count(result) > 0
     rows = [
-        f"<tr><td>{escape(c['quantity'])}</td>{_cell(c['ours'])}"
-        + (_spread_cell(c.get("replicas")) if spread else "")
-        + f"{_cell(c['published'])}</tr>"
+        [
+            _text(c["quantity"]),
+            _cell(c["ours"]),
+            *([_spread_cell(c.get("replicas"))] if spread else []),
+            _cell(c["published"]),
+        ]
         for c in result["comparison"]
     ]
     headers = (
@@ -178,42 +178,52 @@ def _comparison(result: Mapping[str, Any]) -> str:
         if spread
         else ["quantity", "ours", "published"]
     )
-    return _table(headers, rows)
+    return {"headers": headers, "rows": rows}
 
 
-def _checks(result: Mapping[str, Any]) -> str:
+def _checks(result: Mapping[str, Any]) -> dict[str, Any]:
     """Check, ours, the replicas' range, published, the canonical verdict, and the phase mark."""
     spread = _replica_count(result) > 0
     rows = [
-        f"<tr><td>{escape(c['description'])}</td>{_cell(c['ours'])}"
-        + (_spread_cell(c.get("replicas")) if spread else "")
-        + _cell(c["published"])
-        + _check_verdict(c)
-        + (_phase_mark(c) if spread else "")
-        + "</tr>"
+        [
+            _text(c["description"]),
+            _cell(c["ours"]),
+            *([_spread_cell(c.get("replicas"))] if spread else []),
+            _cell(c["published"]),
+            _check_verdict(c),
+            *([_phase_mark(c)] if spread else []),
+        ]
         for c in result["checks"]
     ]
     headers = ["check", "ours", "published", "result"]
     if spread:
         headers = ["check", "ours", "replicas (min–max)", "published", "result", "phase"]
-    return _table(headers, rows)
+    return {"headers": headers, "rows": rows}
 
 
-def _check_verdict(check: Mapping[str, Any]) -> str:
-    word = check.get("verdict") or verdict(check.get("passed"))
+def _verdict_of(check: Mapping[str, Any]) -> str:
+    return check.get("verdict") or verdict(check.get("passed"))
+
+
+def _check_verdict(check: Mapping[str, Any]) -> Cell:
+    word = _verdict_of(check)
     if word == "reported":
-        return '<td class="reported" title="reported, no threshold: neither a pass nor a fail">reported</td>'
-    return _verdict(word == "pass", "pass", "FAIL")
+        return {
+            "text": "reported",
+            "cls": "reported",
+            "title": "reported, no threshold: neither a pass nor a fail",
+        }
+    return {"text": "pass" if word == "pass" else "FAIL", "cls": word}
 
 
-def _phase_mark(check: Mapping[str, Any]) -> str:
+def _phase_mark(check: Mapping[str, Any]) -> Cell:
     """'phase-sensitive: k of n replicas fail' (or pass), or how many replicas agree."""
     rep = check.get("replicas") or {}
     n = rep.get("count", 0)
     if not n:
-        return "<td>—</td>"
+        return _text("—")
     passed, failed = rep.get("passed", 0), rep.get("failed", 0)
-    canonical = check.get("verdict") or verdict(check.get("passed"))
+    canonical = _verdict_of(check)
     if check.get("phase_sensitive"):
         if canonical == "pass":
             text = f"phase-sensitive: {failed} of {n} replicas fail"
@@ -221,69 +231,54 @@ def _phase_mark(check: Mapping[str, Any]) -> str:
             text = f"phase-sensitive: {passed} of {n} replicas pass"
         else:
             text = f"phase-sensitive: {passed} of {n} replicas pass, {failed} fail"
-        return f'<td class="sensitive">{escape(text)}</td>'
+        return {"text": text, "cls": "sensitive"}
     if passed == n:
         text = f"stable: {n} of {n} replicas pass"
     elif failed == n:
         text = f"stable: {n} of {n} replicas fail"
     else:
-        text = f"reported in {n} replicas"
-    return f'<td class="stable">{escape(text)}</td>'
+        text = f"reported in {n} replica{'s' if n != 1 else ''}"
+    return {"text": text, "cls": "stable"}
 
 
-def _spread_cell(rep: Mapping[str, Any] | None) -> str:
+def _spread_cell(rep: Mapping[str, Any] | None) -> Cell:
     """min–max of the replicas' numeric values, with how many; — when there are none."""
     values = (rep or {}).get("values") or []
     if not values:
-        return "<td>—</td>"
+        return _text("—")
     lo, hi = fmt(rep.get("min")), fmt(rep.get("max"))
-    text = lo if lo == hi else f"{lo} – {hi}"
-    return f'<td class="num">{escape(text)} <span class="meta">({len(values)})</span></td>'
+    return {"text": lo if lo == hi else f"{lo} – {hi}", "cls": "num", "count": len(values)}
 
 
-def _phase(result: Mapping[str, Any]) -> str:
-    """How the replicas ran, the experiment's notes on what they show, and replicas that failed."""
+def _phase(result: Mapping[str, Any]) -> dict[str, Any] | None:
+    """How the replicas ran, the experiment's notes on what they show, and replicas that failed;
+    None when none ran."""
     phase = result.get("phase") or {}
     n = phase.get("count", 0)
     if not n:
-        if "phase" in result:
-            return (
-                '<p class="meta">No phase replicas ran for this experiment: its verdicts rest on one run.</p>'
-            )
-        return ""
-    sensitive = _sensitive_count(result)
+        return None
     seeds = ", ".join(
         f"{result['seed'] + r['seed_offset']}"
         if isinstance(result.get("seed"), int)
         else f"+{r['seed_offset']}"
         for r in phase.get("replicas", [])
     )
-    html = [
-        "<h3>Phase sensitivity</h3>",
-        f"<p>Besides the canonical run (seed {escape(fmt(result.get('seed')))}, no perturbation), "
-        f"{n} phase replica{'s' if n != 1 else ''} ran every point again, with seed{'s' if n != 1 else ''} "
-        f"{escape(seeds)} and each link's propagation delay lengthened by a fixed random amount below "
-        f"{escape(fmt(phase.get('perturb_delays')))} × the transmission time of a 1500-byte packet at its "
-        "rate. "
-        + (
-            f'<span class="sensitive">{sensitive} check{"s are" if sensitive != 1 else " is"} phase-sensitive'
-            "</span>: the verdict differs between runs."
-            if sensitive
-            else "Every check has the same verdict in every run."
-        )
-        + "</p>",
-    ]
-    html += [_sensitive_detail(result, c) for c in result["checks"] if c.get("phase_sensitive")]
-    html += [f'<p class="note">{escape(note)}</p>' for note in phase.get("notes", [])]
-    html += [
-        f'<p class="error">Replica {r["replica"]} could not be evaluated: {escape(str(r["error"]))}</p>'
-        for r in phase.get("replicas", [])
-        if r.get("error")
-    ]
-    return "\n".join(html)
+    return {
+        "count": n,
+        "seeds": seeds,
+        "perturb": fmt(phase.get("perturb_delays")),
+        "sensitive": _sensitive_count(result),
+        "details": [_sensitive_detail(result, c) for c in result["checks"] if c.get("phase_sensitive")],
+        "notes": list(phase.get("notes", [])),
+        "errors": [
+            {"replica": r["replica"], "error": str(r["error"])}
+            for r in phase.get("replicas", [])
+            if r.get("error")
+        ],
+    }
 
 
-def _sensitive_detail(result: Mapping[str, Any], check: Mapping[str, Any]) -> str:
+def _sensitive_detail(result: Mapping[str, Any], check: Mapping[str, Any]) -> dict[str, str]:
     """One phase-sensitive check, run by run: the canonical verdict and value, then each replica's."""
     seed = result.get("seed")
     step = (result.get("phase") or {}).get("seed_step")
@@ -292,55 +287,43 @@ def _sensitive_detail(result: Mapping[str, Any], check: Mapping[str, Any]) -> st
         n = run["replica"]
         where = f" (seed {seed + n * step})" if isinstance(seed, int) and isinstance(step, int) else ""
         runs.append(f"replica {n}{where}: {_verdict_word(run)} at {fmt(run['ours'])}")
-    return (
-        f'<p><span class="sensitive">phase-sensitive</span> {escape(check["description"])}: '
-        + escape("; ".join(runs))
-        + ".</p>"
-    )
+    return {"description": check["description"], "runs": "; ".join(runs)}
 
 
 def _verdict_word(check: Mapping[str, Any]) -> str:
-    word = check.get("verdict") or verdict(check.get("passed"))
+    word = _verdict_of(check)
     return "FAIL" if word == "fail" else word
 
 
-def _figures(result: Mapping[str, Any], out: Path) -> str:
+def _figures(result: Mapping[str, Any], out: Path) -> dict[str, Any]:
+    """The experiment's figures, drawn now into ``DIR/figures``, as {src, caption}; or why not."""
     exp = EXPERIMENTS.get(result["id"])
     if exp is None:
-        return '<p class="meta">No figures: this fairstream does not know the experiment.</p>'
+        return {"figures_unknown": True}
     try:
         figures = exp.figures(result, out / result["id"], out / FIGURE_DIR)
     except Exception as err:  # a broken figure must not cost the rest of the report
         print(f"report: figures of {result['id']} failed: {err!r}", file=sys.stderr)
-        return f'<p class="error">Figures failed: {escape(repr(err))}</p>'
-    html = ["<h3>Figures</h3>"]
-    for fig in figures:
-        src = fig.path.resolve().relative_to(out.resolve()).as_posix()
-        html.append(
-            f'<figure><img src="{escape(src)}" alt="{escape(fig.caption)}">'
-            f"<figcaption>{escape(fig.caption)}</figcaption></figure>"
-        )
-    return "\n".join(html)
+        return {"figures_error": repr(err)}
+    return {
+        "figures": [
+            {"src": fig.path.resolve().relative_to(out.resolve()).as_posix(), "caption": fig.caption}
+            for fig in figures
+        ]
+    }
 
 
-def _points(points: Sequence[Mapping[str, Any]]) -> str:
+def _points(points: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     if not points:
-        return ""
+        return None
     headers = list(points[0])
-    rows = ["<tr>" + "".join(_cell(p.get(h)) for h in headers) + "</tr>" for p in points]
-    return "<details><summary>Our numbers, per point</summary>" + _table(headers, rows) + "</details>"
+    return {"headers": headers, "rows": [[_cell(p.get(h)) for h in headers] for p in points]}
 
 
-def _table(headers: Sequence[str], rows: Sequence[str]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table>"
+def _cell(value: Any) -> Cell:
+    """A value in `fmt`'s form; numbers right-aligned."""
+    return {"text": fmt(value), "cls": "num" if is_number(value) else None}
 
 
-def _cell(value: Any) -> str:
-    numeric = isinstance(value, int | float) and not isinstance(value, bool)
-    return f'<td class="num">{escape(fmt(value))}</td>' if numeric else f"<td>{escape(fmt(value))}</td>"
-
-
-def _verdict(passed: bool, pass_text: str, fail_text: str) -> str:
-    """A cell coloured by the outcome."""
-    return f'<td class="{"pass" if passed else "fail"}">{escape(pass_text if passed else fail_text)}</td>'
+def _text(text: str) -> Cell:
+    return {"text": text, "cls": None}

@@ -47,24 +47,60 @@ class SweepResult:
 
 
 def parse_assignment(arg: str) -> tuple[str, list[Any]]:
-    """``"flow.0.rate=1Mbps,2Mbps"`` -> ``("flow.0.rate", ["1Mbps", "2Mbps"])``.
+    """One ``--set PATH=VALUE``: the dotted path and the values it takes in the sweep.
 
-    Values are parsed as in `parse_value`.
+    VALUE is a TOML value (``20``, ``0.5``, ``true``, ``"a,b"``, ``{ uniform = ["0s", "1s"] }``)
+    or a bare word, taken as a string (``1Mbps``). A TOML array gives several values, one point
+    each: ``flow.0.rate=["1Mbps", "2Mbps"]``; to set a field to a list, nest it
+    (``record.pcap=[["N1->N2"]]``). Commas only separate values inside an array, so a string
+    holding one is quoted. ValueError, with the form to use, for anything else.
     """
-    path, sep, values = arg.partition("=")
-    path = path.strip()
-    if not sep or not path or not values.strip():
-        raise ValueError(f"`{arg}` is not PATH=VALUE[,VALUE...], e.g. flow.0.rate=1Mbps,2Mbps")
-    return path, [parse_value(v) for v in values.split(",")]
+    path, sep, raw = arg.partition("=")
+    path, raw = path.strip(), raw.strip()
+    if not sep or not path or not raw:
+        raise ValueError(f"`{arg}` is not PATH=VALUE, e.g. flow.0.rate=1Mbps or seed=[1, 2]")
+    value = parse_value(raw)
+    if not isinstance(value, list):
+        return path, [value]
+    if not value:
+        raise ValueError(f"`{arg}`: an empty array gives the sweep no value")
+    return path, value
 
 
 def parse_value(raw: str) -> Any:
-    """A TOML value when the text is one (``20``, ``0.5``, ``true``, ``"x"``), else the bare string."""
+    """A TOML value when the text is one (``20``, ``0.5``, ``true``, ``"x"``, ``[1, 2]``), else
+    the bare word as a string (``1Mbps``, ``10 Mbps``).
+
+    Text that cannot be a bare word is a ValueError saying how to write it: one holding a comma
+    (quote it, or make it an array of quoted strings) or one starting like an array, inline
+    table or string that does not parse.
+    """
     raw = raw.strip()
     try:
         return tomlio.loads(f"v = {raw}")["v"]
+    except tomlio.TOMLDecodeError as err:
+        reason = str(err).split(" (at ", 1)[0]  # its line and column are of our wrapper, not of `raw`
+    if "," in raw:
+        array = "[" + ", ".join(_toml_word(w) for w in raw.strip("[]").split(",")) + "]"
+        if raw.startswith("["):
+            raise ValueError(f"`{raw}` is not a TOML array: quote its strings, {array}")
+        raise ValueError(
+            f"`{raw}` is not a TOML value: write several values as a TOML array, {array}, "
+            f"or quote one string that holds a comma, {_toml_word(raw)}"
+        )
+    if raw[:1] in "[{\"'":
+        raise ValueError(f"`{raw}` is not a TOML value: {reason}")
+    return raw
+
+
+def _toml_word(word: str) -> str:
+    """`word` as a TOML value: itself when it is one (``2``, ``true``), else a quoted string."""
+    word = word.strip()
+    try:
+        tomlio.loads(f"v = {word}")
+        return word
     except tomlio.TOMLDecodeError:
-        return raw
+        return tomlio.dumps({"v": word}).split("=", 1)[1].strip()
 
 
 def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:

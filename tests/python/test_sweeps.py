@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -16,15 +18,29 @@ from fairstream.sweeps import grid_points, parse_assignment, parse_value
 
 
 def test_parse_assignment_and_values() -> None:
-    assert parse_assignment("flow.1.rate=1Mbps,2Mbps") == ("flow.1.rate", ["1Mbps", "2Mbps"])
-    assert parse_assignment("flow.0.window = 10, 20") == ("flow.0.window", [10, 20])
+    assert parse_assignment("flow.1.rate=1Mbps") == ("flow.1.rate", ["1Mbps"])
+    assert parse_assignment('flow.1.rate=["1Mbps", "2Mbps"]') == ("flow.1.rate", ["1Mbps", "2Mbps"])
+    assert parse_assignment("flow.0.window = [10, 20]") == ("flow.0.window", [10, 20])
+    assert parse_assignment("x=10 Mbps") == ("x", ["10 Mbps"])  # a bare word, spaces and all
+    assert parse_assignment('name="a,b"') == ("name", ["a,b"])  # a comma inside a string
+    assert parse_assignment('name=["a,b", "c"]') == ("name", ["a,b", "c"])
+    assert parse_assignment('record.pcap=[["N1->N2"]]') == ("record.pcap", [["N1->N2"]])  # a list value
+    assert parse_assignment('s={ uniform = ["0s", "1s"] }') == ("s", [{"uniform": ["0s", "1s"]}])
     assert parse_value("true") is True
     assert parse_value("0.5") == 0.5
-    assert parse_value('"a,b"') == "a,b"
     assert parse_value("1%") == "1%"
-    for bad in ("flow.0.rate", "=1", "x="):
+    for bad in ("flow.0.rate", "=1", "x=", "x=[]", "x=[1", 'x="a'):
         with pytest.raises(ValueError):
             parse_assignment(bad)
+
+
+def test_the_old_comma_list_says_how_to_write_it() -> None:
+    with pytest.raises(ValueError, match=r'TOML array, \["1Mbps", "2Mbps"\], or quote .* "1Mbps,2Mbps"'):
+        parse_assignment("flow.1.rate=1Mbps,2Mbps")
+    with pytest.raises(ValueError, match=r"TOML array, \[1, 2\]"):
+        parse_assignment("seed=1,2")
+    with pytest.raises(ValueError, match=r'quote its strings, \["1Mbps", "2Mbps"\]'):
+        parse_assignment("flow.1.rate=[1Mbps, 2Mbps]")
 
 
 def test_grid_is_the_cartesian_product() -> None:
@@ -51,19 +67,46 @@ def test_sweep_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     scenario = tmp_path / "s.toml"
     scenario.write_text(tomlio.dumps(small_scenario(duration="1s")), encoding="utf-8")
     out = tmp_path / "sw"
-    argv = ["sweep", str(scenario), "--set", "flow.1.rate=0.5Mbps,1Mbps", "--set", "seed=1,2", "-o", str(out)]
+    rates = ["--set", "flow.1.rate=0.5Mbps", "--set", "flow.1.rate=1Mbps"]  # repeated: two values
+    argv = ["sweep", str(scenario), *rates, "--set", "seed=[1, 2]", "-o", str(out)]
     assert main([*argv, "--jobs", "2", "--quiet"]) == 0
     meta = json.loads((out / "sweep.json").read_text())
+    assert meta["grid"] == {"flow.1.rate": ["0.5Mbps", "1Mbps"], "seed": [1, 2]}
     assert len(meta["points"]) == 4
     assert all((out / p["dir"] / "summary.json").is_file() for p in meta["points"])
     assert "4 runs" in capsys.readouterr().out
+
+
+def test_sweep_cli_value_with_a_comma(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(tomlio.dumps(small_scenario(duration="1s")), encoding="utf-8")
+    out = tmp_path / "sw"
+    argv = ["sweep", str(scenario), "--set", 'description=["a, b", "c,d,e"]', "-o", str(out), "-q", "-j", "1"]
+    assert main(argv) == 0
+    points = json.loads((out / "sweep.json").read_text())["points"]
+    assert [p["overrides"] for p in points] == [{"description": "a, b"}, {"description": "c,d,e"}]
+    resolved = [tomlio.loads((out / p["dir"] / "scenario.resolved.toml").read_text()) for p in points]
+    assert [r["description"] for r in resolved] == ["a, b", "c,d,e"]  # reached the scenario whole
+
+
+def test_sweep_cli_old_comma_syntax_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(tomlio.dumps(small_scenario(duration="1s")), encoding="utf-8")
+    with pytest.raises(SystemExit) as exit:
+        main(["sweep", str(scenario), "--set", "seed=1,2", "-o", str(tmp_path / "sw")])
+    assert exit.value.code == 2
+    assert "TOML array, [1, 2]" in capsys.readouterr().err
+    assert not (tmp_path / "sw").exists()
 
 
 def test_sweep_with_a_bad_point_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     scenario = tmp_path / "s.toml"
     scenario.write_text(tomlio.dumps(small_scenario(duration="1s")), encoding="utf-8")
     out = tmp_path / "sw"
-    assert main(["sweep", str(scenario), "--set", "flow.1.rate=1Mbps,fast", "-o", str(out), "--quiet"]) == 2
+    argv = ["sweep", str(scenario), "--set", 'flow.1.rate=["1Mbps", "fast"]', "-o", str(out), "--quiet"]
+    assert main(argv) == 2
     assert "fast" in capsys.readouterr().err
     assert not out.exists()
     assert main(["sweep", str(scenario), "--set", "flow.9.rate=1Mbps", "-o", str(out), "--quiet"]) == 2
@@ -80,7 +123,7 @@ def test_scheduler_without_dask_is_a_clear_error(
         "sweep",
         str(scenario),
         "--set",
-        "seed=1,2",
+        "seed=[1, 2]",
         "-o",
         str(tmp_path / "sw"),
         "--scheduler",
@@ -97,3 +140,35 @@ def test_sweep_on_a_dask_cluster(tmp_path: Path) -> None:
         result = fairstream.sweep(scenario, grid, tmp_path / "sw", scheduler=cluster.scheduler_address)
     local = fairstream.sweep(scenario, grid, tmp_path / "local")
     assert result.flows.drop("point").equals(local.flows.drop("point"))
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "sweeps.md"
+
+
+def test_the_docs_example_runs_as_documented(tmp_path: Path) -> None:
+    """docs/sweeps.md's command, on the README's scenario: four points, and what the page says
+    they show (a window of 20 holds the flows to ~3.3 Mbit/s, 1000 fills the link)."""
+    from test_readme import readme_scenario
+
+    text = DOCS.read_text(encoding="utf-8")
+    command = re.search(r"```sh\n(fairstream sweep .*?)```", text, flags=re.S).group(1)
+    argv = shlex.split(command.replace("\\\n", " "))
+    assert argv[:3] == ["fairstream", "sweep", "scenario.toml"]
+    (tmp_path / "scenario.toml").write_text(readme_scenario(), encoding="utf-8")
+    argv[2] = str(tmp_path / "scenario.toml")
+    argv[argv.index("-o") + 1] = str(tmp_path / "sweep-out")
+    assert main([*argv[1:], "-q", "-j", "1"]) == 0
+    flows = pl.read_parquet(tmp_path / "sweep-out" / "flows.parquet")
+    total = flows.group_by("topology.bottleneck.rate", "flow.0.window").agg(pl.col("throughput_bps").sum())
+    mbps = {(r[0], r[1]): r[2] / 1e6 for r in total.iter_rows()}
+    assert set(mbps) == {("5Mbps", 20), ("5Mbps", 1000), ("11Mbps", 20), ("11Mbps", 1000)}
+    assert 3.0 < mbps["5Mbps", 20] < 3.6 and 3.0 < mbps["11Mbps", 20] < 3.6
+    assert mbps["5Mbps", 1000] > 0.9 * 5 and mbps["11Mbps", 1000] > 0.9 * 11
+
+
+def test_every_set_in_the_docs_parses() -> None:
+    examples = re.findall(r"--set '([^']+)'", DOCS.read_text(encoding="utf-8"))
+    assert len(examples) >= 5
+    for example in examples:
+        path, values = parse_assignment(example)
+        assert path and values

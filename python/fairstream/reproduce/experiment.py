@@ -54,6 +54,24 @@ def verdict(passed: bool | None) -> str:
     return "pass" if passed else "fail"
 
 
+def experiment_verdict(result: Mapping[str, Any]) -> str:
+    """An experiment's verdict from its result.json counts: ``"fail"`` when a check with a threshold
+    failed, ``"pass"`` when there are such checks and all passed, else ``"reported"``: an experiment
+    whose checks only report (no threshold) neither passes nor fails."""
+    if result["passed"] < result["total"]:
+        return "fail"
+    return "pass" if result["total"] else "reported"
+
+
+def source(paper: str, figure: str) -> str:
+    """Where an experiment comes from, as the report and ``reproduce --list`` name it: "paper 003,
+    Fig. 4", or "validation" for a check of the simulator, which reproduces no paper's figure."""
+    words = [] if paper == "validation" else [f"paper {paper}"]
+    if figure and figure != "—":
+        words.append(figure)
+    return ", ".join(words) or "validation"
+
+
 @dataclass(frozen=True)
 class Published:
     """A number (or shape) the paper reports."""

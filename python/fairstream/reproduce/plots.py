@@ -1,15 +1,23 @@
 """The figure styles the reproductions redraw, as PNG files (matplotlib, Agg backend):
 throughput against offered load, cumulative bytes against time, bars of ours beside published;
-the first and the last can show the range over the phase replicas (shaded band, whiskers)."""
+the first and the last can show the range over the phase replicas (shaded band, whiskers).
+
+Every figure goes through `save`, which lays it out and then checks it: tick labels of one axis
+that overlap (crowded axes, long labels) are a `TickLabelOverlap` warning naming the figure, the
+axis and the labels. The tests turn that warning into an error (pyproject.toml).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
+
+import warnings  # noqa: E402
 
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
@@ -59,12 +67,38 @@ def cumulative_delivered(path: Path, run: RunResult, *, title: str) -> Path:
     """One line per flow of the wire bytes delivered so far, in MB, against time (Fig. 4 of
     paper 003)."""
     fig, ax = plt.subplots(figsize=(6.0, 4.0))
-    for label, (t, y) in cumulative_bytes(run).items():
-        ax.plot(t, [b / 1e6 for b in y], label=label)
+    series = cumulative_bytes(run)
+    for i, (label, (t, y)) in enumerate(series.items()):
+        ax.plot(
+            t,
+            [b / 1e6 for b in y],
+            label=f"{label} ({y[-1] / 1e6:.2f} MB)" if y else label,
+            **_distinct(i, len(series), len(t)),
+        )
     ax.set(title=title, xlabel="time (s)", ylabel="bytes delivered (MB)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     return save(fig, path)
+
+
+_LINE_STYLES = ("-", "--", "-.", ":")
+_MARKERS = "osD^v<>p"
+
+
+def _distinct(i: int, lines: int, points: int) -> dict[str, Any]:
+    """Style of line `i` of `lines` so that lines which coincide stay apart: its own colour, dash
+    pattern and marker, the markers spaced along the line and offset from the other lines' (two
+    flows that deliver alike, such as tcp0 and tcp3 of paper 003's Fig. 4, no longer hide one
+    another)."""
+    every = max(points // 8, 1)
+    return {
+        "color": f"C{i}",
+        "linestyle": _LINE_STYLES[i % len(_LINE_STYLES)],
+        "marker": _MARKERS[i % len(_MARKERS)],
+        "markevery": (i * every // max(lines, 1), every),
+        "markersize": 5,
+        "markerfacecolor": "none" if i % 2 else f"C{i}",
+    }
 
 
 def bars_beside_published(
@@ -79,7 +113,7 @@ def bars_beside_published(
 ) -> Path:
     """Grouped bars per item: ours beside the published value (Fig. 6 of paper 003); `ranges`
     (low, high per item) adds whiskers to our bars."""
-    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.5 + 0.6 * len(labels)), 4.0))  # room for each label
     xs = range(len(labels))
     width = 0.38
     yerr = None
@@ -99,10 +133,124 @@ def bars_beside_published(
     return save(fig, path)
 
 
+class TickLabelOverlap(UserWarning):
+    """Tick labels of one axis of a saved figure overlap: the figure is hard to read."""
+
+
+def plain_log_ticks(*axes: Any) -> None:
+    """Log-scale axes spanning a decade or two, labelled legibly: major ticks at 1, 2 and 5 × each
+    power of ten written as plain numbers ("0.02", not "2 × 10⁻²"), the other minor ticks drawn
+    but not labelled (matplotlib labels them all on a short log axis, and they collide)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    for axis in axes:
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        axis.set_minor_formatter(NullFormatter())
+
+
 def save(fig: plt.Figure, path: Path) -> Path:
-    """Lays out `fig`, writes it to `path` (creating folders) and closes it."""
+    """Lays out `fig`, writes it to `path` (creating folders) and closes it.
+
+    When x tick labels overlap (many categories, long names) they are turned 30° and the figure
+    laid out and written again; overlaps left after that are a `TickLabelOverlap` warning.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path, dpi=_DPI)
+    overlaps = overlapping_tick_labels(fig)
+    if any(" x: " in o for o in overlaps):
+        for ax in fig.axes:
+            if any(o.startswith(f"axes {_axes_name(ax, fig)!r} x: ") for o in overlaps):
+                for label in ax.get_xticklabels(which="both"):
+                    label.set(rotation=30, horizontalalignment="right", rotation_mode="anchor")
+        fig.tight_layout()
+        fig.savefig(path, dpi=_DPI)
+        overlaps = overlapping_tick_labels(fig)
     plt.close(fig)
+    if overlaps:
+        warnings.warn(
+            TickLabelOverlap(f"{path.name}: overlapping tick labels: {'; '.join(overlaps)}"), stacklevel=2
+        )
     return path
+
+
+def overlapping_tick_labels(fig: plt.Figure) -> list[str]:
+    """Each pair of drawn, non-empty tick labels of one axis (x or y, major and minor together)
+    whose boxes overlap, as "axes 'title' x: '0.001' and '0.00316'"; empty when none do.
+
+    Uses the layout of the last draw (`save` draws by saving). Rotated labels are compared by the
+    rotated rectangles of their text, not by their upright bounding boxes, which overlap sooner.
+    """
+    renderer = fig.canvas.get_renderer()
+    found = []
+    for ax in fig.axes:
+        name = _axes_name(ax, fig)
+        for letter, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            labels = _drawn_tick_labels(axis)
+            shapes = [(label.get_text(), _corners(label, renderer)) for label in labels]
+            for i, (text_a, a) in enumerate(shapes):
+                for text_b, b in shapes[i + 1 :]:
+                    if _polygons_overlap(a, b):
+                        found.append(f"axes {name!r} {letter}: {text_a!r} and {text_b!r}")
+    return found
+
+
+def _axes_name(ax: Any, fig: plt.Figure) -> str:
+    return ax.get_title() or ax.get_label() or f"#{fig.axes.index(ax)}"
+
+
+def _drawn_tick_labels(axis: Any) -> list[Any]:
+    """The visible, non-empty labels of the ticks drawn on `axis` (inside its view interval)."""
+    lo, hi = sorted(axis.get_view_interval())
+    slack = 1e-9 * (hi - lo)
+    labels = []
+    for locs, ticks in (
+        (axis.get_majorticklocs(), axis.get_major_ticks),
+        (axis.get_minorticklocs(), axis.get_minor_ticks),
+    ):
+        for loc, tick in zip(locs, ticks(len(locs)), strict=True):
+            if not lo - slack <= loc <= hi + slack:
+                continue
+            labels += [t for t in (tick.label1, tick.label2) if t.get_visible() and t.get_text().strip()]
+    return labels
+
+
+def _corners(label: Any, renderer: Any) -> list[tuple[float, float]]:
+    """The four corners, in display pixels, of `label`'s text turned by its rotation."""
+    import math
+
+    box = label.get_window_extent(renderer)
+    angle = math.radians(label.get_rotation() % 180)
+    if angle == 0:
+        return [(box.x0, box.y0), (box.x1, box.y0), (box.x1, box.y1), (box.x0, box.y1)]
+    # The upright box of a rotated w × h text is (w cos + h sin) × (w sin + h cos): solve for w, h.
+    c, s = abs(math.cos(angle)), abs(math.sin(angle))
+    det = c * c - s * s
+    if abs(det) < 1e-6:  # 45°: w and h are not determined; fall back to the upright box
+        return [(box.x0, box.y0), (box.x1, box.y0), (box.x1, box.y1), (box.x0, box.y1)]
+    w = (box.width * c - box.height * s) / det
+    h = (box.height * c - box.width * s) / det
+    cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
+    ux, uy = math.cos(angle), math.sin(angle)  # along the text
+    vx, vy = -uy, ux  # across it
+    return [
+        (cx + sx * w / 2 * ux + sy * h / 2 * vx, cy + sx * w / 2 * uy + sy * h / 2 * vy)
+        for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))
+    ]
+
+
+def _polygons_overlap(
+    a: list[tuple[float, float]], b: list[tuple[float, float]], margin: float = 0.5
+) -> bool:
+    """Whether two convex quadrilaterals overlap by more than `margin` pixels (separating axes)."""
+    for poly in (a, b):
+        for i in range(len(poly)):
+            (x0, y0), (x1, y1) = poly[i], poly[(i + 1) % len(poly)]
+            nx, ny = y0 - y1, x1 - x0
+            length = (nx * nx + ny * ny) ** 0.5 or 1.0
+            pa = [(x * nx + y * ny) / length for x, y in a]
+            pb = [(x * nx + y * ny) / length for x, y in b]
+            if min(max(pa), max(pb)) - max(min(pa), min(pb)) <= margin:
+                return False
+    return True

@@ -184,6 +184,7 @@ class TfrcEquation(Experiment):
             ylabel="segment rate (Mbit/s)",
             title=f"{self.id}: TFRC vs its equation",
         )
+        plots.plain_log_ticks(ax.xaxis, ax.yaxis)
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize="small")
         path = plots.save(fig, fig_dir / f"{self.id}.png")

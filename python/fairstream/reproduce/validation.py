@@ -189,6 +189,7 @@ class TcpPadhye(Experiment):
             ylabel="throughput (Mbit/s)",
             title=f"{self.id}: Reno vs the Padhye model",
         )
+        plots.plain_log_ticks(ax.xaxis, ax.yaxis)
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize="small")
         path = plots.save(fig, fig_dir / f"{self.id}.png")

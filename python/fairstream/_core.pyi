@@ -1,0 +1,86 @@
+"""Type stubs for `fairstream._core`, the PyO3 extension built from crates/py/src/lib.rs.
+
+Every name the module exports is here, with its signature; tests/python/test_core_stubs.py checks
+that the stub and the built module name the same functions, classes and members, with the same
+parameters. A change to crates/py/src/lib.rs changes this file too.
+"""
+
+import os
+from collections.abc import Sequence
+from typing import Any, Final, final
+
+__version__: Final[str]
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be run; the message names file, line, field and the expected form."""
+
+class ScenarioWarning(UserWarning):
+    """A scenario that runs but is probably not what was meant; the message names file, line and field."""
+
+def validate(text: str, filename: str) -> str:
+    """Checks a scenario and returns it with every default filled in, as TOML.
+
+    Raises ScenarioError; issues ScenarioWarning for each warning.
+    """
+
+@final
+class Simulation:
+    """A simulation run, advanced from Python with `advance(until_s)`."""
+
+    def __init__(self, text: str, filename: str, seed: int | None = None) -> None:
+        """Loads and checks the scenario (ScenarioError) and builds the network; `seed` overrides
+        the scenario's (0 to 2**64 - 1)."""
+
+    @property
+    def duration_s(self) -> float:
+        """Simulated seconds the run lasts."""
+
+    @property
+    def now_s(self) -> float:
+        """Simulated seconds reached so far."""
+
+    @property
+    def events(self) -> int:
+        """Events processed so far."""
+
+    @property
+    def wall_time_s(self) -> float:
+        """Wall-clock seconds spent simulating so far."""
+
+    @property
+    def name(self) -> str:
+        """The scenario's name."""
+
+    def advance(self, until_s: float) -> bool:
+        """Runs up to `until_s` simulated seconds without holding the GIL; True once finished."""
+
+    def resolved_toml(self) -> str:
+        """The scenario with every default filled in, as TOML."""
+
+    def summary(self) -> dict[str, Any]:
+        """The run's summary (as in summary.json); RuntimeError until the run is finished."""
+
+    def write_results(self, out_dir: str | os.PathLike[str]) -> None:
+        """Writes the result directory (Parquet tables, summary.json, resolved scenario, pcaps);
+        RuntimeError until the run is finished, OSError when writing fails."""
+
+def check_output_dir(path: str | os.PathLike[str]) -> None:
+    """Checks, before a run, that its results can go to `path` (absent, empty, or an earlier
+    run's results; a symbolic link is followed); ValueError saying why not otherwise."""
+
+def jain(xs: Sequence[float]) -> float:
+    """Jain's fairness index of `xs`."""
+
+def mathis(mss_bytes: float, rtt_s: float, p: float, delayed_ack: bool = False) -> float:
+    """Mathis et al. TCP throughput, bytes/s."""
+
+def padhye(mss_bytes: float, rtt_s: float, p: float, rto_s: float, wmax_pkts: float, b: float = 1.0) -> float:
+    """Full PFTK (Padhye et al.) TCP throughput, bytes/s."""
+
+def padhye_approx(
+    mss_bytes: float, rtt_s: float, p: float, rto_s: float, wmax_pkts: float, b: float = 1.0
+) -> float:
+    """Approximate PFTK TCP throughput (TFRC's equation with ns-2's cap), bytes/s."""
+
+def tfrc_equation(s_bytes: float, rtt_s: float, p: float, t_rto_s: float) -> float:
+    """TFRC's throughput equation (RFC 5348 §3.1, b = 1, no cap on the timeout term), bytes/s."""

@@ -1,0 +1,100 @@
+"""Figure layout checks (reproduce/plots.py): overlapping tick labels are found (upright and
+rotated), crowded x labels are turned until they fit, what still overlaps is a warning, short
+log axes get plain labels, and lines that coincide keep distinct styles."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pytest
+from fairstream.reproduce import plots
+from fairstream.reproduce.plots import TickLabelOverlap, overlapping_tick_labels
+
+LABELS = ["0.001", "0.00316", "0.01", "0.0316", "0.1"]
+
+
+def drawn(width: float, rotation: float = 0) -> plt.Figure:
+    fig, ax = plt.subplots(figsize=(width, 2.0))
+    ax.set_title("t")
+    ax.set_xticks(range(len(LABELS)), LABELS, rotation=rotation)
+    fig.tight_layout()
+    fig.canvas.draw()
+    return fig
+
+
+@pytest.mark.parametrize(
+    ("width", "rotation", "crowded"), [(2.0, 0, True), (6.0, 0, False), (2.5, 30, False), (1.2, 30, True)]
+)
+def test_overlapping_tick_labels(width: float, rotation: float, crowded: bool) -> None:
+    fig = drawn(width, rotation)
+    found = overlapping_tick_labels(fig)
+    plt.close(fig)
+    assert bool(found) is crowded, found
+    if crowded:
+        assert "axes 't' x: '0.001' and '0.00316'" in found
+
+
+def test_labels_outside_the_view_are_not_counted() -> None:
+    fig, ax = plt.subplots(figsize=(3.0, 2.0))
+    ax.set_xticks([0, 1, 100, 100.01], ["a", "b", "hidden", "hidden too"])
+    ax.set_xlim(-0.5, 1.5)
+    fig.canvas.draw()
+    assert overlapping_tick_labels(fig) == []
+    plt.close(fig)
+
+
+def test_save_turns_crowded_x_labels(tmp_path: Path) -> None:
+    fig, ax = plt.subplots(figsize=(3.0, 2.5))
+    ax.bar(range(6), range(6))
+    ax.set_xticks(range(6), [f"label {i}" for i in range(6)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TickLabelOverlap)
+        plots.save(fig, tmp_path / "bars.png")
+    assert {label.get_rotation() for label in ax.get_xticklabels()} == {30.0}
+    assert (tmp_path / "bars.png").stat().st_size > 0
+
+
+def test_save_warns_about_what_turning_cannot_fix(tmp_path: Path) -> None:
+    fig, ax = plt.subplots(figsize=(3.0, 1.2))
+    ax.set_yticks(range(12), [f"row {i}" for i in range(12)])
+    with pytest.warns(
+        TickLabelOverlap, match=r"crowded\.png: overlapping tick labels: axes '#0' y: 'row 0' and 'row 1'"
+    ):
+        plots.save(fig, tmp_path / "crowded.png")
+    assert (tmp_path / "crowded.png").is_file()  # written all the same
+
+
+def test_plain_log_ticks() -> None:
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    ax.plot([0.004, 0.01, 0.02, 0.048], [2.0, 1.1, 0.75, 0.37], "o-")
+    ax.set(xscale="log", yscale="log")
+    plots.plain_log_ticks(ax.xaxis, ax.yaxis)
+    fig.tight_layout()
+    fig.canvas.draw()
+    xs = [t.get_text() for t in plots._drawn_tick_labels(ax.xaxis)]
+    assert xs == ["0.005", "0.01", "0.02"] or xs == ["0.005", "0.01", "0.02", "0.05"]
+    assert [t.get_text() for t in plots._drawn_tick_labels(ax.yaxis)] == ["0.5", "1", "2"]
+    assert overlapping_tick_labels(fig) == []
+    plt.close(fig)
+
+
+def test_coinciding_lines_keep_distinct_styles() -> None:
+    styles = [plots._distinct(i, 4, 400) for i in range(4)]
+    assert len({(s["linestyle"], s["marker"]) for s in styles}) == 4
+    assert len({s["markevery"][0] for s in styles}) == 4  # markers offset along the lines
+    assert len({s["color"] for s in styles}) == 4
+
+
+def test_four_flows_that_deliver_alike_stay_apart(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Paper 003's Fig. 4: tcp0 and tcp3 delivered almost the same and one line hid the other."""
+    same = ([0.0, 1.0, 2.0, 3.0], [0, 1_000_000, 2_000_000, 3_000_000])
+    monkeypatch.setattr(plots, "cumulative_bytes", lambda run: {f"tcp{i}": same for i in range(4)})
+    figures: list[plt.Figure] = []
+    monkeypatch.setattr(plots, "save", lambda fig, path: figures.append(fig) or path)
+    plots.cumulative_delivered(tmp_path / "fig4.png", None, title="t")
+    lines = figures[0].axes[0].get_lines()
+    assert len({(line.get_linestyle(), line.get_marker()) for line in lines}) == 4
+    assert [t.get_text() for t in figures[0].axes[0].get_legend().get_texts()][0] == "tcp0 (3.00 MB)"
+    plt.close(figures[0])
