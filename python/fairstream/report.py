@@ -10,6 +10,9 @@ The canonical run's numbers and verdicts are the headline; beside each number an
 its range (min–max) over the phase replicas (`reproduce.runner`), and a check whose verdict is
 not the same in every run is marked "phase-sensitive: k of n replicas fail" (or pass). Results
 written before replicas existed render as before, without those columns.
+
+A reproduction stopped by Ctrl-C leaves ``DIR/INCOMPLETE`` (`fairstream.interrupt`): its text
+heads the page in a warning, and the experiments it names are not in the tables.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from .interrupt import read_marker
 from .reproduce import EXPERIMENTS
 from .reproduce.experiment import verdict
 from .reproduce.runner import load_results
@@ -50,7 +54,10 @@ def write_report(output_dir: str | os.PathLike[str]) -> Path:
     """Writes ``report.html`` (and its figures) for the results in `output_dir`; returns its path."""
     out = Path(output_dir)
     results = load_results(out)
+    incomplete = read_marker(out)
     if not results:
+        if incomplete:
+            raise FileNotFoundError(f"{out}: no experiment was evaluated; {incomplete}")
         raise FileNotFoundError(
             f"{out} holds no <experiment>/result.json; run `fairstream reproduce -o {out}` first"
         )
@@ -63,6 +70,9 @@ def write_report(output_dir: str | os.PathLike[str]) -> Path:
         f"fairstream {escape(str(results[0].get('fairstream_version', '?')))}.</p>",
         '<p class="note"><b>Quick mode:</b> shortened runs and sweeps, for tests; not the reproduction.</p>'
         if quick
+        else "",
+        f'<p class="note fail"><b>Incomplete:</b> {escape(incomplete)}</p>'.replace("\n", "<br>")
+        if incomplete
         else "",
         _summary_table(results),
         *sections,
