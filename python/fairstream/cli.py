@@ -348,7 +348,7 @@ def _cmd_report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
 
 
 def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .bench import BENCHMARKS, measure, write_json
+    from .bench import BENCHMARKS, BenchInterrupted, measure, write_json
     from .bench_format import format_report, format_scaling
 
     ids = [i.upper() for i in args.ids] or list(BENCHMARKS)
@@ -368,16 +368,24 @@ def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
     # In the benchmarks ns-3 runs when installed (None) unless --no-ns3; in --scaling only on request.
     ns3 = args.scaling_ns3 if args.scaling else (False if args.no_ns3 else None)
-    rows, meta = measure(
-        ids,
-        repeat=args.repeat,
-        quick=args.quick,
-        duration=args.duration,
-        ns3=ns3,
-        scaling=args.scaling,
-        idle_wait_s=0.0 if args.no_wait else args.idle_wait,
-        progress=progress,
-    )
+    try:
+        rows, meta = measure(
+            ids,
+            repeat=args.repeat,
+            quick=args.quick,
+            duration=args.duration,
+            ns3=ns3,
+            scaling=args.scaling,
+            idle_wait_s=0.0 if args.no_wait else args.idle_wait,
+            progress=progress,
+        )
+    except BenchInterrupted as stop:  # keep the benchmarks measured whole, marked incomplete
+        if stop.rows:
+            table = format_scaling if args.scaling else format_report
+            print(table(stop.rows, stop.meta))
+        if args.json:
+            write_json(args.json, stop.rows, stop.meta)
+        raise
     print(format_scaling(rows, meta) if args.scaling else format_report(rows, meta))
     if args.json:
         write_json(args.json, rows, meta)

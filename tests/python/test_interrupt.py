@@ -1,4 +1,4 @@
-"""Ctrl-C stops `run`, `sweep` and `reproduce` promptly: exit 130, no traceback, no
+"""Ctrl-C stops `run`, `sweep`, `reproduce` and `bench` promptly: exit 130, no traceback, no
 process left behind, and the results so far kept and marked incomplete.
 
 Each test starts the command as a subprocess (``python -m fairstream``), waits until its
@@ -209,6 +209,18 @@ def test_ctrl_c_stops_a_reproduction_and_marks_it_incomplete(tmp_path: Path) -> 
         [sys.executable, "-m", "fairstream", "report", str(out)], capture_output=True, text=True, check=False
     )
     assert report.returncode == 2 and "no experiment was evaluated" in report.stderr, report.stderr
+
+
+def test_ctrl_c_stops_bench_and_its_child_processes(tmp_path: Path) -> None:
+    saved = tmp_path / "bench.json"
+    argv = ["bench", "B1", "--no-ns3", "--no-wait", "--repeat", "1", "--duration", "100000s"]
+    proc = start(*argv, "--json", str(saved), cwd=tmp_path)
+    wait_until_simulating(proc, in_children=1)
+    latency, err, below = interrupt(proc, "bench")
+    assert below, "the benchmark ran in a child process"
+    assert_stopped(proc, latency, err, below)
+    doc = json.loads(saved.read_text(encoding="utf-8"))
+    assert doc["complete"] is False and doc["benchmarks"] == []
 
 
 def test_the_api_keeps_an_interrupted_runs_results_and_says_where(tmp_path: Path) -> None:
