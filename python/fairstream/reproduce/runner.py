@@ -183,11 +183,25 @@ def replica_point(point: Point, replica: int) -> Point:
     return Point(point.key, point.params, doc)
 
 
+#: The fields of result.json that every reader (the report, the CLI's table) relies on.
+RESULT_FIELDS = ("id", "title", "paper", "figure", "checks", "comparison", "passed", "total")
+
+
 def load_results(output_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Every ``<id>/result.json`` under `output_dir`: registry order first, then by id."""
+    """Every ``<id>/result.json`` under `output_dir`: registry order first, then by id.
+
+    A file that is not such a result (not UTF-8, not JSON, fields missing) is a ValueError
+    naming it.
+    """
     found = {}
     for path in sorted(Path(output_dir).glob(f"*/{RESULT_FILE}")):
-        result = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            result = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ValueError(f"{path}: not a fairstream result ({err})") from None
+        missing = [k for k in RESULT_FIELDS if k not in result] if isinstance(result, dict) else ["all"]
+        if missing:
+            raise ValueError(f"{path}: not a fairstream result (no {', '.join(missing)})")
         found[result["id"]] = result
     order = [i for i in EXPERIMENTS if i in found] + sorted(i for i in found if i not in EXPERIMENTS)
     return [found[i] for i in order]
