@@ -277,3 +277,21 @@ def test_the_installed_command_shows_no_traceback(argv: list[str], files: dict[s
     )
     assert proc.returncode == BAD_INPUT, proc.stderr
     assert "Traceback" not in proc.stderr and ONE_ERROR.match(proc.stderr.splitlines()[-1])
+
+
+def test_docs_cli_md_has_the_table_and_the_limits_as_declared() -> None:
+    root = Path(__file__).resolve().parents[2]
+    doc = (root / "docs" / "cli.md").read_text(encoding="utf-8")
+    for code in (0, 1, 2, 130):
+        assert f"\n| {code} | " in doc, f"docs/cli.md has no row for exit code {code}"
+    record = (root / "crates" / "scenario" / "src" / "record.rs").read_text(encoding="utf-8")
+    rows = re.search(r"const MAX_SERIES_ROWS: u128 = ([0-9_]+);", record)
+    assert rows and int(rows.group(1)) == 2 * 10**7 and "2 × 10⁷ rows" in doc
+    parse = (root / "crates" / "core" / "src" / "parse.rs").read_text(encoding="utf-8")
+    for name, value, shown in (
+        ("MAX_BITRATE_BPS", 1e13, "10 Tbit/s"),
+        ("MAX_DATA_SIZE_BYTES", 1e12, "1 TB"),
+        ("MAX_DURATION_S", 1e9, "10⁹ s"),
+    ):
+        declared = re.search(rf"const {name}: f64 = ([0-9e.]+);", parse)
+        assert declared and float(declared.group(1)) == value and shown in doc, name
