@@ -19,10 +19,20 @@ if TYPE_CHECKING:
 
     from ._core import ScenarioError
     from .api import run, validate
+    from .interrupt import Interrupted
     from .results import RunResult
     from .sweeps import SweepResult, sweep
 
-__all__ = ["RunResult", "ScenarioError", "SweepResult", "__version__", "run", "sweep", "validate"]
+__all__ = [
+    "Interrupted",
+    "RunResult",
+    "ScenarioError",
+    "SweepResult",
+    "__version__",
+    "run",
+    "sweep",
+    "validate",
+]
 
 _LAZY = {
     "run": "api",
@@ -31,6 +41,7 @@ _LAZY = {
     "sweep": "sweeps",
     "SweepResult": "sweeps",
     "ScenarioError": "_core",
+    "Interrupted": "interrupt",
 }
 
 

@@ -1,7 +1,5 @@
 """``python -m fairstream``: the same as the ``fairstream`` command."""
 
-import sys
+from .cli import entry
 
-from .cli import main
-
-sys.exit(main())
+entry()

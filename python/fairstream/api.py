@@ -3,6 +3,9 @@
 Also the two steps every driver shares (the CLI, sweeps, reproductions): `advance` a simulation to
 its end in chunks so progress can be shown, and `write_results`, which makes an output directory
 appear only complete and never deletes anything but an earlier run's results.
+
+Ctrl-C during a run (see `fairstream.interrupt`): the run ends where it got to, its results so
+far are written to the output directory marked incomplete, and `Interrupted` is raised.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import _core
+from .interrupt import Interrupted, check_worker, simulating
 from .progress import SimulationProgress
 from .results import RunResult
 from .scenario import ScenarioLike, load
@@ -61,6 +65,10 @@ def run(
     temporary directory, kept as long as the result object lives, when None. `seed` overrides
     the scenario's seed. `progress`: True draws a bar on stderr; a callable gets
     (simulated s, duration s, events) after each chunk.
+
+    Ctrl-C (KeyboardInterrupt) stops the run within milliseconds and raises
+    `fairstream.Interrupted`, after writing the results so far into `output_dir`, marked
+    incomplete; without `output_dir` they are dropped.
     """
     text, filename = load(scenario)
     if output_dir is not None:
@@ -70,6 +78,10 @@ def run(
     bar = SimulationProgress(name, sim.duration_s) if progress is True else None
     try:
         advance(sim, bar or (progress if callable(progress) else None))
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.finish(sim.now_s, sim.events)
+        raise keep_partial(sim, output_dir) from None
     finally:
         if bar is not None:
             bar.close()  # on an error or Ctrl-C too: the terminal gets its cursor back
@@ -85,11 +97,36 @@ def run(
 
 
 def run_to_directory(text: str, filename: str, output_dir: str, seed: int | None = None) -> dict[str, Any]:
-    """Runs scenario text quietly into `output_dir`; returns the summary dict (for worker processes)."""
+    """Runs scenario text quietly into `output_dir`; returns the summary dict (for worker processes).
+
+    Ctrl-C: see `run`. In a batch's worker process no run starts once SIGINT has arrived.
+    """
+    check_worker()
     sim = _core.Simulation(text, filename, check_seed(seed))
-    advance(sim)
+    try:
+        with simulating():
+            advance(sim)
+    except KeyboardInterrupt:
+        raise keep_partial(sim, output_dir) from None
     write_results(sim, output_dir)
     return sim.summary()
+
+
+def keep_partial(sim: Any, output_dir: str | os.PathLike[str] | None) -> Interrupted:
+    """Ends an interrupted run where it got to and writes its results so far into `output_dir`
+    (marked incomplete); returns the `Interrupted` to raise, which says where they went."""
+    sim.stop()
+    where = f"at {sim.now_s:g} s of {sim.duration_s:g} s simulated"
+    if output_dir is None:
+        return Interrupted(f"interrupted {where}; no output directory, nothing written")
+    try:
+        out = write_results(sim, output_dir)
+    except OSError as err:
+        return Interrupted(f"interrupted {where}; the results so far could not be written: {err}")
+    return Interrupted(
+        f"interrupted {where}; the results so far are in {out}, marked incomplete ({out / 'INCOMPLETE'})",
+        str(out),
+    )
 
 
 def advance(sim: Any, callback: ProgressCallback | None = None, steps: int = STEPS) -> None:

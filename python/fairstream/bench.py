@@ -24,6 +24,10 @@ to fall below 0.5 and the report says whether it did.
 
 `run_scaling` runs B2's shape with 8 to 1024 flows in fairstream (optionally in ns-3 too).
 Scenarios live in ``fairstream/scenarios/bench/``.
+
+Ctrl-C: every child runs in a process group of its own, which is killed at once (a benchmark's
+round half-done measures nothing); `BenchInterrupted` carries the benchmarks measured whole so
+far, which ``fairstream bench`` prints and saves marked ``"complete": false``.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from . import bench_ns3, tomlio
+from .interrupt import Interrupted
 from .scenario import packaged, with_overrides
 
 #: Simulated duration of every benchmark under ``--quick`` (a smoke test, not a measurement).
@@ -62,6 +67,16 @@ SCALING_FLOWS = (8, 64, 256, 1024)
 
 #: Progress callback: one line of text.
 Progress = Callable[[str], None]
+
+
+class BenchInterrupted(Interrupted):
+    """Ctrl-C stopped the benchmarks: `rows` were measured whole before it, `meta` (filled in by
+    `measure`) is the machine and conditions, with ``"complete": False``."""
+
+    def __init__(self, rows: list[dict[str, Any]]):
+        super().__init__(f"interrupted after {len(rows)} whole benchmark(s)")
+        self.rows = rows
+        self.meta: dict[str, Any] = {}
 
 
 @dataclass(frozen=True)
@@ -133,6 +148,8 @@ def _run_child(
     with tempfile.TemporaryDirectory(prefix="fairstream-bench-") as tmp:
         report_path = Path(tmp) / "timer.json"
         with tempfile.TemporaryFile() as errors:
+            # A process group of its own (the timer and the command it starts), killed as a
+            # whole on Ctrl-C or any other failure here: no child outlives the parent.
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(timer), str(report_path), "--", *command],
                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -140,14 +157,39 @@ def _run_child(
                 stderr=errors,
                 cwd=cwd,
                 env=_env(),
+                start_new_session=True,
             )
-            out, _ = proc.communicate(stdin)
+            try:
+                # Not `communicate`, which on KeyboardInterrupt waits 0.25 s for the child to exit
+                # by itself (it would, had a terminal signalled its group; this one has none).
+                # The children read all their input before they write.
+                assert proc.stdout is not None
+                if proc.stdin is not None:
+                    proc.stdin.write(stdin or b"")
+                    proc.stdin.close()
+                out = proc.stdout.read()
+                proc.stdout.close()
+                proc.wait()
+            except BaseException:
+                _kill_group(proc)
+                raise
             if proc.returncode != 0 or not report_path.exists():
                 errors.seek(0)
                 message = errors.read().decode(errors="replace")[-4000:]
                 raise RuntimeError(f"{what} failed (exit {proc.returncode}):\n{message}")
         timing = json.loads(report_path.read_text(encoding="utf-8"))
     return out, timing
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kills `proc`'s process group (it leads one) and reaps `proc`."""
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait()
 
 
 def run_fairstream(text: str, filename: str) -> dict[str, Any]:
@@ -373,7 +415,13 @@ def run_benchmarks(
         raise RuntimeError(f"ns-3 is not installed: {bench_ns3.INSTALL_HINT}")
     if quick and duration is None:
         duration = QUICK_DURATION
-    return [_run_one(bench, repeat, duration, with_ns3, progress) for bench in chosen]
+    rows: list[dict[str, Any]] = []
+    try:
+        for bench in chosen:
+            rows.append(_run_one(bench, repeat, duration, with_ns3, progress))
+    except KeyboardInterrupt:
+        raise BenchInterrupted(rows) from None
+    return rows
 
 
 def _run_one(
@@ -469,7 +517,23 @@ def run_scaling(
         raise RuntimeError(f"ns-3 is not installed: {bench_ns3.INSTALL_HINT}")
     if quick and duration is None:
         duration = QUICK_DURATION
-    rows = []
+    rows: list[dict[str, Any]] = []
+    try:
+        _scale(rows, flows, repeat, duration, ns3, progress)
+    except KeyboardInterrupt:
+        raise BenchInterrupted(rows) from None
+    return rows
+
+
+def _scale(
+    rows: list[dict[str, Any]],
+    flows: Sequence[int],
+    repeat: int,
+    duration: str | None,
+    ns3: bool,
+    progress: Progress | None,
+) -> None:
+    """The rows of `run_scaling`, appended to `rows` as each is measured."""
     for n in flows:
         text = scaling_text(n, duration)
         if progress:
@@ -500,7 +564,6 @@ def run_scaling(
                 "state_mb": _state_mb(r.get("rss_imported_kib"), r.get("rss_end_kib")),
             }
         rows.append(row)
-    return rows
 
 
 def measure(
@@ -521,11 +584,28 @@ def measure(
     idle = wait_for_idle(idle_wait_s, progress=progress)
     if idle["idle"] is False and progress:
         progress(f"warning: the machine is not idle (1-min load {idle['load']:.2f}); measuring anyway")
-    if scaling:
-        rows = run_scaling(repeat=repeat, duration=duration, ns3=bool(ns3), progress=progress)
-    else:
-        rows = run_benchmarks(ids, repeat=repeat, duration=duration, ns3=ns3, progress=progress)
-    meta = {
+    try:
+        if scaling:
+            rows = run_scaling(repeat=repeat, duration=duration, ns3=bool(ns3), progress=progress)
+        else:
+            rows = run_benchmarks(ids, repeat=repeat, duration=duration, ns3=ns3, progress=progress)
+    except BenchInterrupted as stop:
+        stop.meta = _meta(idle, installed, ns3, repeat, duration, scaling, complete=False)
+        raise
+    return rows, _meta(idle, installed, ns3, repeat, duration, scaling, complete=True)
+
+
+def _meta(
+    idle: dict[str, Any],
+    installed: dict[str, Any] | None,
+    ns3: bool | None,
+    repeat: int,
+    duration: str | None,
+    scaling: bool,
+    complete: bool,
+) -> dict[str, Any]:
+    """The machine and conditions of a measurement; `complete`: False when Ctrl-C cut it short."""
+    return {
         "machine": machine(),
         "idle": idle,
         "load_after": load_average(),
@@ -535,8 +615,8 @@ def measure(
         "duration": duration,
         "scaling": scaling,
         "tolerances": {"goodput": GOODPUT_TOLERANCE, "jain": JAIN_TOLERANCE, "drops": DROPS_TOLERANCE},
+        "complete": complete,
     }
-    return rows, meta
 
 
 def write_json(

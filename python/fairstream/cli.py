@@ -1,9 +1,17 @@
 """The ``fairstream`` command: run, validate, sweep, reproduce, report, bench.
 
-Exit codes, the same for every command: 0 success; 1 the work ran but a result failed (a
-reproduction's check, a benchmark's agreement with ns-3) or writing failed; 2 bad input (a bad
-argument, a missing or unreadable file, a scenario that does not validate: the error names file,
-line, field and the expected form, and nothing is written); 130 interrupted.
+Exit codes, the same for every command (`EXIT_CODES`, shown by ``--help`` and in docs/cli.md): 0
+success; 1 the work ran and failed (a reproduction's check, a benchmark's agreement with ns-3,
+writing the results, or an internal error); 2 bad input, found before any work (a bad argument,
+an unknown id, a path that cannot be used, a scenario that does not validate: the error names
+file, line, field and the expected form, and nothing is written); 130 interrupted (Ctrl-C, the
+results so far kept and marked incomplete).
+
+One error style: every error is one line (or a few) on stderr, ``fairstream COMMAND: error: ...``
+as argparse writes usage errors (which add the usage line), or, for a scenario,
+``FILE:LINE:COL: ...`` (the field named, and the expected form). No traceback reaches the user:
+an unexpected exception is reported as an internal error (exit 1), its traceback shown only with
+FAIRSTREAM_TRACEBACK=1.
 
 Start-up is kept light: each command imports what it needs when it runs (``run`` and
 ``validate`` never import polars, numpy or matplotlib; the core writes the Parquet tables and
@@ -25,27 +33,126 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+#: Exit codes, as the help's epilogue and docs/cli.md show them.
+OK, FAILED, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
+
+EXIT_CODES = """\
+exit codes (every command):
+  0    success
+  1    the work ran and failed: a reproduction's check or a benchmark's agreement
+       with ns-3 failed, the results could not be written (e.g. disk full), or an
+       internal error
+  2    bad input, found before any work: a bad argument or option, an unknown id, a
+       path that cannot be used (missing, unreadable, not writable, a file where a
+       directory belongs or the other way round), a scenario that does not validate
+       or read (not UTF-8, not TOML); nothing is written
+  130  interrupted (Ctrl-C): stopped within a fraction of a second; the results so
+       far are kept, marked incomplete (an INCOMPLETE file, "complete": false)"""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line `argv` (default: sys.argv[1:]); returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    name = f"{parser.prog} {args.command}"
     from ._core import ScenarioError, ScenarioWarning
 
     _print_scenario_warnings_plainly(ScenarioWarning)
     try:
-        return args.func(args, parser)
+        return args.func(args, args.command_parser)
+    except KeyboardInterrupt as err:  # fairstream.Interrupted says where the results so far are
+        _error(name, str(err) or "interrupted", "")
+        return INTERRUPTED
     except ScenarioError as err:
         print(err, file=sys.stderr)
-        return 2
-    except (ValueError, FileNotFoundError) as err:
-        print(f"fairstream: {err}", file=sys.stderr)
-        return 2
+        return BAD_INPUT
+    except (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError) as err:
+        _error(name, _message(err))
+        return BAD_INPUT
     except (RuntimeError, OSError) as err:
-        print(f"fairstream: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("fairstream: interrupted", file=sys.stderr)
-        return 130
+        _error(name, _message(err))
+        return FAILED
+    except Exception as err:
+        if os.environ.get("FAIRSTREAM_TRACEBACK"):
+            raise
+        _error(
+            name,
+            f"{type(err).__name__}: {err} (a bug in fairstream; please report it with the command "
+            "line; FAIRSTREAM_TRACEBACK=1 shows the traceback)",
+            "internal error: ",
+        )
+        return FAILED
+
+
+def entry() -> None:
+    """The ``fairstream`` program (the console script and ``python -m fairstream``): `main`, then
+    exit with its code.
+
+    After Ctrl-C the interpreter's teardown is skipped: with polars and matplotlib loaded it takes
+    longer (0.1 to 0.2 s) than everything else an interrupt does. Exit handlers still run and the
+    output is flushed. A second Ctrl-C while the first is handled ends the same way, quietly.
+    """
+    try:
+        code = main()
+    except KeyboardInterrupt:  # a second Ctrl-C, while the first was being handled
+        code = INTERRUPTED
+    if code != INTERRUPTED:
+        sys.exit(code)
+    import atexit
+    import contextlib
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    atexit._run_exitfuncs()  # what a normal exit runs; only the teardown of modules is skipped
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
+def _error(command: str, message: str, kind: str = "error: ") -> None:
+    """Prints one error the one way: ``fairstream COMMAND: error: MESSAGE``."""
+    print(f"{command}: {kind}{message}", file=sys.stderr)
+
+
+def _message(err: BaseException) -> str:
+    """An exception's message; an OSError's as `FILE: reason`."""
+    if isinstance(err, OSError) and err.strerror:
+        return f"{err.filename}: {err.strerror}" if err.filename else err.strerror
+    return str(err)
+
+
+def _input_file(path: Path, what: str = "scenario file") -> Path:
+    """`path` if it names a readable file; a ValueError saying what is wrong with it otherwise."""
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    if path.is_dir():
+        raise ValueError(f"{path}: is a directory, not a {what}")
+    if not os.access(path, os.R_OK):
+        raise ValueError(f"{path}: cannot be read (permission denied)")
+    return path
+
+
+def _output_target(path: Path, kind: str = "directory") -> Path:
+    """`path` if results can be written there (an existing `kind`, or a new name in a directory
+    that can be written); a ValueError saying why not otherwise, before any work is done."""
+    if path.is_symlink() and not path.exists():
+        raise ValueError(f"{path}: is a symbolic link to nowhere; point it at a {kind} or remove it")
+    if path.exists():
+        if kind == "directory" and not path.is_dir():
+            raise ValueError(f"{path}: is a file, not a directory; results are a directory of files")
+        if kind == "file" and path.is_dir():
+            raise ValueError(f"{path}: is a directory, not a file")
+        here = path
+    else:
+        here = path.absolute().parent
+        while not here.exists() and here != here.parent:
+            here = here.parent
+        if not here.is_dir():
+            raise ValueError(f"{path}: {here} is a file, not a directory")
+    if not os.access(here, os.W_OK | os.X_OK):
+        raise ValueError(f"{path}: cannot write in {here} (permission denied or read-only)")
+    return path
 
 
 def _seed(text: str) -> int:
@@ -102,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="fairstream",
         description="A fast deterministic packet-level simulator for TCP-friendly streaming.",
+        epilog="Output layout, exit codes and limits: docs/cli.md.",
     )
     parser.add_argument("--version", action=_VersionAction, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
@@ -200,12 +308,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, metavar="FILE", help="also save the results as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=_cmd_bench)
+    for command in sub.choices.values():  # its usage errors then name the command
+        command.set_defaults(command_parser=command)
     return parser
 
 
 def _cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .api import run
 
+    _input_file(args.scenario)
+    _output_target(args.output)
     result = run(args.scenario, output_dir=args.output, seed=args.seed, progress=not args.quiet)
     # summary.json through `json` only: reading no table keeps polars out of this process.
     print(_flow_table(result.summary["flows"]))
@@ -220,19 +332,19 @@ def _cmd_validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     failed = 0
     for path in args.files:
         try:
-            resolved = validate(path)
-        except (ScenarioError, ValueError) as err:
+            resolved = validate(_input_file(path))
+        except ScenarioError as err:
             print(err, file=sys.stderr)
             failed += 1
             continue
-        except OSError as err:
-            print(f"{path}: {err.strerror or err}", file=sys.stderr)
+        except (ValueError, OSError) as err:
+            _error(f"{parser.prog}", _message(err))
             failed += 1
             continue
         print(f"{path}: ok")
         if args.resolved:
             print(resolved)
-    return 2 if failed else 0  # bad input, as for every other command
+    return BAD_INPUT if failed else OK
 
 
 def _cmd_sweep(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -245,6 +357,8 @@ def _cmd_sweep(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         except ValueError as err:
             parser.error(f"--set {err}")
         grid.setdefault(path, []).extend(values)  # --set p=1 --set p=2 sweeps p over 1 and 2
+    _input_file(args.scenario)
+    _output_target(args.output)
     result = sweep(
         args.scenario,
         grid,
@@ -277,6 +391,7 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     unknown = [i for i in args.ids if i not in EXPERIMENTS]
     if unknown:
         parser.error(f"unknown experiment(s) {', '.join(unknown)}; known: {', '.join(EXPERIMENTS)}")
+    _output_target(args.output)
     from .report import write_report
     from .reproduce.runner import reproduce
 
@@ -316,12 +431,15 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 def _cmd_report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .report import write_report
 
+    if not args.dir.is_dir():
+        raise FileNotFoundError(f"{args.dir}: no such directory; give an output directory of reproduce")
+    _output_target(args.dir)
     print(f"report: {write_report(args.dir)}")
     return 0
 
 
 def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .bench import BENCHMARKS, measure, write_json
+    from .bench import BENCHMARKS, BenchInterrupted, measure, write_json
     from .bench_format import format_report, format_scaling
 
     ids = [i.upper() for i in args.ids] or list(BENCHMARKS)
@@ -334,6 +452,10 @@ def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         parser.error("--scaling runs B2's shape only; give no benchmarks with it")
     if args.scaling_ns3 and not args.scaling:
         parser.error("--scaling-ns3 needs --scaling")
+    if args.duration is not None:
+        _check_duration(args.duration, ids, args.scaling)
+    if args.json is not None:
+        _output_target(args.json, "file")
 
     def progress(line: str) -> None:
         if not args.quiet:
@@ -341,21 +463,47 @@ def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
     # In the benchmarks ns-3 runs when installed (None) unless --no-ns3; in --scaling only on request.
     ns3 = args.scaling_ns3 if args.scaling else (False if args.no_ns3 else None)
-    rows, meta = measure(
-        ids,
-        repeat=args.repeat,
-        quick=args.quick,
-        duration=args.duration,
-        ns3=ns3,
-        scaling=args.scaling,
-        idle_wait_s=0.0 if args.no_wait else args.idle_wait,
-        progress=progress,
-    )
+    try:
+        rows, meta = measure(
+            ids,
+            repeat=args.repeat,
+            quick=args.quick,
+            duration=args.duration,
+            ns3=ns3,
+            scaling=args.scaling,
+            idle_wait_s=0.0 if args.no_wait else args.idle_wait,
+            progress=progress,
+        )
+    except BenchInterrupted as stop:  # keep the benchmarks measured whole, marked incomplete
+        if stop.rows:
+            table = format_scaling if args.scaling else format_report
+            print(table(stop.rows, stop.meta))
+        if args.json:
+            write_json(args.json, stop.rows, stop.meta)
+        raise
     print(format_scaling(rows, meta) if args.scaling else format_report(rows, meta))
     if args.json:
         write_json(args.json, rows, meta)
     disagree = [r["benchmark"] for r in rows if r.get("agreement") and not r["agreement"]["agree"]]
     return 1 if disagree and not meta["duration"] else 0
+
+
+def _check_duration(text: str, ids: Sequence[str], scaling: bool) -> None:
+    """A ValueError, naming the option, unless every benchmark to run validates with duration
+    `text` (before any child process starts, not in each)."""
+    from ._core import ScenarioError, validate
+    from .bench import BENCHMARKS, SCALING_FLOWS, scaling_text, scenario_text
+
+    if scaling:
+        texts = [scaling_text(max(SCALING_FLOWS), text)]
+    else:
+        texts = [scenario_text(BENCHMARKS[i], text) for i in ids]
+    for scenario in texts:
+        try:
+            validate(scenario, "--duration")
+        except ScenarioError as err:  # the location is in a generated text: only the field counts
+            message = str(err).split("field `duration`: ", 1)[-1].removeprefix("--duration:")
+            raise ValueError(f"--duration {text}: {message.lstrip('0123456789: ')}") from None
 
 
 def _flow_table(flows: list[dict[str, Any]]) -> str:
@@ -394,12 +542,21 @@ class _HelpFormatter(argparse.HelpFormatter):
         kwargs.setdefault("width", _terminal_columns() - 2)  # argparse leaves two columns free
         super().__init__(prog, **kwargs)
 
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        """Descriptions are re-wrapped as usual; a text laid out in lines (the exit-code table)
+        is kept as it is."""
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser (for the command and every sub-command) using `_HelpFormatter`."""
+    """An ArgumentParser (for the command and every sub-command) using `_HelpFormatter`, whose
+    help ends with the exit-code table (`EXIT_CODES`)."""
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", _HelpFormatter)
+        kwargs["epilog"] = "\n\n".join(e for e in (kwargs.get("epilog"), EXIT_CODES) if e)
         super().__init__(**kwargs)
 
 

@@ -15,6 +15,9 @@ The canonical run's numbers and verdicts are the headline; beside each number an
 its range (min–max) over the phase replicas (`reproduce.runner`), and a check whose verdict is
 not the same in every run is marked "phase-sensitive: k of n replicas fail" (or pass). Results
 written before replicas existed render as before, without those columns.
+
+A reproduction stopped by Ctrl-C leaves ``DIR/INCOMPLETE`` (`fairstream.interrupt`): its text
+heads the page in a warning, and the experiments it names are not in the tables.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .interrupt import read_marker
 from .reproduce import EXPERIMENTS
 from .reproduce.experiment import experiment_verdict, source, verdict
 from .reproduce.runner import load_results
@@ -43,7 +47,10 @@ def write_report(output_dir: str | os.PathLike[str]) -> Path:
     """Writes ``report.html`` (and its figures) for the results in `output_dir`; returns its path."""
     out = Path(output_dir)
     results = load_results(out)
+    incomplete = read_marker(out)
     if not results:
+        if incomplete:
+            raise FileNotFoundError(f"{out}: no experiment was evaluated; {incomplete}")
         raise FileNotFoundError(
             f"{out} holds no <experiment>/result.json; run `fairstream reproduce -o {out}` first"
         )
@@ -53,6 +60,7 @@ def write_report(output_dir: str | os.PathLike[str]) -> Path:
         out=str(out),
         version=str(results[0].get("fairstream_version", "?")),
         quick=any(r.get("quick") for r in results),
+        incomplete=incomplete,
         summary=_summary(results),
         sections=[_section(r, out) for r in results],
     )

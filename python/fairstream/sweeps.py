@@ -4,6 +4,10 @@ scenario, every point validated first and then run in parallel.
 Output: ``DIR/runs/<nnnn>/`` per point (a normal run directory), ``DIR/sweep.json`` (the grid and
 each point's overrides) and ``DIR/flows.parquet`` (every flow's summary, with one column per
 swept path).
+
+Ctrl-C keeps what ran: sweep.json says ``"complete": false`` and gives each point's ``status``
+(finished, stopped part-way with its results so far, or not run), ``DIR/INCOMPLETE`` says the
+same in words, flows.parquet is not written, and `fairstream.Interrupted` is raised.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _core, tomlio
+from .interrupt import BatchInterrupted, Interrupted, clear_marker, write_marker
 from .parallel import Task, run_tasks
 from .progress import TaskProgress
 from .results import RunResult
@@ -145,19 +150,40 @@ def sweep(
         _core.validate(text, point_file)
         tasks.append(Task(text, point_file, str(out / "runs" / f"{i:04d}"), seed, label))
     out.mkdir(parents=True, exist_ok=True)
-    summaries = run_tasks(tasks, jobs, scheduler, TaskProgress("sweep", len(tasks), quiet=quiet))
     meta = [
         {"index": i, "dir": f"runs/{i:04d}", "overrides": overrides} for i, overrides in enumerate(points)
     ]
-    (out / "sweep.json").write_text(
-        json.dumps(
-            {"scenario": filename, "grid": {k: list(v) for k, v in grid.items()}, "points": meta}, indent=2
-        )
-        + "\n",
-        encoding="utf-8",
-    )
+    doc = {"scenario": filename, "grid": {k: list(v) for k, v in grid.items()}, "points": meta}
+    try:
+        summaries = run_tasks(tasks, jobs, scheduler, TaskProgress("sweep", len(tasks), quiet=quiet))
+    except BatchInterrupted as stop:
+        raise _keep_partial(out, doc, stop) from None
+    _write_json(out / "sweep.json", {**doc, "complete": True})
     _flow_table(points, summaries).write_parquet(out / "flows.parquet")
+    clear_marker(out)
     return SweepResult(out, meta)
+
+
+def _write_json(path: Path, doc: dict[str, Any]) -> None:
+    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+
+
+def _keep_partial(out: Path, doc: dict[str, Any], stop: BatchInterrupted) -> Interrupted:
+    """Marks an interrupted sweep's directory incomplete (sweep.json with each point's status,
+    and the INCOMPLETE file); returns the `Interrupted` to raise. flows.parquet is not written
+    (reading the runs would delay the exit); that of an earlier sweep is removed."""
+    for point in doc["points"]:
+        i = point["index"]
+        point["status"] = "finished" if i in stop.finished else "stopped" if i in stop.stopped else "not run"
+    _write_json(out / "sweep.json", {**doc, "complete": False})
+    (out / "flows.parquet").unlink(missing_ok=True)
+    text = (
+        f"interrupted: {len(stop.finished)} of {stop.total} runs of this sweep finished and "
+        f"{len(stop.stopped)} stopped part-way (their results so far, each marked INCOMPLETE); the "
+        "rest did not run. sweep.json gives each point's status; flows.parquet was not written."
+    )
+    write_marker(out, text)
+    return Interrupted(f"{text} Results: {out}", str(out))
 
 
 def _flow_table(points: list[dict[str, Any]], summaries: list[dict[str, Any]]) -> pl.DataFrame:

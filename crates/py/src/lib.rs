@@ -3,6 +3,11 @@
 //! It exposes scenario validation, a [`Simulation`] that Python advances in chunks (to draw
 //! progress) without holding the GIL, result writing, and the pure metric functions. All
 //! logic lives in the Rust crates; this module only converts types and errors.
+//!
+//! Ctrl-C: however long a chunk is in simulated time, `advance` takes the GIL back every
+//! [`SIGNAL_CHECK_INTERVAL`] of wall time to run Python's signal handlers, so a KeyboardInterrupt
+//! is raised within that much of the signal; `stop` then turns the run so far into results that
+//! say they are incomplete.
 
 use std::path::PathBuf;
 
@@ -53,6 +58,13 @@ fn validate(py: Python<'_>, text: &str, filename: &str) -> PyResult<String> {
     load(py, text, filename, None).map(|s| s.resolved)
 }
 
+/// Wall time between two looks for pending signals (Ctrl-C) while a simulation runs.
+const SIGNAL_CHECK_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Events run between two looks at the clock: a few microseconds of work, so the clock costs
+/// nothing measurable and the interval above is kept to within one slice.
+const SLICE_EVENTS: u64 = 2048;
+
 enum State {
     Running(Box<Simulator>),
     Finished(Box<RunOutput>),
@@ -70,6 +82,8 @@ struct Simulation {
     wall: std::time::Duration,
     events: u64,
     now: Instant,
+    /// Where the run was stopped before its end (`stop`); None while running or once complete.
+    stopped_at: Option<Instant>,
 }
 
 #[pymethods]
@@ -89,6 +103,7 @@ impl Simulation {
             wall: std::time::Duration::ZERO,
             events: 0,
             now: Instant::ZERO,
+            stopped_at: None,
         })
     }
 
@@ -122,19 +137,54 @@ impl Simulation {
         &self.name
     }
 
+    /// Whether the run went to its end: False after `stop` ended it early.
+    #[getter]
+    fn complete(&self) -> bool {
+        self.stopped_at.is_none()
+    }
+
+    /// Simulated seconds at which `stop` ended the run, or None.
+    #[getter]
+    fn stopped_at_s(&self) -> Option<f64> {
+        self.stopped_at.map(Instant::as_secs_f64)
+    }
+
     /// Runs up to `until_s` simulated seconds without holding the GIL; `True` once finished.
+    ///
+    /// Pending signals are handled every few milliseconds of wall time: a Ctrl-C raises
+    /// KeyboardInterrupt here promptly, with the run left where it got to (see `stop`).
     fn advance(&mut self, py: Python<'_>, until_s: f64) -> PyResult<bool> {
         let State::Running(sim) = &mut self.state else {
             return Ok(true);
         };
         let until = Instant::from_secs_f64(until_s);
         let started = std::time::Instant::now();
-        let finished = py.detach(|| {
-            sim.run_until(until);
-            sim.is_finished() || until >= sim.end()
-        });
+        let signalled = loop {
+            let reached = py.detach(|| {
+                let slice_started = std::time::Instant::now();
+                loop {
+                    if sim.run_until_at_most(until, SLICE_EVENTS) {
+                        return true;
+                    }
+                    if slice_started.elapsed() >= SIGNAL_CHECK_INTERVAL {
+                        return false;
+                    }
+                }
+            });
+            if reached {
+                break None;
+            }
+            if let Err(e) = py.check_signals() {
+                break Some(e);
+            }
+        };
         self.wall += started.elapsed();
         self.events = sim.events();
+        if let Some(e) = signalled {
+            self.now = sim.now();
+            return Err(e);
+        }
+        let finished = sim.is_finished() || until >= sim.end();
         self.now = until.min(sim.end());
         if finished {
             if let State::Running(sim) = std::mem::replace(&mut self.state, State::Empty) {
@@ -144,6 +194,19 @@ impl Simulation {
             self.now = Instant::ZERO + self.duration;
         }
         Ok(finished)
+    }
+
+    /// Ends a run that has not finished where it got to (`now_s`), so that its results so far
+    /// can be written, marked incomplete (`complete` is then False). Nothing happens to a
+    /// finished run.
+    fn stop(&mut self, py: Python<'_>) {
+        if let State::Running(sim) = std::mem::replace(&mut self.state, State::Empty) {
+            let at = sim.now();
+            let out = py.detach(|| sim.finish_at(at));
+            self.state = State::Finished(Box::new(out));
+            self.now = at;
+            self.stopped_at = Some(at);
+        }
     }
 
     /// The scenario with every default filled in, as TOML.
@@ -183,6 +246,7 @@ impl Simulation {
             name: self.name.clone(),
             resolved: self.resolved.clone(),
             wall_time_s: self.wall.as_secs_f64(),
+            stopped_at_s: self.stopped_at.map(Instant::as_secs_f64),
         }
     }
 }

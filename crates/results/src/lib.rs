@@ -4,7 +4,9 @@
 //! - `summary.json`: run facts and the per-flow and per-link totals;
 //! - `flow_series.parquet`, `flow_summary.parquet`, `link_series.parquet`, and when
 //!   recorded `metrics.parquet` and `packets.parquet` (see [`tables`]);
-//! - `pcap/<link>.pcap` for the captured links.
+//! - `pcap/<link>.pcap` for the captured links;
+//! - `INCOMPLETE`, only for a run stopped before its end (Ctrl-C): what it covers, in words
+//!   (`summary.json` then says `"complete": false` and where the run stopped).
 //!
 //! Files are first written into a sibling temporary directory that is renamed into place
 //! at the end, so a failed write leaves no partial output behind.
@@ -64,7 +66,13 @@ pub struct RunInfo {
     pub resolved: String,
     /// Wall-clock seconds the simulation took.
     pub wall_time_s: f64,
+    /// Simulated seconds at which the run was stopped before its end (interrupted); None for a
+    /// run that went to its end.
+    pub stopped_at_s: Option<f64>,
 }
+
+/// The marker file of a run stopped before its end; the report and `fairstream` read it.
+pub const INCOMPLETE_MARKER: &str = "INCOMPLETE";
 
 /// Every name a result directory may hold.
 const RESULT_ENTRIES: &[&str] = &[
@@ -76,6 +84,7 @@ const RESULT_ENTRIES: &[&str] = &[
     "metrics.parquet",
     "packets.parquet",
     "pcap",
+    INCOMPLETE_MARKER,
 ];
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ResultsError + use<> {
@@ -173,6 +182,13 @@ fn write_into(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), Results
         std::fs::write(&path, bytes).map_err(|source| ResultsError::Io { path, source })
     };
     write("scenario.resolved.toml", info.resolved.as_bytes())?;
+    if let Some(at) = info.stopped_at_s {
+        let text = format!(
+            "interrupted: this run was stopped at {at} s of simulated time, before its end; \
+             its results cover only the time up to there (summary.json: \"complete\": false)\n"
+        );
+        write(INCOMPLETE_MARKER, text.as_bytes())?;
+    }
     write("summary.json", summary::summary_json(info, out).as_bytes())?;
     tables::write_flow_series(&dir.join("flow_series.parquet"), out)?;
     tables::write_flow_summary(&dir.join("flow_summary.parquet"), out)?;
@@ -253,6 +269,36 @@ mod tests {
         std::fs::create_dir_all(&empty).unwrap();
         write_dir(&empty, &info, &out).unwrap();
         assert!(empty.join("summary.json").is_file());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_stopped_run_is_marked_incomplete_and_a_complete_one_is_not() {
+        let base = scratch("incomplete");
+        let dir = base.join("run");
+        let stopped = RunInfo {
+            stopped_at_s: Some(1.5),
+            ..RunInfo::default()
+        };
+        write_dir(&dir, &stopped, &RunOutput::default()).unwrap();
+        let marker = std::fs::read_to_string(dir.join(INCOMPLETE_MARKER)).unwrap();
+        assert!(marker.contains("1.5 s"), "{marker}");
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(summary["complete"], false);
+        assert_eq!(summary["stopped_at_s"], 1.5);
+        write_dir(&dir, &RunInfo::default(), &RunOutput::default())
+            .expect("an interrupted run's directory is an earlier run's, replaced whole");
+        assert!(
+            !dir.join(INCOMPLETE_MARKER).exists(),
+            "the marker went with it"
+        );
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(summary["complete"], true);
+        assert!(summary["stopped_at_s"].is_null());
         std::fs::remove_dir_all(&base).unwrap();
     }
 

@@ -53,6 +53,8 @@ pub fn summary_value(info: &RunInfo, out: &RunOutput) -> Value {
         "name": info.name,
         "seed": out.seed,
         "duration_s": out.duration.as_secs_f64(),
+        "complete": info.stopped_at_s.is_none(),
+        "stopped_at_s": info.stopped_at_s.map_or(Value::Null, num),
         "events": out.events,
         "packets": out.packets,
         "wall_time_s": num(wall),

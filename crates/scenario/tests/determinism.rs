@@ -71,3 +71,53 @@ fn another_seed_gives_other_results() {
     let (a, b) = (run(Some(1)), run(Some(2)));
     assert_ne!(fingerprint(&a), fingerprint(&b));
 }
+
+/// A driver that advances in bounded slices of events (as the Python layer does, to notice
+/// Ctrl-C) gets the very same run as one that runs it whole.
+#[test]
+fn advancing_in_slices_of_events_gives_identical_results() {
+    let whole = run(None);
+    let mut sim = Simulator::new(load(SCENARIO, "det.toml", None).unwrap().network).unwrap();
+    let end = sim.end();
+    let mut slices = 0;
+    while !sim.run_until_at_most(end, 1000) {
+        slices += 1;
+    }
+    assert!(slices > 10, "the run was sliced: {slices} slices");
+    let sliced = sim.finish();
+    assert_eq!(fingerprint(&whole), fingerprint(&sliced));
+    assert_eq!(whole.packet_trace, sliced.packet_trace);
+}
+
+/// A run stopped part-way reports what happened up to where it stopped, as a run that long.
+#[test]
+fn a_run_stopped_early_reports_up_to_where_it_stopped() {
+    let mut sim = Simulator::new(load(SCENARIO, "det.toml", None).unwrap().network).unwrap();
+    let end = sim.end();
+    assert!(
+        !sim.run_until_at_most(end, 20_000),
+        "20 000 events do not finish the run"
+    );
+    let at = sim.now();
+    assert!(at > fairstream_core::Instant::ZERO && at < end);
+    let out = sim.finish_at(at);
+    assert_eq!(out.events, 20_000);
+    assert_eq!(
+        out.duration,
+        at.saturating_since(fairstream_core::Instant::ZERO)
+    );
+    let last_bin_end = out.flow_series.t_end.iter().copied().fold(0.0, f64::max);
+    assert_eq!(
+        last_bin_end,
+        at.as_secs_f64(),
+        "the bin in progress closes where the run stopped"
+    );
+    for f in &out.flows {
+        assert!(
+            f.stop_s <= at.as_secs_f64(),
+            "{} stops at {} s",
+            f.name,
+            f.stop_s
+        );
+    }
+}

@@ -210,11 +210,24 @@ impl Simulator {
 
     /// Processes every event up to `until` (capped at the end of the run).
     pub fn run_until(&mut self, until: Instant) {
+        self.run_until_at_most(until, u64::MAX);
+    }
+
+    /// Processes events up to `until` (capped at the end of the run), but at most `max_events`
+    /// of them; returns whether every event up to `until` has been processed. A driver that must
+    /// stay responsive (to Ctrl-C, say) advances in such bounded slices, whatever the density of
+    /// events in simulated time.
+    pub fn run_until_at_most(&mut self, until: Instant, max_events: u64) -> bool {
         let until = until.min(self.end);
+        let mut budget = max_events;
         while let Some(t) = self.cal.peek_time() {
             if t > until {
                 break;
             }
+            if budget == 0 {
+                return false;
+            }
+            budget -= 1;
             // A peeked event is always there to pop.
             let Some((now, event)) = self.cal.pop() else {
                 break;
@@ -234,6 +247,7 @@ impl Simulator {
                 Event::Sample => self.sample(now),
             }
         }
+        true
     }
 
     /// Runs to the end and returns the results.
@@ -463,8 +477,17 @@ impl Simulator {
     }
 
     /// Closes the last bin and assembles the results.
-    pub fn finish(mut self) -> RunOutput {
+    pub fn finish(self) -> RunOutput {
         let end = self.end;
+        self.finish_at(end)
+    }
+
+    /// Stops the run early at `at` (at most the end): closes the bin in progress there and
+    /// assembles the results as of `at`, as if the run had been that long (rates are per second
+    /// of the time simulated). For a run interrupted after [`Simulator::run_until_at_most`],
+    /// `at` is [`Simulator::now`]: every event before it has been processed.
+    pub fn finish_at(mut self, at: Instant) -> RunOutput {
+        let end = at.min(self.end);
         if !self.rec.interval().is_zero() {
             self.rec.close_bin(end, &self.endpoints, &self.links);
         }

@@ -13,6 +13,11 @@ experiment's own `evaluate`; result.json keeps the canonical numbers and verdict
 and adds beside them, per check and per numeric comparison row, the replicas' values and their
 min–max spread, how many replicas pass, and ``phase_sensitive`` when the verdict is not the same
 in every run (see `phase_summary`).
+
+Ctrl-C stops every run promptly (see `fairstream.interrupt`) and evaluates nothing: the runs that
+finished stay in place, those in progress keep their results so far (marked INCOMPLETE), and
+``DIR/INCOMPLETE`` and ``DIR/<id>/INCOMPLETE`` (for each experiment not run whole) say so, which
+`fairstream report` shows; `fairstream.Interrupted` is raised.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core, tomlio
+from ..interrupt import MARKER, BatchInterrupted, Interrupted, clear_marker, write_marker
 from ..parallel import Task, run_tasks
 from ..progress import TaskProgress
 from ..results import RunResult
@@ -98,7 +104,10 @@ def reproduce(
         (out / exp.id / RESULT_FILE).unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    run_tasks(tasks, jobs, scheduler, TaskProgress("reproduce", len(tasks), quiet=quiet))
+    try:
+        run_tasks(tasks, jobs, scheduler, TaskProgress("reproduce", len(tasks), quiet=quiet))
+    except BatchInterrupted as stop:
+        raise _keep_partial(out, tasks, stop) from None
     wall = time.perf_counter() - started
     results = []
     for exp, points, copies in plans:
@@ -116,7 +125,40 @@ def reproduce(
             json.dumps(result, indent=2, allow_nan=False) + "\n", encoding="utf-8"
         )
         results.append(result)
+        clear_marker(exp_dir)
+    if not any(out.glob(f"*/{MARKER}")):
+        clear_marker(out)
     return results
+
+
+def _keep_partial(out: Path, tasks: Sequence[Task], stop: BatchInterrupted) -> Interrupted:
+    """Marks an interrupted reproduction: ``<id>/INCOMPLETE`` in each experiment not run whole,
+    ``INCOMPLETE`` at the top, each saying which runs finished; returns the `Interrupted` to raise."""
+    counts: dict[str, list[int]] = {}  # id -> [runs, finished, stopped part-way]
+    for i, task in enumerate(tasks):
+        c = counts.setdefault(task.label.split("/", 1)[0], [0, 0, 0])
+        c[0] += 1
+        c[1] += i in stop.finished
+        c[2] += i in stop.stopped
+    lines = []
+    for exp_id, (total, finished, stopped) in counts.items():
+        if finished == total:
+            continue
+        line = (
+            f"{exp_id}: {finished} of {total} runs finished, {stopped} stopped part-way "
+            "(marked INCOMPLETE), the rest not run; not evaluated"
+        )
+        (out / exp_id).mkdir(parents=True, exist_ok=True)
+        write_marker(out / exp_id, f"interrupted: {line}")
+        lines.append(line)
+    whole = [exp_id for exp_id, (total, finished, _) in counts.items() if finished == total]
+    summary = (
+        f"interrupted: {len(stop.finished)} of {stop.total} runs finished; no experiment was evaluated"
+        + (f" (run whole but not evaluated: {', '.join(whole)})" if whole else "")
+        + ". Run `fairstream reproduce` again for results."
+    )
+    write_marker(out, "\n".join([summary, *lines]))
+    return Interrupted(f"{summary} Runs so far: {out}", str(out))
 
 
 def replica_count(exp: Experiment, quick: bool, replicas: int | None = None) -> int:
@@ -141,11 +183,25 @@ def replica_point(point: Point, replica: int) -> Point:
     return Point(point.key, point.params, doc)
 
 
+#: The fields of result.json that every reader (the report, the CLI's table) relies on.
+RESULT_FIELDS = ("id", "title", "paper", "figure", "checks", "comparison", "passed", "total")
+
+
 def load_results(output_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Every ``<id>/result.json`` under `output_dir`: registry order first, then by id."""
+    """Every ``<id>/result.json`` under `output_dir`: registry order first, then by id.
+
+    A file that is not such a result (not UTF-8, not JSON, fields missing) is a ValueError
+    naming it.
+    """
     found = {}
     for path in sorted(Path(output_dir).glob(f"*/{RESULT_FILE}")):
-        result = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            result = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ValueError(f"{path}: not a fairstream result ({err})") from None
+        missing = [k for k in RESULT_FIELDS if k not in result] if isinstance(result, dict) else ["all"]
+        if missing:
+            raise ValueError(f"{path}: not a fairstream result (no {', '.join(missing)})")
         found[result["id"]] = result
     order = [i for i in EXPERIMENTS if i in found] + sorted(i for i in found if i not in EXPERIMENTS)
     return [found[i] for i in order]
