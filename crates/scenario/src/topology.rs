@@ -45,11 +45,11 @@ pub(crate) fn link_params(s: &mut Section<'_, '_>) -> Result<LinkParams> {
     for mut step in s.tables("schedule", &["at", "rate"])? {
         let at: Duration = step.req_unit("at")?;
         let r: Bitrate = step.req_unit("rate")?;
-        steps.push((Instant::ZERO + at, r, step.out));
+        steps.push((Instant::ZERO + at, r, step.take_resolved()));
     }
     if !steps.is_empty() {
-        s.out.insert(
-            "schedule".into(),
+        s.set(
+            "schedule",
             Value::Array(
                 steps
                     .iter()
@@ -104,7 +104,7 @@ fn params_table(top: &mut Section<'_, '_>, key: &str) -> Result<Option<LinkParam
         return Ok(None);
     };
     let p = link_params(&mut t)?;
-    top.out.insert(key.into(), Value::Table(t.out));
+    top.set(key, Value::Table(t.take_resolved()));
     Ok(Some(p))
 }
 
@@ -266,7 +266,7 @@ fn explicit(top: &mut Section<'_, '_>, net: &mut Network) -> Result<NodeIndex> {
             back.name = name.map(|n| format!("{n}:reverse"));
             net.add_link(back);
         }
-        resolved.push(Value::Table(link.out));
+        resolved.push(Value::Table(link.take_resolved()));
     }
     if resolved.is_empty() {
         return Err(top.error(
@@ -274,6 +274,6 @@ fn explicit(top: &mut Section<'_, '_>, net: &mut Network) -> Result<NodeIndex> {
             "no links; expected at least one [[topology.link]] table",
         ));
     }
-    top.out.insert("link".into(), Value::Array(resolved));
+    top.set("link", Value::Array(resolved));
     Ok(index)
 }
