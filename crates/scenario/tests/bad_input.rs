@@ -305,7 +305,8 @@ fn red_takes_auto_or_a_number_for_its_derived_parameters() {
     let e = err(&red("min_th = \"often\""));
     assert_eq!(e.field, "topology.link[0].queue.min_th");
     assert!(
-        e.message.contains("neither a number from 0 to 1000000000 nor \"auto\""),
+        e.message
+            .contains("neither a number from 0 to 1000000000 nor \"auto\""),
         "{e}"
     );
     let e = err(&red("w_q = true"));

@@ -48,27 +48,29 @@ to = "b"
     )
 }
 
+/// A link's queue: absent, and every discipline with its presets and parameters.
+const QUEUES: &[&str] = &[
+    "",
+    "queue = { kind = \"droptail\" }",
+    "queue = { limit = 20 }",
+    "queue = { kind = \"droptail\", preset = \"ns2\", limit = \"20 packets\" }",
+    "queue = { limit = \"20ms\" }",
+    "queue = { limit = \"64KB\" }",
+    "queue = { kind = \"red\" }",
+    "queue = { kind = \"red\", preset = \"ns2\" }",
+    "queue = { kind = \"red\", preset = \"floyd-jacobson\" }",
+    "queue = { kind = \"red\", preset = \"ns2-classic\" }",
+    "queue = { kind = \"red\", min_th = 3, max_th = 9, w_q = 0.01, gentle = false, max_p = 0.2 }",
+    "queue = { kind = \"red\", preset = \"floyd-jacobson\", min_th = \"auto\", max_th = \"auto\", w_q = \"auto\" }",
+    "queue = { kind = \"red\", bytes = false, queue_in_bytes = true, mean_pktsize = \"1000B\", limit = \"30KB\" }",
+    "queue = { kind = \"tbf\", rate = \"1Mbps\", burst = \"10KB\", limit = \"30KB\" }",
+    "queue = { kind = \"tbf\", rate = \"1Mbps\", burst = \"10KB\", limit = \"30KB\", peak_rate = \"2Mbps\", mtu = \"1500B\" }",
+    "queue = { kind = \"fq\" }",
+    "queue = { kind = \"fq\", quantum = \"3000B\", flow_limit = 20, limit = 200 }",
+];
+
 #[test]
 fn every_queue_and_loss_model_resolves_to_a_fixed_point() {
-    let queues = [
-        "",
-        "queue = { kind = \"droptail\" }",
-        "queue = { limit = 20 }",
-        "queue = { kind = \"droptail\", preset = \"ns2\", limit = \"20 packets\" }",
-        "queue = { limit = \"20ms\" }",
-        "queue = { limit = \"64KB\" }",
-        "queue = { kind = \"red\" }",
-        "queue = { kind = \"red\", preset = \"ns2\" }",
-        "queue = { kind = \"red\", preset = \"floyd-jacobson\" }",
-        "queue = { kind = \"red\", preset = \"ns2-classic\" }",
-        "queue = { kind = \"red\", min_th = 3, max_th = 9, w_q = 0.01, gentle = false, max_p = 0.2 }",
-        "queue = { kind = \"red\", preset = \"floyd-jacobson\", min_th = \"auto\", max_th = \"auto\", w_q = \"auto\" }",
-        "queue = { kind = \"red\", bytes = false, queue_in_bytes = true, mean_pktsize = \"1000B\", limit = \"30KB\" }",
-        "queue = { kind = \"tbf\", rate = \"1Mbps\", burst = \"10KB\", limit = \"30KB\" }",
-        "queue = { kind = \"tbf\", rate = \"1Mbps\", burst = \"10KB\", limit = \"30KB\", peak_rate = \"2Mbps\", mtu = \"1500B\" }",
-        "queue = { kind = \"fq\" }",
-        "queue = { kind = \"fq\", quantum = \"3000B\", flow_limit = 20, limit = 200 }",
-    ];
     let losses = [
         "",
         "loss = { per = 0.01 }",
@@ -76,7 +78,7 @@ fn every_queue_and_loss_model_resolves_to_a_fixed_point() {
         "loss = { kind = \"gilbert-elliott\", p_good_to_bad = 0.01, p_bad_to_good = 0.3 }",
         "schedule = [{ at = \"1s\", rate = \"5Mbps\" }]",
     ];
-    for queue in queues {
+    for queue in QUEUES {
         for loss in losses {
             let text = scenario(
                 &format!("{queue}\n{loss}"),
@@ -192,5 +194,36 @@ fn every_shipped_scenario_resolves_to_a_fixed_point() {
     for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
         assert_fixed_point(&text, &path.display().to_string());
+    }
+}
+
+/// The queue of every variation above, written as results show it (`summary.json`'s `queue`),
+/// is scenario syntax that loads back to the same queue.
+#[test]
+fn a_queue_as_results_show_it_loads_back_as_the_same_queue() {
+    for queue in QUEUES {
+        let first = load(
+            &scenario(queue, "rate = \"1Mbps\"\nprotocol = \"cbr\"", ""),
+            queue,
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{queue}: {e}"));
+        let config = &first.network.links[0].queue;
+        let shown = config.to_string();
+        assert!(shown.starts_with("{ kind = \""), "{shown}");
+        let again = load(
+            &scenario(
+                &format!("queue = {shown}"),
+                "rate = \"1Mbps\"\nprotocol = \"cbr\"",
+                "",
+            ),
+            &shown,
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{queue}: `{shown}` does not load: {e}"));
+        assert_eq!(
+            &again.network.links[0].queue, config,
+            "{queue} shown as {shown}"
+        );
     }
 }
