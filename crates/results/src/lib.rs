@@ -4,17 +4,20 @@
 //! - `summary.json`: run facts and the per-flow and per-link totals;
 //! - `flow_series.parquet`, `flow_summary.parquet`, `link_series.parquet`, and when
 //!   recorded `metrics.parquet` and `packets.parquet` (see [`tables`]);
-//! - `pcap/<link>.pcap` for the captured links.
+//! - `pcap/<link>.pcap` for the captured links, the link's name percent-encoded ([`pcap_names`]).
 //!
 //! Files are first written into a sibling temporary directory that is renamed into place
 //! at the end, so a failed write leaves no partial output behind.
 
+pub mod pcap_names;
 pub mod summary;
 pub mod tables;
 
 use std::path::{Path, PathBuf};
 
 use fairstream_sim::RunOutput;
+
+pub use pcap_names::pcap_file_name;
 
 /// A failure to write results.
 #[derive(Debug, thiserror::Error)]
@@ -190,17 +193,7 @@ fn write_into(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), Results
             source,
         })?;
         for (link, bytes) in &out.pcaps {
-            let safe: String = link
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '_' {
-                        c
-                    } else {
-                        '-'
-                    }
-                })
-                .collect();
-            write(&format!("pcap/{safe}.pcap"), bytes)?;
+            write(&format!("pcap/{}", pcap_file_name(link)), bytes)?;
         }
     }
     Ok(())
