@@ -98,6 +98,13 @@ def _print_scenario_warnings_plainly(category: type[Warning]) -> None:
     warnings.showwarning = show
 
 
+#: --force of every command that writes a directory (the rules: fairstream.output, docs/results.md).
+_FORCE_HELP = (
+    "replace the output directory whole even if it holds files fairstream did not write "
+    "(without it such a directory is refused; an earlier result of the same command is always replaced)"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="fairstream",
@@ -109,9 +116,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run a scenario and write its results")
     p.add_argument("scenario", type=Path, help="scenario TOML file")
     p.add_argument(
-        "-o", "--output", type=_output_path, required=True, help="output directory (created after the run)"
+        "-o",
+        "--output",
+        type=_output_path,
+        required=True,
+        help="output directory (appears when the run is done)",
     )
     p.add_argument("--seed", type=_seed, help="override the scenario's seed")
+    p.add_argument("--force", action="store_true", help=_FORCE_HELP)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_run)
 
@@ -204,7 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .api import run
 
-    result = run(args.scenario, output_dir=args.output, seed=args.seed, progress=not args.quiet)
+    result = run(
+        args.scenario, output_dir=args.output, seed=args.seed, progress=not args.quiet, force=args.force
+    )
     # summary.json through `json` only: reading no table keeps polars out of this process.
     print(_flow_table(result.summary["flows"]))
     print(f"results: {result.output_dir}")
