@@ -147,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (needs fairstream[dask])"
     )
     p.add_argument("--seed", type=_seed, help="override every run's seed")
+    p.add_argument("--force", action="store_true", help=_FORCE_HELP)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_sweep)
 
@@ -167,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="phase replicas per experiment besides the canonical run: other seed, link delays perturbed "
         "by < 0.5 packet time (default: each experiment's own, 4, at most 1 with --quick; 0: canonical only)",
     )
+    p.add_argument("--force", action="store_true", help=_FORCE_HELP)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument("--list", action="store_true", help="list the experiments and exit")
     p.set_defaults(func=_cmd_reproduce)
@@ -267,6 +269,7 @@ def _cmd_sweep(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         scheduler=args.scheduler,
         seed=args.seed,
         quiet=args.quiet,
+        force=args.force,
     )
     print(f"{len(result.points)} runs: {result.output_dir} (flows.parquet, sweep.json, runs/)")
     return 0
@@ -301,6 +304,7 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         quiet=args.quiet,
         scheduler=args.scheduler,
         replicas=args.replicas,
+        force=args.force,
     )
     report = write_report(args.output)
     # The verdict is the canonical run's; the replicas' disagreements are counted beside it.

@@ -22,6 +22,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from . import output
 from .reproduce import EXPERIMENTS
 from .reproduce.experiment import verdict
 from .reproduce.runner import load_results
@@ -74,6 +75,7 @@ def write_report(output_dir: str | os.PathLike[str]) -> Path:
     )
     path = out / REPORT_FILE
     path.write_text(page, encoding="utf-8")
+    output.add_entries(out, [REPORT_FILE, FIGURE_DIR])  # fairstream's, so a rerun may replace them
     return path
 
 
