@@ -121,10 +121,10 @@ def _check_replaceable(given: Path, target: Path, command: str, force: bool) -> 
 
 def _refuse_precious(given: Path, target: Path) -> None:
     """Never replaces the working directory, the home directory or a directory holding either."""
-    for what, place in [("the directory you are in", Path.cwd()), ("your home directory", Path.home())]:
+    for what, where in [("the directory you are in", Path.cwd), ("your home directory", Path.home)]:
         try:
-            place = place.resolve()
-        except OSError:
+            place = where().resolve()
+        except (OSError, RuntimeError):  # a removed working directory, no home
             continue
         if place == target or target in place.parents:
             raise OutputError(
@@ -263,8 +263,9 @@ def remove_stale_siblings(parent: Path) -> list[Path]:
 
 
 def _alive(pid: int) -> bool:
-    """Whether process `pid` exists (one owned by another user counts)."""
-    if pid == os.getpid():
+    """Whether process `pid` exists (one owned by another user counts). Off POSIX, always: there
+    `os.kill(pid, 0)` would end the process rather than look for it."""
+    if pid == os.getpid() or os.name != "posix":
         return True
     try:
         os.kill(pid, 0)
