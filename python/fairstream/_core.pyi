@@ -51,6 +51,17 @@ class Simulation:
     def name(self) -> str:
         """The scenario's name."""
 
+    @property
+    def complete(self) -> bool:
+        """Whether the run went to its end: False after `stop` ended it early."""
+
+    @property
+    def stopped_at_s(self) -> float | None:
+        """Simulated seconds at which `stop` ended the run, or None."""
+
+    def stop(self) -> None:
+        """Ends a run that has not finished where it got to, so its results so far can be written."""
+
     def advance(self, until_s: float) -> bool:
         """Runs up to `until_s` simulated seconds without holding the GIL; True once finished."""
 
@@ -63,10 +74,6 @@ class Simulation:
     def write_results(self, out_dir: str | os.PathLike[str]) -> None:
         """Writes the result directory (Parquet tables, summary.json, resolved scenario, pcaps);
         RuntimeError until the run is finished, OSError when writing fails."""
-
-def check_output_dir(path: str | os.PathLike[str]) -> None:
-    """Checks, before a run, that its results can go to `path` (absent, empty, or an earlier
-    run's results; a symbolic link is followed); ValueError saying why not otherwise."""
 
 def jain(xs: Sequence[float]) -> float:
     """Jain's fairness index of `xs`."""

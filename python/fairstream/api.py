@@ -2,7 +2,7 @@
 
 Also the two steps every driver shares (the CLI, sweeps, reproductions): `advance` a simulation to
 its end in chunks so progress can be shown, and `write_results`, which makes an output directory
-appear only complete and never deletes anything but an earlier run's results.
+appear only complete and replaces only what the rules of `fairstream.output` allow.
 
 Ctrl-C during a run (see `fairstream.interrupt`): the run ends where it got to, its results so
 far are written to the output directory marked incomplete, and `Interrupted` is raised.
@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from . import _core
+from . import _core, output
 from .interrupt import Interrupted, check_worker, simulating
 from .progress import SimulationProgress
 from .results import RunResult
@@ -58,21 +58,23 @@ def run(
     output_dir: str | os.PathLike[str] | None = None,
     seed: int | None = None,
     progress: bool | ProgressCallback = False,
+    force: bool = False,
 ) -> RunResult:
     """Runs a scenario (path, TOML text or dict) and returns its results.
 
-    `output_dir`: where the tables are written (created only once the run succeeded); a
-    temporary directory, kept as long as the result object lives, when None. `seed` overrides
-    the scenario's seed. `progress`: True draws a bar on stderr; a callable gets
-    (simulated s, duration s, events) after each chunk.
+    `output_dir`: where the tables are written (it appears only once the run succeeded); a
+    temporary directory, kept as long as the result object lives, when None. It is checked
+    before the run (`fairstream.output.prepare`, a ValueError): it may be absent, empty or an
+    earlier run's results (replaced whole); any other non-empty directory is refused unless
+    `force`. `seed` overrides the scenario's seed. `progress`: True draws a bar on stderr; a
+    callable gets (simulated s, duration s, events) after each chunk.
 
     Ctrl-C (KeyboardInterrupt) stops the run within milliseconds and raises
     `fairstream.Interrupted`, after writing the results so far into `output_dir`, marked
     incomplete; without `output_dir` they are dropped.
     """
     text, filename = load(scenario)
-    if output_dir is not None:
-        _core.check_output_dir(str(output_dir))  # before the run, not after it
+    target = None if output_dir is None else output.prepare(output_dir, "run", force)  # before the run
     sim = _core.Simulation(text, filename, check_seed(seed))
     name = getattr(sim, "name", None) or Path(filename).stem
     bar = SimulationProgress(name, sim.duration_s) if progress is True else None
@@ -81,7 +83,7 @@ def run(
     except KeyboardInterrupt:
         if bar is not None:
             bar.finish(sim.now_s, sim.events)
-        raise keep_partial(sim, output_dir) from None
+        raise keep_partial(sim, output_dir, force=force, target=target) from None
     finally:
         if bar is not None:
             bar.close()  # on an error or Ctrl-C too: the terminal gets its cursor back
@@ -93,7 +95,7 @@ def run(
         tmp = tempfile.TemporaryDirectory(prefix="fairstream-")
         sim.write_results(tmp.name)
         return RunResult(tmp.name, _tempdir=tmp)
-    return RunResult(write_results(sim, output_dir))
+    return RunResult(write_results(sim, output_dir, force=force, target=target))
 
 
 def run_to_directory(text: str, filename: str, output_dir: str, seed: int | None = None) -> dict[str, Any]:
@@ -112,7 +114,9 @@ def run_to_directory(text: str, filename: str, output_dir: str, seed: int | None
     return sim.summary()
 
 
-def keep_partial(sim: Any, output_dir: str | os.PathLike[str] | None) -> Interrupted:
+def keep_partial(
+    sim: Any, output_dir: str | os.PathLike[str] | None, *, force: bool = False, target: Path | None = None
+) -> Interrupted:
     """Ends an interrupted run where it got to and writes its results so far into `output_dir`
     (marked incomplete); returns the `Interrupted` to raise, which says where they went."""
     sim.stop()
@@ -120,7 +124,7 @@ def keep_partial(sim: Any, output_dir: str | os.PathLike[str] | None) -> Interru
     if output_dir is None:
         return Interrupted(f"interrupted {where}; no output directory, nothing written")
     try:
-        out = write_results(sim, output_dir)
+        out = write_results(sim, output_dir, force=force, target=target)
     except OSError as err:
         return Interrupted(f"interrupted {where}; the results so far could not be written: {err}")
     return Interrupted(
@@ -140,13 +144,15 @@ def advance(sim: Any, callback: ProgressCallback | None = None, steps: int = STE
             return
 
 
-def write_results(sim: Any, output_dir: str | os.PathLike[str]) -> Path:
-    """Writes a finished run's results into `output_dir`.
+def write_results(
+    sim: Any, output_dir: str | os.PathLike[str], *, force: bool = False, target: Path | None = None
+) -> Path:
+    """Writes a finished run's results into `output_dir`; returns the path given.
 
-    The core stages the files beside the directory and renames them into place, so a new
-    directory appears only complete; it replaces an earlier run's directory but refuses
-    (OSError) one that holds anything else, which is left untouched.
+    The files are staged beside the directory and renamed into place complete, with the marker
+    that lets a later run replace them (`fairstream.output.staged`). `target`: what
+    `output.prepare` returned before the run.
     """
-    out = Path(output_dir)
-    sim.write_results(str(out))
-    return out
+    with output.staged(output_dir, "run", force, target=target) as tmp:
+        sim.write_results(str(tmp))
+    return Path(output_dir)

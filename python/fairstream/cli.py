@@ -205,6 +205,13 @@ def _print_scenario_warnings_plainly(category: type[Warning]) -> None:
     warnings.showwarning = show
 
 
+#: --force of every command that writes a directory (the rules: fairstream.output, docs/results.md).
+_FORCE_HELP = (
+    "replace the output directory whole even if it holds files fairstream did not write "
+    "(without it such a directory is refused; an earlier result of the same command is always replaced)"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="fairstream",
@@ -217,9 +224,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run a scenario and write its results")
     p.add_argument("scenario", type=Path, help="scenario TOML file")
     p.add_argument(
-        "-o", "--output", type=_output_path, required=True, help="output directory (created after the run)"
+        "-o",
+        "--output",
+        type=_output_path,
+        required=True,
+        help="output directory (appears when the run is done)",
     )
     p.add_argument("--seed", type=_seed, help="override the scenario's seed")
+    p.add_argument("--force", action="store_true", help=_FORCE_HELP)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_run)
 
@@ -245,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (needs fairstream[dask])"
     )
     p.add_argument("--seed", type=_seed, help="override every run's seed")
+    p.add_argument("--force", action="store_true", help=_FORCE_HELP)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_sweep)
 
@@ -265,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="phase replicas per experiment besides the canonical run: other seed, link delays perturbed "
         "by < 0.5 packet time (default: each experiment's own, 4, at most 1 with --quick; 0: canonical only)",
     )
+    p.add_argument("--force", action="store_true", help=_FORCE_HELP)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument("--list", action="store_true", help="list the experiments and exit")
     p.set_defaults(func=_cmd_reproduce)
@@ -318,7 +332,9 @@ def _cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     _input_file(args.scenario)
     _output_target(args.output)
-    result = run(args.scenario, output_dir=args.output, seed=args.seed, progress=not args.quiet)
+    result = run(
+        args.scenario, output_dir=args.output, seed=args.seed, progress=not args.quiet, force=args.force
+    )
     # summary.json through `json` only: reading no table keeps polars out of this process.
     print(_flow_table(result.summary["flows"]))
     print(f"results: {result.output_dir}")
@@ -367,6 +383,7 @@ def _cmd_sweep(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         scheduler=args.scheduler,
         seed=args.seed,
         quiet=args.quiet,
+        force=args.force,
     )
     print(f"{len(result.points)} runs: {result.output_dir} (flows.parquet, sweep.json, runs/)")
     return 0
@@ -403,6 +420,7 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         quiet=args.quiet,
         scheduler=args.scheduler,
         replicas=args.replicas,
+        force=args.force,
     )
     report = write_report(args.output)
     # The verdict is the canonical run's; the replicas' disagreements are counted beside it. An

@@ -44,6 +44,13 @@ class Interrupted(KeyboardInterrupt):
     def __str__(self) -> str:
         return self.message
 
+    def relocate(self, old: os.PathLike[str] | str, new: os.PathLike[str] | str) -> None:
+        """The results so far moved from `old` to `new` (a staging directory put in place): the
+        message and `partial` name where they are now."""
+        self.message = self.message.replace(str(old), str(new))
+        if self.partial is not None:
+            self.partial = self.partial.replace(str(old), str(new))
+
 
 class BatchInterrupted(Interrupted):
     """Ctrl-C stopped a batch of runs (`fairstream.parallel.run_tasks`).

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import output
 from .interrupt import read_marker
 from .reproduce import EXPERIMENTS
 from .reproduce.experiment import experiment_verdict, source, verdict
@@ -66,6 +67,7 @@ def write_report(output_dir: str | os.PathLike[str]) -> Path:
     )
     path = out / REPORT_FILE
     path.write_text(page, encoding="utf-8")
+    output.add_entries(out, [REPORT_FILE, FIGURE_DIR])  # fairstream's, so a rerun may replace them
     return path
 
 

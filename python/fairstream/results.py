@@ -37,6 +37,21 @@ _METRICS_SCHEMA = {
 }
 
 
+#: Columns and polars dtype names of the (possibly empty) per-packet trace, as
+#: crates/results/src/tables.rs writes it.
+_PACKETS_SCHEMA = {
+    "t": "Float64",
+    "t_ns": "UInt64",
+    "packet_id": "UInt64",
+    "event": "String",
+    "link_id": "UInt32",
+    "flow_id": "UInt32",
+    "seq": "Int64",
+    "size": "UInt32",
+    "reverse": "Boolean",
+}
+
+
 class RunResult:
     """The results of one run, read from `output_dir` on first access.
 
@@ -93,8 +108,8 @@ class RunResult:
 
     @cached_property
     def packets(self) -> pl.DataFrame:
-        """Per-packet trace; empty unless ``[record] packets = true``."""
-        return self._read("packets", empty_schema={})
+        """Per-packet trace; empty (with its columns) unless ``[record] packets = true``."""
+        return self._read("packets", empty_schema=_PACKETS_SCHEMA)
 
     @cached_property
     def link_summary(self) -> pl.DataFrame:

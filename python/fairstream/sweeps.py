@@ -3,11 +3,13 @@ scenario, every point validated first and then run in parallel.
 
 Output: ``DIR/runs/<nnnn>/`` per point (a normal run directory), ``DIR/sweep.json`` (the grid and
 each point's overrides) and ``DIR/flows.parquet`` (every flow's summary, with one column per
-swept path).
+swept path). DIR is written as one: staged beside it and renamed into place when every run is
+done, replacing an earlier sweep's DIR whole (`fairstream.output`), so no stale run remains.
 
 Ctrl-C keeps what ran: sweep.json says ``"complete": false`` and gives each point's ``status``
 (finished, stopped part-way with its results so far, or not run), ``DIR/INCOMPLETE`` says the
-same in words, flows.parquet is not written, and `fairstream.Interrupted` is raised.
+same in words, flows.parquet is not written, and `fairstream.Interrupted` is raised; what ran is put in place
+all the same (its `.fairstream` marker says `"complete": false`).
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import _core, tomlio
-from .interrupt import BatchInterrupted, Interrupted, clear_marker, write_marker
+from . import _core, output, tomlio
+from .interrupt import BatchInterrupted, Interrupted, write_marker
 from .parallel import Task, run_tasks
 from .progress import TaskProgress
 from .results import RunResult
@@ -126,42 +128,49 @@ def sweep(
     scheduler: str | None = None,
     seed: int | None = None,
     quiet: bool = True,
+    force: bool = False,
 ) -> SweepResult:
     """Runs every point of `grid` over `scenario` into `output_dir`.
 
-    Every point is validated before anything runs or is written (`fairstream.ScenarioError`).
-    `jobs`: worker processes (all cores by default); `scheduler`: a Dask scheduler address.
+    `output_dir` and every point are checked before anything runs or is written (ValueError,
+    `fairstream.ScenarioError`): it may be absent, empty or an earlier sweep's directory, which
+    is replaced whole; any other non-empty directory is refused unless `force`. `jobs`: worker
+    processes (all cores by default); `scheduler`: a Dask scheduler address (the output's
+    parent directory must be on a file system the workers share).
     """
     from .api import check_seed
 
     check_seed(seed)
     if jobs is not None and jobs < 1:
         raise ValueError(f"jobs must be at least 1, not {jobs}")
+    target = output.prepare(output_dir, "sweep", force)
     base_text, filename = load(scenario)
     _core.validate(base_text, filename)
     base = tomlio.loads(base_text)
     points = grid_points(grid)
-    out = Path(output_dir).resolve()
-    tasks = []
-    for i, overrides in enumerate(points):
+    checked = []
+    for overrides in points:
         text = tomlio.dumps(with_overrides(base, overrides))
         label = ", ".join(f"{k}={v}" for k, v in overrides.items())
         point_file = f"{filename} with {label}"
         _core.validate(text, point_file)
-        tasks.append(Task(text, point_file, str(out / "runs" / f"{i:04d}"), seed, label))
-    out.mkdir(parents=True, exist_ok=True)
+        checked.append((text, point_file, label))
     meta = [
         {"index": i, "dir": f"runs/{i:04d}", "overrides": overrides} for i, overrides in enumerate(points)
     ]
     doc = {"scenario": filename, "grid": {k: list(v) for k, v in grid.items()}, "points": meta}
-    try:
-        summaries = run_tasks(tasks, jobs, scheduler, TaskProgress("sweep", len(tasks), quiet=quiet))
-    except BatchInterrupted as stop:
-        raise _keep_partial(out, doc, stop) from None
-    _write_json(out / "sweep.json", {**doc, "complete": True})
-    _flow_table(points, summaries).write_parquet(out / "flows.parquet")
-    clear_marker(out)
-    return SweepResult(out, meta)
+    with output.staged(output_dir, "sweep", force, target=target) as tmp:
+        tasks = [
+            Task(text, point_file, str(tmp / point["dir"]), seed, label)
+            for (text, point_file, label), point in zip(checked, meta, strict=True)
+        ]
+        try:
+            summaries = run_tasks(tasks, jobs, scheduler, TaskProgress("sweep", len(tasks), quiet=quiet))
+        except BatchInterrupted as stop:
+            raise _keep_partial(tmp, doc, stop) from None
+        _write_json(tmp / "sweep.json", {**doc, "complete": True})
+        _flow_table(points, summaries).write_parquet(tmp / "flows.parquet")
+    return SweepResult(Path(output_dir), meta)
 
 
 def _write_json(path: Path, doc: dict[str, Any]) -> None:

@@ -25,12 +25,12 @@ def test_capture_of_a_lossless_link_opens_cleanly(tmp_path: Path) -> None:
     doc["record"]["pcap"] = ["S1->N1", "N1->S1"]
     result = run(doc, output_dir=tmp_path / "out")
     links = {link["name"]: link for link in result.summary["links"]}
-    for name, file in [("S1->N1", "S1--N1.pcap"), ("N1->S1", "N1--S1.pcap")]:
+    for name, file in [("S1->N1", "S1-%3EN1.pcap"), ("N1->S1", "N1-%3ES1.pcap")]:
         path = result.output_dir / "pcap" / file
         lines = tshark("-r", str(path)).splitlines()
         assert len(lines) == links[name]["packets_forwarded"] > 0
         expert = tshark("-r", str(path), "-q", "-z", "expert")
         assert "Warns" not in expert and "Errors" not in expert, expert
-    first = tshark("-r", str(result.output_dir / "pcap" / "S1--N1.pcap"), "-c", "2")
+    first = tshark("-r", str(result.output_dir / "pcap" / "S1-%3EN1.pcap"), "-c", "2")
     # Addresses are the flow's end hosts: S1 is node 0 (10.0.0.1), R1 node 4 (10.0.0.5).
     assert "[SYN] Seq=0" in first and "10.0.0.1 → 10.0.0.5" in first

@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 
 use fairstream_core::{Duration, Instant};
-use fairstream_results::{RunInfo, output_target, write_dir};
+use fairstream_results::{RunInfo, write_dir};
 use fairstream_sim::{RunOutput, Simulator};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyUserWarning, PyValueError};
@@ -222,7 +222,9 @@ impl Simulation {
         Ok(json.call_method1("loads", (text,))?.unbind())
     }
 
-    /// Writes the result directory (Parquet tables, summary.json, resolved scenario, pcaps).
+    /// Writes the result files (Parquet tables, summary.json, resolved scenario, pcaps) into
+    /// `out_dir`, created when absent and refused (OSError) unless empty; staging and what may
+    /// be replaced are `fairstream.output`'s.
     fn write_results(&self, py: Python<'_>, out_dir: PathBuf) -> PyResult<()> {
         let out = self.output()?;
         let info = self.info();
@@ -284,15 +286,6 @@ fn tfrc_equation(s_bytes: f64, rtt_s: f64, p: f64, t_rto_s: f64) -> f64 {
     fairstream_metrics::tcp_model::tfrc_rfc5348(s_bytes, rtt_s, p, t_rto_s, 1.0)
 }
 
-/// Checks, before a run, that its results can go to `path` (absent, empty, or an earlier run's
-/// results; a symbolic link is followed); a ValueError saying why not otherwise.
-#[pyfunction]
-fn check_output_dir(path: PathBuf) -> PyResult<()> {
-    output_target(&path)
-        .map(|_| ())
-        .map_err(|e| PyValueError::new_err(e.to_string()))
-}
-
 /// The extension module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -300,7 +293,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioWarning", m.py().get_type::<ScenarioWarning>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_class::<Simulation>()?;
-    m.add_function(wrap_pyfunction!(check_output_dir, m)?)?;
     m.add_function(wrap_pyfunction!(jain, m)?)?;
     m.add_function(wrap_pyfunction!(mathis, m)?)?;
     m.add_function(wrap_pyfunction!(padhye, m)?)?;

@@ -4,19 +4,23 @@
 //! - `summary.json`: run facts and the per-flow and per-link totals;
 //! - `flow_series.parquet`, `flow_summary.parquet`, `link_series.parquet`, and when
 //!   recorded `metrics.parquet` and `packets.parquet` (see [`tables`]);
-//! - `pcap/<link>.pcap` for the captured links;
+//! - `pcap/<link>.pcap` for the captured links, the link's name percent-encoded ([`pcap_names`]);
 //! - `INCOMPLETE`, only for a run stopped before its end (Ctrl-C): what it covers, in words
 //!   (`summary.json` then says `"complete": false` and where the run stopped).
 //!
-//! Files are first written into a sibling temporary directory that is renamed into place
-//! at the end, so a failed write leaves no partial output behind.
+//! [`write_dir`] writes into a directory that is absent or empty; where that directory is, what
+//! an earlier one may be replaced by, and the staging that makes results appear only complete
+//! are the caller's (`python/fairstream/output.py`, one set of rules for every command).
 
+pub mod pcap_names;
 pub mod summary;
 pub mod tables;
 
 use std::path::{Path, PathBuf};
 
 use fairstream_sim::RunOutput;
+
+pub use pcap_names::pcap_file_name;
 
 /// A failure to write results.
 #[derive(Debug, thiserror::Error)]
@@ -29,17 +33,7 @@ pub enum ResultsError {
         /// The underlying error.
         source: std::io::Error,
     },
-    /// The output directory holds files that are not results of a run, which would be lost.
-    #[error(
-        "{path} exists and holds files that are not fairstream results (e.g. `{example}`); choose another directory or empty it"
-    )]
-    NotResults {
-        /// The directory.
-        path: PathBuf,
-        /// One of the foreign entries.
-        example: String,
-    },
-    /// The output path cannot be a result directory (empty, a file, a link to nowhere).
+    /// The output path cannot receive results (a file, a directory that is not empty).
     #[error("{path}: {reason}")]
     BadTarget {
         /// The path given.
@@ -74,106 +68,31 @@ pub struct RunInfo {
 /// The marker file of a run stopped before its end; the report and `fairstream` read it.
 pub const INCOMPLETE_MARKER: &str = "INCOMPLETE";
 
-/// Every name a result directory may hold.
-const RESULT_ENTRIES: &[&str] = &[
-    "scenario.resolved.toml",
-    "summary.json",
-    "flow_series.parquet",
-    "flow_summary.parquet",
-    "link_series.parquet",
-    "metrics.parquet",
-    "packets.parquet",
-    "pcap",
-    INCOMPLETE_MARKER,
-];
-
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ResultsError + use<> {
     let path = path.to_path_buf();
     move |source| ResultsError::Io { path, source }
 }
 
-/// Fails unless `dir` is absent, empty, or holds only the files of an earlier run (which the
-/// new results replace): nothing else in it is ever deleted.
-fn check_replaceable(dir: &Path) -> Result<(), ResultsError> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io(dir)(e)),
-    };
-    for entry in entries {
-        let name = entry
-            .map_err(io(dir))?
-            .file_name()
-            .to_string_lossy()
-            .into_owned();
-        if !RESULT_ENTRIES.contains(&name.as_str()) {
-            return Err(ResultsError::NotResults {
-                path: dir.to_path_buf(),
-                example: name,
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Where results for `dir` go, checked before anything runs: `dir` must be a non-empty path that
-/// is absent, an empty directory or an earlier run's result directory; a symbolic link is
-/// followed (its target receives the results and the link stays), never replaced.
-pub fn output_target(dir: &Path) -> Result<PathBuf, ResultsError> {
+/// Writes every result file of `out` into `dir`, which is created when absent and must be
+/// empty otherwise: nothing that is there already is ever overwritten or deleted.
+pub fn write_dir(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), ResultsError> {
     let bad = |reason: &str| ResultsError::BadTarget {
         path: dir.to_path_buf(),
         reason: reason.to_string(),
     };
     if dir.as_os_str().is_empty() {
+        return Err(bad("an empty path is no output directory"));
+    }
+    if dir.exists() && !dir.is_dir() {
+        return Err(bad("is a file, not a directory"));
+    }
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    if std::fs::read_dir(dir).map_err(io(dir))?.next().is_some() {
         return Err(bad(
-            "an empty path is no output directory; name one, such as `-o results`",
+            "is not empty; results are written into a new or empty directory",
         ));
     }
-    let target = if dir.is_symlink() {
-        dir.canonicalize().map_err(|_| {
-            bad("is a symbolic link to nowhere; point it at a directory or remove it")
-        })?
-    } else {
-        dir.to_path_buf()
-    };
-    if target.exists() && !target.is_dir() {
-        return Err(bad(
-            "is a file, not a directory; results are a directory of files",
-        ));
-    }
-    check_replaceable(&target)?;
-    Ok(target)
-}
-
-/// Writes every result file of `out` into `dir`. `dir` must be absent, empty, or an earlier
-/// run's result directory (replaced as a whole); any other content makes this fail untouched.
-/// A symbolic link is followed, so its target receives the results (see [`output_target`]).
-pub fn write_dir(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), ResultsError> {
-    let target = output_target(dir)?;
-    let dir = target.as_path();
-    let parent = dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or_else(|| Path::new("."));
-    std::fs::create_dir_all(parent).map_err(io(parent))?;
-    let stem = dir
-        .file_name()
-        .map_or_else(|| "results".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = parent.join(format!(".{stem}.partial-{}", std::process::id()));
-    if tmp.exists() {
-        std::fs::remove_dir_all(&tmp).map_err(io(&tmp))?;
-    }
-    std::fs::create_dir_all(&tmp).map_err(io(&tmp))?;
-    let result = write_into(&tmp, info, out);
-    if let Err(e) = result {
-        let _ = std::fs::remove_dir_all(&tmp);
-        return Err(e);
-    }
-    if dir.exists() {
-        // Checked above: empty, or only an earlier run's files.
-        std::fs::remove_dir_all(dir).map_err(io(dir))?;
-    }
-    std::fs::rename(&tmp, dir).map_err(io(dir))
+    write_into(dir, info, out)
 }
 
 fn write_into(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), ResultsError> {
@@ -206,17 +125,7 @@ fn write_into(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), Results
             source,
         })?;
         for (link, bytes) in &out.pcaps {
-            let safe: String = link
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '_' {
-                        c
-                    } else {
-                        '-'
-                    }
-                })
-                .collect();
-            write(&format!("pcap/{safe}.pcap"), bytes)?;
+            write(&format!("pcap/{}", pcap_file_name(link)), bytes)?;
         }
     }
     Ok(())
@@ -234,37 +143,12 @@ mod tests {
     }
 
     #[test]
-    fn a_link_is_followed_and_a_file_or_empty_path_refused_before_writing() {
-        let base = scratch("links");
-        std::fs::create_dir_all(&base).unwrap();
-        let real = base.join("real");
-        std::fs::create_dir_all(&real).unwrap();
-        let link = base.join("link");
-        std::os::unix::fs::symlink(&real, &link).unwrap();
-        write_dir(&link, &RunInfo::default(), &RunOutput::default()).unwrap();
-        assert!(link.is_symlink(), "the link was replaced");
-        assert!(real.join("summary.json").is_file());
-        let file = base.join("file");
-        std::fs::write(&file, b"keep").unwrap();
-        let e = output_target(&file).unwrap_err().to_string();
-        assert!(e.contains("is a file"), "{e}");
-        assert_eq!(std::fs::read(&file).unwrap(), b"keep");
-        let e = output_target(Path::new("")).unwrap_err().to_string();
-        assert!(e.contains("empty path"), "{e}");
-        let dangling = base.join("dangling");
-        std::os::unix::fs::symlink(base.join("nowhere"), &dangling).unwrap();
-        assert!(output_target(&dangling).is_err());
-        let _ = std::fs::remove_dir_all(&base);
-    }
-
-    #[test]
-    fn writes_new_empty_and_earlier_result_directories() {
+    fn writes_a_new_or_empty_directory() {
         let base = scratch("ok");
         let (info, out) = (RunInfo::default(), RunOutput::default());
-        let dir = base.join("run");
+        let dir = base.join("nested").join("run");
         write_dir(&dir, &info, &out).unwrap();
         assert!(dir.join("summary.json").is_file() && dir.join("flow_series.parquet").is_file());
-        write_dir(&dir, &info, &out).expect("an earlier run's directory is replaced");
         let empty = base.join("empty");
         std::fs::create_dir_all(&empty).unwrap();
         write_dir(&empty, &info, &out).unwrap();
@@ -288,14 +172,11 @@ mod tests {
                 .unwrap();
         assert_eq!(summary["complete"], false);
         assert_eq!(summary["stopped_at_s"], 1.5);
-        write_dir(&dir, &RunInfo::default(), &RunOutput::default())
-            .expect("an interrupted run's directory is an earlier run's, replaced whole");
-        assert!(
-            !dir.join(INCOMPLETE_MARKER).exists(),
-            "the marker went with it"
-        );
+        let whole = base.join("whole");
+        write_dir(&whole, &RunInfo::default(), &RunOutput::default()).unwrap();
+        assert!(!whole.join(INCOMPLETE_MARKER).exists());
         let summary: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap())
+            serde_json::from_str(&std::fs::read_to_string(whole.join("summary.json")).unwrap())
                 .unwrap();
         assert_eq!(summary["complete"], true);
         assert!(summary["stopped_at_s"].is_null());
@@ -303,34 +184,19 @@ mod tests {
     }
 
     #[test]
-    fn refuses_a_directory_with_other_files_and_leaves_it_alone() {
-        let dir = scratch("foreign");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("notes.txt"), "keep me").unwrap();
-        let err = write_dir(&dir, &RunInfo::default(), &RunOutput::default()).unwrap_err();
-        assert!(err.to_string().contains("notes.txt"), "{err}");
-        assert_eq!(
-            std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
-            "keep me"
-        );
-        assert_eq!(
-            std::fs::read_dir(&dir).unwrap().count(),
-            1,
-            "nothing was added"
-        );
-        let parent = dir.parent().unwrap();
-        let stem = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let leftovers = std::fs::read_dir(parent)
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .file_name()
-                    .to_string_lossy()
-                    .starts_with(&format!(".{stem}.partial"))
-            })
-            .count();
-        assert_eq!(leftovers, 0, "no staging directory left behind");
-        std::fs::remove_dir_all(&dir).unwrap();
+    fn never_writes_over_anything() {
+        let base = scratch("full");
+        let (info, out) = (RunInfo::default(), RunOutput::default());
+        let dir = base.join("run");
+        write_dir(&dir, &info, &out).unwrap();
+        let e = write_dir(&dir, &info, &out).unwrap_err().to_string();
+        assert!(e.contains("not empty"), "{e}");
+        let file = base.join("file");
+        std::fs::write(&file, b"keep").unwrap();
+        let e = write_dir(&file, &info, &out).unwrap_err().to_string();
+        assert!(e.contains("is a file"), "{e}");
+        assert_eq!(std::fs::read(&file).unwrap(), b"keep");
+        assert!(write_dir(Path::new(""), &info, &out).is_err());
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }

@@ -1,5 +1,6 @@
 //! `summary.json`: the run's facts and the per-flow and per-link totals, whose columns are the
 //! ones `tables` declares (so `flow_summary.parquet` and the `flows` here cannot drift apart).
+//! A value missing in a table (null: an RTT with no samples) is `null` here too.
 
 use arrow_array::{ArrayRef, Float64Array, StringArray, UInt32Array, UInt64Array};
 use fairstream_sim::RunOutput;
@@ -15,6 +16,9 @@ fn num(x: f64) -> Value {
 
 /// Row `row` of `column` as JSON.
 fn cell(column: &ArrayRef, row: usize) -> Value {
+    if column.is_null(row) {
+        return Value::Null; // a null in the table is a null here (a missing RTT)
+    }
     let any = column.as_any();
     if let Some(a) = any.downcast_ref::<UInt32Array>() {
         json!(a.value(row))

@@ -1,4 +1,5 @@
-//! Parquet tables of a run, one file per table (columns as documented on each writer).
+//! Parquet tables of a run, one file per table (columns as documented on each writer). A float
+//! that is not a finite number is written as null, as in `summary.json`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -20,8 +21,12 @@ fn u64s(v: &[u64]) -> ArrayRef {
 fn u32s(v: &[u32]) -> ArrayRef {
     Arc::new(UInt32Array::from(v.to_vec()))
 }
+/// A float column in which a value that is not a finite number (an RTT with no samples is NaN)
+/// is null, as `summary.json` writes it: the two agree, and a reader's mean skips it.
 fn f64s(v: &[f64]) -> ArrayRef {
-    Arc::new(Float64Array::from(v.to_vec()))
+    Arc::new(Float64Array::from_iter(
+        v.iter().map(|&x| x.is_finite().then_some(x)),
+    ))
 }
 fn names(ids: &[u32], table: &[String]) -> ArrayRef {
     Arc::new(StringArray::from_iter_values(

@@ -5,11 +5,11 @@ use fairstream_net::{
     ErrorModel, FqConfig, LimitCounting, QueueConfig, QueueLimit, RedConfig, TbfConfig,
 };
 use toml::Value;
-use toml::de::DeValue;
+use toml::de::{DeTable, DeValue};
 
-use crate::reader::{Result, Section, a};
+use crate::reader::{AUTO, Result, Section, a};
 
-/// Default queue: drop-tail of 50 packets, ns-2's `Queue limit_`.
+/// Default queue: drop-tail of 50 packets, ns-2's `Queue limit_` (counted as Linux pfifo does).
 const DEFAULT_LIMIT: u32 = 50;
 
 /// Keys only a RED queue takes (`preset` is shared: each kind has its own presets).
@@ -37,19 +37,11 @@ pub(crate) const QUEUE_KEYS: &[&[&str]] =
 /// Reads `queue` of a link of rate `rate` (a limit in milliseconds is converted at that rate).
 pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
     let queue_keys = QUEUE_KEYS.concat();
-    let Some(mut q) = link.opt_table("queue", &queue_keys)? else {
-        let mut out = toml::Table::new();
-        out.insert("kind".into(), Value::String("droptail".into()));
-        out.insert(
-            "limit".into(),
-            Value::String(format!("{DEFAULT_LIMIT} packets")),
-        );
-        out.insert("preset".into(), Value::String("pfifo".into()));
-        link.out.insert("queue".into(), Value::Table(out));
-        return Ok(QueueConfig::DropTail {
-            limit: QueueLimit::Packets(DEFAULT_LIMIT),
-            counting: LimitCounting::Waiting,
-        });
+    let empty = DeTable::new();
+    let mut q = match link.opt_table("queue", &queue_keys)? {
+        Some(q) => q,
+        // No queue: the defaults, resolved as `queue = {}` resolves (one source of them).
+        None => link.absent_table("queue", &empty, &queue_keys)?,
     };
     let kind = q.choice("kind", &["droptail", "red", "tbf", "fq"], "droptail")?;
     let only = |kinds: &[&str], keys: &[&str], q: &Section<'_, '_>| -> Result<()> {
@@ -70,8 +62,7 @@ pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<Qu
         "tbf" => read_tbf(&mut q)?,
         _ => read_droptail(&mut q, rate)?,
     };
-    link.out
-        .insert("queue".into(), Value::Table(std::mem::take(&mut q.out)));
+    link.set("queue", Value::Table(q.take_resolved()));
     Ok(config)
 }
 
@@ -83,15 +74,22 @@ fn read_red(q: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
         _ => RedConfig::default(),
     };
     let limit = read_limit(q, rate, base.limit)?;
-    let min_th = q.opt_float("min_th", 0.0, 1e9)?.or(base.min_th);
-    let max_th = q.opt_float("max_th", 0.0, 1e9)?.or(base.max_th);
+    // Each of these is a number, "auto" (derived from the link, as ns-2 does), or the preset's.
+    let min_th = q
+        .opt_float_or_auto("min_th", 0.0, 1e9)?
+        .unwrap_or(base.min_th);
+    let max_th = q
+        .opt_float_or_auto("max_th", 0.0, 1e9)?
+        .unwrap_or(base.max_th);
     if let (Some(lo), Some(hi)) = (min_th, max_th)
         && hi <= lo
     {
         return Err(q.error("max_th", format!("must be above min_th ({lo})")));
     }
     let max_p = q.opt_float("max_p", 0.0, 1.0)?.unwrap_or(base.max_p);
-    let q_weight = q.opt_float("w_q", 0.0, 1.0)?.or(base.q_weight);
+    let q_weight = q
+        .opt_float_or_auto("w_q", 0.0, 1.0)?
+        .unwrap_or(base.q_weight);
     let gentle = q.bool_or("gentle", base.gentle)?;
     let wait = q.bool_or("wait", base.wait)?;
     let byte_mode = q.bool_or("bytes", base.byte_mode)?;
@@ -102,12 +100,12 @@ fn read_red(q: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
     }
     let target_delay: Duration = q.unit_or("target_delay", base.target_delay)?;
     for (key, v) in [("min_th", min_th), ("max_th", max_th), ("w_q", q_weight)] {
-        q.out.insert(
-            key.into(),
-            v.map_or_else(|| Value::String("auto".into()), Value::Float),
+        q.set(
+            key,
+            v.map_or_else(|| Value::String(AUTO.into()), Value::Float),
         );
     }
-    q.out.insert("max_p".into(), Value::Float(max_p));
+    q.set("max_p", Value::Float(max_p));
     Ok(QueueConfig::Red(RedConfig {
         q_weight,
         min_th,
@@ -242,7 +240,7 @@ fn read_limit(q: &mut Section<'_, '_>, rate: Bitrate, default: QueueLimit) -> Re
         QueueLimit::Packets(n) => format!("{n} packets"),
         QueueLimit::Bytes(b) => b.to_string(),
     };
-    q.out.insert("limit".into(), Value::String(text));
+    q.set("limit", Value::String(text));
     Ok(limit)
 }
 
@@ -275,7 +273,6 @@ pub(crate) fn read_loss(link: &mut Section<'_, '_>) -> Result<ErrorModel> {
             ErrorModel::gilbert_elliott(gb, bg, lg, lb)
         }
     };
-    link.out
-        .insert("loss".into(), Value::Table(std::mem::take(&mut l.out)));
+    link.set("loss", Value::Table(l.take_resolved()));
     Ok(model)
 }

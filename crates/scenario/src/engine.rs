@@ -36,9 +36,6 @@ pub(crate) fn read_engine(
     net.engine.perturb_delays = e
         .opt_float("perturb_delays", 0.0, MAX_PERTURBATION)?
         .unwrap_or(0.0);
-    e.out.insert(
-        "perturb_delays".into(),
-        Value::Float(net.engine.perturb_delays),
-    );
-    Ok(std::mem::take(&mut e.out))
+    e.set("perturb_delays", Value::Float(net.engine.perturb_delays));
+    Ok(e.take_resolved())
 }

@@ -45,7 +45,7 @@ pub(crate) fn read_flow(
         || format!("{protocol}{first}{}", if count > 1 { "_{i}" } else { "" }),
         str::to_string,
     );
-    f.out.insert("name".into(), Value::String(name.clone()));
+    f.set("name", Value::String(name.clone()));
     let from = f.req_str("from", "a node name")?;
     let to = f.req_str("to", "a node name")?;
     let start = read_start(f)?;
@@ -173,7 +173,7 @@ fn read_start(f: &mut Section<'_, '_>) -> Result<FlowStart> {
                 .collect::<std::result::Result<Vec<_>, _>>()
             {
                 Ok(v) if v.len() == 2 && v[0] <= v[1] => {
-                    f.out.insert("start".into(), Value::Table(t.out));
+                    f.set("start", Value::Table(t.take_resolved()));
                     Ok(FlowStart::Uniform(
                         Instant::ZERO + v[0],
                         Instant::ZERO + v[1],

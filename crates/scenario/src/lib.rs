@@ -113,14 +113,14 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
             ),
         ));
     }
-    top.out.insert("seed".into(), Value::Integer(seed as i64));
+    top.set("seed", Value::Integer(seed as i64));
 
     let mut net = Network::new(duration, seed);
     let Some(mut topo) = top.opt_table("topology", TOPOLOGY_KEYS)? else {
         return Err(top.error("topology", "missing table; expected [topology] with nodes and links, or kind = \"dumbbell\" | \"parking_lot\" | \"chain\""));
     };
     let index = topology::read_topology(&mut topo, &mut net)?;
-    top.out.insert("topology".into(), Value::Table(topo.out));
+    top.set("topology", Value::Table(topo.take_resolved()));
 
     let mut record_section = top.opt_table("record", record::RECORD_KEYS)?;
     let routes = Routes::compute(net.nodes.len(), &net.link_ends());
@@ -141,18 +141,18 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
             &mut warnings,
             &mut names,
         )?;
-        resolved_flows.push(Value::Table(f.out));
+        resolved_flows.push(Value::Table(f.take_resolved()));
     }
-    top.out.insert("flow".into(), Value::Array(resolved_flows));
+    top.set("flow", Value::Array(resolved_flows));
 
     let record_out = record::read_record(record_section.as_mut(), &mut net)?;
-    top.out.insert("record".into(), Value::Table(record_out));
+    top.set("record", Value::Table(record_out));
 
     let mut engine_section = top.opt_table("engine", engine::ENGINE_KEYS)?;
     let engine_out = engine::read_engine(engine_section.as_mut(), &mut net)?;
-    top.out.insert("engine".into(), Value::Table(engine_out));
+    top.set("engine", Value::Table(engine_out));
 
-    let resolved = toml::to_string(&top.out)
+    let resolved = toml::to_string(&top.take_resolved())
         .map_err(|e| src.error(0..0, "", format!("cannot print the resolved scenario: {e}")))?;
     Ok(Scenario {
         name,

@@ -1,6 +1,11 @@
 //! Reading one TOML table of a scenario: typed getters that check every value, remember
 //! which keys were read, write the resolved value (defaults filled in) to an output table,
 //! and report unknown keys with the keys that are allowed.
+//!
+//! The resolved table lists its keys in the order the reader first asked for them (a getter
+//! called for an absent key counts, as does the first [`Section::set`]), not in the order
+//! values happened to be written. Whether a key was given or defaulted therefore does not move
+//! it, and the resolved form of a resolved scenario is the same text: a fixed point.
 
 use std::ops::Range;
 use std::str::FromStr;
@@ -13,6 +18,9 @@ use crate::error::{ScenarioError, Source};
 
 pub(crate) type Result<T> = std::result::Result<T, ScenarioError>;
 
+/// The value of a parameter the model derives itself (RED's thresholds and weight).
+pub(crate) const AUTO: &str = "auto";
+
 /// A string value and where it stands in the file.
 pub(crate) type Named<'t> = (&'t str, Range<usize>);
 
@@ -22,8 +30,11 @@ pub(crate) struct Section<'t, 'i> {
     table: &'t DeTable<'i>,
     span: Range<usize>,
     path: String,
-    /// The resolved form of this table.
-    pub(crate) out: toml::Table,
+    /// The resolved form of this table, in the order values were written.
+    out: toml::Table,
+    /// Every key a getter or [`Section::set`] was called for, first call first: the order of
+    /// the resolved table.
+    asked: Vec<String>,
 }
 
 impl<'t, 'i> Section<'t, 'i> {
@@ -52,7 +63,40 @@ impl<'t, 'i> Section<'t, 'i> {
             span,
             path,
             out: toml::Table::new(),
+            asked: Vec::new(),
         })
+    }
+
+    /// Notes that the reader asked for `key` (its place in the resolved table).
+    fn ask(&mut self, key: &str) {
+        if !self.asked.iter().any(|k| k == key) {
+            self.asked.push(key.to_string());
+        }
+    }
+
+    /// Writes `value` as the resolved value of `key`.
+    pub(crate) fn set(&mut self, key: &str, value: Value) {
+        self.ask(key);
+        self.out.insert(key.to_string(), value);
+    }
+
+    /// Whether `key` has a resolved value yet.
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.out.contains_key(key)
+    }
+
+    /// The resolved table, its keys in the order they were first asked for; this section's is
+    /// left empty.
+    pub(crate) fn take_resolved(&mut self) -> toml::Table {
+        let mut out = std::mem::take(&mut self.out);
+        let mut sorted = toml::Table::new();
+        for key in &self.asked {
+            if let Some((k, v)) = out.remove_entry(key) {
+                sorted.insert(k, v);
+            }
+        }
+        sorted.extend(out);
+        sorted
     }
 
     /// The dotted path of `key` in this table.
@@ -84,6 +128,7 @@ impl<'t, 'i> Section<'t, 'i> {
 
     /// `key` as a string, or an error saying `expected`.
     pub(crate) fn opt_str(&mut self, key: &str, expected: &str) -> Result<Option<&'t str>> {
+        self.ask(key);
         match self.raw(key) {
             None => Ok(None),
             Some(v) => match v.get_ref() {
@@ -91,7 +136,7 @@ impl<'t, 'i> Section<'t, 'i> {
                     if let Some(c) = s.chars().find(|c| c.is_control()) {
                         return Err(self.error(key, control_character(c)));
                     }
-                    self.out.insert(key.into(), Value::String(s.to_string()));
+                    self.set(key, Value::String(s.to_string()));
                     Ok(Some(s.as_ref()))
                 }
                 other => Err(self.error(
@@ -121,12 +166,13 @@ impl<'t, 'i> Section<'t, 'i> {
             .iter()
             .find(|&&c| c == v)
             .ok_or_else(|| self.error(key, format!("`{v}` is not {expected}")))?;
-        self.out.insert(key.into(), Value::String((*c).to_string()));
+        self.set(key, Value::String((*c).to_string()));
         Ok(c)
     }
 
     /// `key` as an integer in `[min, max]`.
     pub(crate) fn opt_int(&mut self, key: &str, min: i64, max: i64) -> Result<Option<i64>> {
+        self.ask(key);
         let Some(v) = self.raw(key) else {
             return Ok(None);
         };
@@ -145,7 +191,7 @@ impl<'t, 'i> Section<'t, 'i> {
         };
         match n {
             Some(n) if (min..=max).contains(&n) => {
-                self.out.insert(key.into(), Value::Integer(n));
+                self.set(key, Value::Integer(n));
                 Ok(Some(n))
             }
             Some(n) => Err(self.error(key, format!("{n} is out of range; expected {expected}"))),
@@ -159,12 +205,13 @@ impl<'t, 'i> Section<'t, 'i> {
     /// `key` as an integer with a default.
     pub(crate) fn int_or(&mut self, key: &str, min: i64, max: i64, default: i64) -> Result<i64> {
         let n = self.opt_int(key, min, max)?.unwrap_or(default);
-        self.out.insert(key.into(), Value::Integer(n));
+        self.set(key, Value::Integer(n));
         Ok(n)
     }
 
     /// `key` as a real number.
     pub(crate) fn opt_float(&mut self, key: &str, min: f64, max: f64) -> Result<Option<f64>> {
+        self.ask(key);
         let Some(v) = self.raw(key) else {
             return Ok(None);
         };
@@ -177,11 +224,32 @@ impl<'t, 'i> Section<'t, 'i> {
         };
         match x {
             Some(x) if x.is_finite() && (min..=max).contains(&x) => {
-                self.out.insert(key.into(), Value::Float(x));
+                self.set(key, Value::Float(x));
                 Ok(Some(x))
             }
             _ => Err(self.error(key, format!("expected a number from {min} to {max}"))),
         }
+    }
+
+    /// `key` as a real number in `[min, max]` or `"auto"` (derived by the model); `Some(None)`
+    /// for `"auto"`, `None` when absent. The resolved value is the number or `"auto"`.
+    pub(crate) fn opt_float_or_auto(
+        &mut self,
+        key: &str,
+        min: f64,
+        max: f64,
+    ) -> Result<Option<Option<f64>>> {
+        if let Some(DeValue::String(s)) = self.raw(key).map(Spanned::get_ref) {
+            if s.trim() != AUTO {
+                return Err(self.error(
+                    key,
+                    format!("`{s}` is neither a number from {min} to {max} nor \"{AUTO}\""),
+                ));
+            }
+            self.set(key, Value::String(AUTO.into()));
+            return Ok(Some(None));
+        }
+        Ok(self.opt_float(key, min, max)?.map(Some))
     }
 
     /// `key` as a number strictly between 0 and 1, with a default.
@@ -193,12 +261,13 @@ impl<'t, 'i> Section<'t, 'i> {
                 format!("{x} is out of range; expected a number strictly between 0 and 1"),
             ));
         }
-        self.out.insert(key.into(), Value::Float(x));
+        self.set(key, Value::Float(x));
         Ok(x)
     }
 
     /// `key` as a boolean with a default.
     pub(crate) fn bool_or(&mut self, key: &str, default: bool) -> Result<bool> {
+        self.ask(key);
         let b = match self.raw(key) {
             None => default,
             Some(v) => v
@@ -206,7 +275,7 @@ impl<'t, 'i> Section<'t, 'i> {
                 .as_bool()
                 .ok_or_else(|| self.error(key, "expected true or false"))?,
         };
-        self.out.insert(key.into(), Value::Boolean(b));
+        self.set(key, Value::Boolean(b));
         Ok(b)
     }
 
@@ -215,6 +284,7 @@ impl<'t, 'i> Section<'t, 'i> {
     where
         T: FromStr<Err = fairstream_core::UnitError> + std::fmt::Display + Unit,
     {
+        self.ask(key);
         let Some(v) = self.raw(key) else {
             return Ok(None);
         };
@@ -238,8 +308,7 @@ impl<'t, 'i> Section<'t, 'i> {
                 ));
             }
         };
-        self.out
-            .insert(key.into(), Value::String(parsed.to_string()));
+        self.set(key, Value::String(parsed.to_string()));
         Ok(Some(parsed))
     }
 
@@ -258,7 +327,7 @@ impl<'t, 'i> Section<'t, 'i> {
         T: FromStr<Err = fairstream_core::UnitError> + std::fmt::Display + Unit + Copy,
     {
         let v = self.opt_unit(key)?.unwrap_or(default);
-        self.out.insert(key.into(), Value::String(v.to_string()));
+        self.set(key, Value::String(v.to_string()));
         Ok(v)
     }
 
@@ -276,6 +345,22 @@ impl<'t, 'i> Section<'t, 'i> {
                 format!("expected a table, found {}", a(other.type_str())),
             )),
         }
+    }
+
+    /// The sub-table `key`, which is absent, read as if it were written empty (`key = {}`): its
+    /// defaults then resolve through the same getters, in the same order, as a table that sets
+    /// some of them. `empty` is an empty table the caller keeps alive while the section is read.
+    pub(crate) fn absent_table<'a>(
+        &self,
+        key: &str,
+        empty: &'a DeTable<'i>,
+        allowed: &[&str],
+    ) -> Result<Section<'a, 'i>>
+    where
+        't: 'a,
+    {
+        debug_assert!(empty.is_empty() && self.raw(key).is_none());
+        Section::new(self.src, empty, self.span.clone(), self.field(key), allowed)
     }
 
     /// `key` as an array of tables (an empty list if absent).
@@ -311,6 +396,7 @@ impl<'t, 'i> Section<'t, 'i> {
 
     /// `key` as an array of strings.
     pub(crate) fn opt_str_list(&mut self, key: &str) -> Result<Option<Vec<Named<'t>>>> {
+        self.ask(key);
         let Some(v) = self.raw(key) else {
             return Ok(None);
         };
@@ -337,8 +423,8 @@ impl<'t, 'i> Section<'t, 'i> {
                 }
             }
         }
-        self.out.insert(
-            key.into(),
+        self.set(
+            key,
             Value::Array(
                 out.iter()
                     .map(|(s, _)| Value::String((*s).to_string()))

@@ -67,8 +67,8 @@ pub(crate) fn read_record(
             }
         }
     }
-    if !r.out.contains_key("pcap") {
-        r.out.insert("pcap".into(), Value::Array(Vec::new()));
+    if !r.has("pcap") {
+        r.set("pcap", Value::Array(Vec::new()));
     }
-    Ok(std::mem::take(&mut r.out))
+    Ok(r.take_resolved())
 }

@@ -15,10 +15,10 @@ pub(crate) fn read_schedule(s: &mut Section<'_, '_>, base: Bitrate) -> Result<Ra
         let at: Duration = step.req_unit("at")?;
         let rate: Bitrate = step.req_unit("rate")?;
         steps.push((Instant::ZERO + at, rate));
-        resolved.push(Value::Table(step.out));
+        resolved.push(Value::Table(step.take_resolved()));
     }
     if !resolved.is_empty() {
-        s.out.insert("schedule".into(), Value::Array(resolved));
+        s.set("schedule", Value::Array(resolved));
     }
     Ok(RateSchedule::new(base, steps))
 }

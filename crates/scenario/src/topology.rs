@@ -88,7 +88,7 @@ fn params_table(top: &mut Section<'_, '_>, key: &str) -> Result<Option<LinkParam
         return Ok(None);
     };
     let p = link_params(&mut t)?;
-    top.out.insert(key.into(), Value::Table(t.out));
+    top.set(key, Value::Table(t.take_resolved()));
     Ok(Some(p))
 }
 
@@ -250,7 +250,7 @@ fn explicit(top: &mut Section<'_, '_>, net: &mut Network) -> Result<NodeIndex> {
             back.name = name.map(|n| format!("{n}:reverse"));
             net.add_link(back);
         }
-        resolved.push(Value::Table(link.out));
+        resolved.push(Value::Table(link.take_resolved()));
     }
     if resolved.is_empty() {
         return Err(top.error(
@@ -258,6 +258,6 @@ fn explicit(top: &mut Section<'_, '_>, net: &mut Network) -> Result<NodeIndex> {
             "no links; expected at least one [[topology.link]] table",
         ));
     }
-    top.out.insert("link".into(), Value::Array(resolved));
+    top.set("link", Value::Array(resolved));
     Ok(index)
 }

@@ -291,3 +291,24 @@ fn an_interval_that_would_exhaust_memory_is_refused_before_the_run() {
         .is_ok()
     );
 }
+
+#[test]
+fn red_takes_auto_or_a_number_for_its_derived_parameters() {
+    let red = |keys: &str| {
+        GOOD.replace(
+            "queue = { kind = \"droptail\", limit = \"20 packets\" }",
+            &format!("queue = {{ kind = \"red\", {keys} }}"),
+        )
+    };
+    let ok = load(&red("min_th = \"auto\", w_q = 0.002"), "ok.toml", None).unwrap();
+    assert!(ok.resolved.contains("min_th = \"auto\""), "{}", ok.resolved);
+    let e = err(&red("min_th = \"often\""));
+    assert_eq!(e.field, "topology.link[0].queue.min_th");
+    assert!(
+        e.message
+            .contains("neither a number from 0 to 1000000000 nor \"auto\""),
+        "{e}"
+    );
+    let e = err(&red("w_q = true"));
+    assert_eq!(e.field, "topology.link[0].queue.w_q");
+}

@@ -14,10 +14,15 @@ and adds beside them, per check and per numeric comparison row, the replicas' va
 min–max spread, how many replicas pass, and ``phase_sensitive`` when the verdict is not the same
 in every run (see `phase_summary`).
 
+The output directory is written as one (`fairstream.output`): checked before anything runs,
+staged beside it, renamed into place when every experiment is evaluated, and replacing an
+earlier reproduction's directory whole.
+
 Ctrl-C stops every run promptly (see `fairstream.interrupt`) and evaluates nothing: the runs that
-finished stay in place, those in progress keep their results so far (marked INCOMPLETE), and
+finished stay, those in progress keep their results so far (marked INCOMPLETE), and
 ``DIR/INCOMPLETE`` and ``DIR/<id>/INCOMPLETE`` (for each experiment not run whole) say so, which
-`fairstream report` shows; `fairstream.Interrupted` is raised.
+`fairstream report` shows; what ran is put in place all the same and `fairstream.Interrupted` is
+raised.
 """
 
 from __future__ import annotations
@@ -26,14 +31,13 @@ import copy
 import json
 import math
 import os
-import shutil
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from .. import _core, tomlio
+from .. import _core, output, tomlio
 from ..interrupt import MARKER, BatchInterrupted, Interrupted, clear_marker, write_marker
 from ..parallel import Task, run_tasks
 from ..progress import TaskProgress
@@ -72,10 +76,14 @@ def reproduce(
     quiet: bool = False,
     scheduler: str | None = None,
     replicas: int | None = None,
+    force: bool = False,
 ) -> list[dict[str, Any]]:
     """Runs the experiments `ids` (all when empty) into `output_dir`; returns their results.
 
-    Every scenario is validated before anything is written (`fairstream.ScenarioError`).
+    `output_dir` and every scenario are checked before anything runs or is written (ValueError,
+    `fairstream.ScenarioError`): the directory may be absent, empty or an earlier
+    reproduction's, which is replaced whole; any other non-empty directory is refused unless
+    `force`.
     `quick` shortens durations and sweeps (for tests); `jobs` defaults to all cores. `replicas`
     sets the number of phase replicas of every experiment (0: canonical runs only); by default
     each experiment's `phase_replicas`, at most `QUICK_MAX_REPLICAS` in quick mode.
@@ -83,9 +91,9 @@ def reproduce(
     if replicas is not None and replicas < 0:
         raise ValueError(f"replicas must be 0 or more, not {replicas}")
     experiments = [get(i) for i in ids] if ids else list(EXPERIMENTS.values())
-    out = Path(output_dir).resolve()
+    target = output.prepare(output_dir, "reproduce", force)
     plans: list[tuple[Experiment, list[Point], list[list[Point]]]] = []
-    tasks: list[Task] = []
+    tasks: list[Task] = []  # every one validated, its output directory relative to the output's
     for exp in experiments:
         points = _plan(exp, quick)
         copies = [
@@ -93,16 +101,26 @@ def reproduce(
         ]
         plans.append((exp, points, copies))
         for point in points:
-            tasks.append(_task(exp, point, _run_dir(out / exp.id, point), f"{exp.id}/{point.key}"))
+            tasks.append(_task(exp, point, _run_dir(Path(exp.id), point), f"{exp.id}/{point.key}"))
         for r, replica in enumerate(copies, start=1):
             for point in replica:
                 label = f"{exp.id}/r{r}/{point.key}"
-                tasks.append(_task(exp, point, _replica_dir(out / exp.id, r, point), label))
-    for exp, _, _ in plans:  # results of an earlier reproduction of the same experiment
-        shutil.rmtree(out / exp.id / "runs", ignore_errors=True)
-        shutil.rmtree(out / exp.id / REPLICA_DIR, ignore_errors=True)
-        (out / exp.id / RESULT_FILE).unlink(missing_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
+                tasks.append(_task(exp, point, _replica_dir(Path(exp.id), r, point), label))
+    with output.staged(output_dir, "reproduce", force, target=target) as out:
+        tasks = [replace(t, output_dir=str(out / t.output_dir)) for t in tasks]
+        return _run_and_evaluate(plans, tasks, out, jobs, quick, quiet, scheduler)
+
+
+def _run_and_evaluate(
+    plans: list[tuple[Experiment, list[Point], list[list[Point]]]],
+    tasks: list[Task],
+    out: Path,
+    jobs: int | None,
+    quick: bool,
+    quiet: bool,
+    scheduler: str | None,
+) -> list[dict[str, Any]]:
+    """Runs `tasks` and evaluates every experiment of `plans` into the (staging) directory `out`."""
     started = time.perf_counter()
     try:
         run_tasks(tasks, jobs, scheduler, TaskProgress("reproduce", len(tasks), quiet=quiet))

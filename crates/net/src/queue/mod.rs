@@ -80,34 +80,53 @@ impl std::fmt::Display for QueueLimit {
 }
 
 impl std::fmt::Display for QueueConfig {
-    /// One line a person reads in results, e.g. `droptail 99 packets (pfifo)`.
+    /// The queue in the scenario syntax, as an inline table that can be pasted into a link's
+    /// `queue = …` and loads back to this configuration, e.g.
+    /// `{ kind = "droptail", preset = "pfifo", limit = "50 packets" }`. Every parameter is
+    /// written (RED's derived ones as `"auto"`), so no preset is needed to read it.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A TOML float: Debug always keeps a decimal point or an exponent, so it reads back
+        // as a float, exactly.
+        let float = |x: f64| format!("{x:?}");
+        let auto = |v: Option<f64>| v.map_or_else(|| "\"auto\"".to_string(), float);
         match self {
-            Self::DropTail { limit, counting } => {
-                write!(f, "droptail {limit} ({})", counting.keyword())
-            }
-            Self::Red(c) => {
-                let th = |v: Option<f64>| v.map_or_else(|| "auto".to_string(), |x| format!("{x}"));
+            Self::DropTail { limit, counting } => write!(
+                f,
+                "{{ kind = \"droptail\", preset = \"{}\", limit = \"{limit}\" }}",
+                counting.keyword()
+            ),
+            Self::Red(c) => write!(
+                f,
+                "{{ kind = \"red\", limit = \"{}\", min_th = {}, max_th = {}, max_p = {}, \
+                 w_q = {}, gentle = {}, wait = {}, bytes = {}, queue_in_bytes = {}, \
+                 mean_pktsize = \"{}\", target_delay = \"{}\" }}",
+                c.limit,
+                auto(c.min_th),
+                auto(c.max_th),
+                float(c.max_p),
+                auto(c.q_weight),
+                c.gentle,
+                c.wait,
+                c.byte_mode,
+                c.queue_in_bytes,
+                c.mean_pktsize,
+                c.target_delay
+            ),
+            Self::Tbf(c) => {
                 write!(
                     f,
-                    "red {} min_th {} max_th {} max_p {}{}",
-                    c.limit,
-                    th(c.min_th),
-                    th(c.max_th),
-                    c.max_p,
-                    if c.gentle { " gentle" } else { "" }
-                )
-            }
-            Self::Tbf(c) => {
-                write!(f, "tbf rate {} burst {} limit {}", c.rate, c.burst, c.limit)?;
-                match (c.peak_rate, c.mtu) {
-                    (Some(p), Some(m)) => write!(f, " peak {p} mtu {m}"),
-                    _ => Ok(()),
+                    "{{ kind = \"tbf\", rate = \"{}\", burst = \"{}\", limit = \"{}\"",
+                    c.rate, c.burst, c.limit
+                )?;
+                if let Some(p) = c.peak_rate {
+                    let mtu = c.mtu.unwrap_or(TbfConfig::DEFAULT_MTU);
+                    write!(f, ", peak_rate = \"{p}\", mtu = \"{mtu}\"")?;
                 }
+                write!(f, " }}")
             }
             Self::Fq(c) => write!(
                 f,
-                "fq {} packets, {} per flow, quantum {}",
+                "{{ kind = \"fq\", limit = \"{} packets\", flow_limit = {}, quantum = \"{}\" }}",
                 c.limit, c.flow_limit, c.quantum
             ),
         }

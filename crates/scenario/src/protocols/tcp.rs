@@ -78,12 +78,11 @@ pub(crate) fn read(
     let max_burst = f.int_or("max_burst", 0, 1 << 20, i64::from(base.max_burst))? as u32;
     let delayed_ack = match f.raw("delayed_ack").map(|v| v.get_ref()) {
         None | Some(DeValue::Boolean(false)) => {
-            f.out.insert("delayed_ack".into(), Value::Boolean(false));
+            f.set("delayed_ack", Value::Boolean(false));
             None
         }
         Some(DeValue::Boolean(true)) => {
-            f.out
-                .insert("delayed_ack".into(), Value::String("100ms".into()));
+            f.set("delayed_ack", Value::String("100ms".into()));
             Some(Duration::from_millis(100))
         }
         Some(_) => f.opt_unit("delayed_ack")?,

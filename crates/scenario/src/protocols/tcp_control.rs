@@ -45,16 +45,23 @@ pub(crate) fn read_control(
             Binomial::SQRT
         }
     };
-    if kind != "binomial"
-        && let Some(key) = ["k", "l"].into_iter().find(|k| f.raw(k).is_some())
-    {
-        return Err(f.error(
-            key,
-            format!("is fixed by control = \"{kind}\"; use control = \"binomial\" to set k and l"),
-        ));
+    let k = f.opt_float("k", 0.0, MAX_K)?;
+    let l = f.opt_float("l", 0.0, 1.0)?;
+    // A named control fixes k and l; its own values are accepted (the resolved form writes them).
+    if kind != "binomial" {
+        for (key, given, fixed) in [("k", k, base.k), ("l", l, base.l)] {
+            if given.is_some_and(|v| v != fixed) {
+                return Err(f.error(
+                    key,
+                    format!(
+                        "is fixed by control = \"{kind}\" (k = {}, l = {}); use control = \"binomial\" to set k and l",
+                        base.k, base.l
+                    ),
+                ));
+            }
+        }
     }
-    let k = f.opt_float("k", 0.0, MAX_K)?.unwrap_or(base.k);
-    let l = f.opt_float("l", 0.0, 1.0)?.unwrap_or(base.l);
+    let (k, l) = (k.unwrap_or(base.k), l.unwrap_or(base.l));
     let alpha = f.opt_float("alpha", 0.0, 1e6)?.unwrap_or(base.alpha);
     if alpha <= 0.0 {
         return Err(f.error("alpha", "the increase factor must be above 0"));
@@ -67,7 +74,7 @@ pub(crate) fn read_control(
         ));
     }
     for (key, v) in [("k", k), ("l", l), ("alpha", alpha), ("beta", beta)] {
-        f.out.insert(key.into(), Value::Float(v));
+        f.set(key, Value::Float(v));
     }
     let control = Binomial { k, l, alpha, beta };
     if !control.is_tcp_compatible() {

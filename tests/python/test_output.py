@@ -1,0 +1,361 @@
+"""Output directories of ``run``, ``sweep`` and ``reproduce`` (fairstream.output): checked before
+anything runs, written whole or not at all, an earlier result of the same command replaced whole
+(no stale run survives), anything else refused unless --force, symbolic links followed and never
+replaced, and a killed command's staging directory cleaned up by the next one."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import fairstream
+import pytest
+from conftest import small_scenario
+from fairstream import output, tomlio
+from fairstream.cli import main
+from fairstream.reproduce import EXPERIMENTS
+from fairstream.reproduce.experiment import Check, Evaluation, Experiment, Figure, Point
+from fairstream.results import RunResult
+
+
+def write(path: Path, doc: dict[str, Any]) -> Path:
+    path.write_text(tomlio.dumps(doc), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def scenario_file(tmp_path: Path) -> Path:
+    return write(tmp_path / "s.toml", small_scenario(duration="500ms"))
+
+
+def siblings(parent: Path) -> list[str]:
+    """The hidden staging or set-aside directories in `parent`."""
+    return sorted(p.name for p in parent.iterdir() if ".partial-" in p.name or ".old-" in p.name)
+
+
+def sweep_cli(scenario: Path, out: Path, values: str, *extra: str) -> int:
+    return main(
+        ["sweep", str(scenario), "--set", f"flow.1.rate={values}", "-o", str(out), "-j", "1", "-q", *extra]
+    )
+
+
+def no_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Makes any attempt to run a scenario fail the test: the target must be refused first."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a run started although the output directory is refused")
+
+    import fairstream.reproduce.runner
+    import fairstream.sweeps  # imported before patching: each binds run_tasks when imported
+
+    monkeypatch.setattr(fairstream._core, "Simulation", refuse)
+    monkeypatch.setattr(fairstream.sweeps, "run_tasks", refuse)
+    monkeypatch.setattr(fairstream.reproduce.runner, "run_tasks", refuse)
+
+
+# --- sweep ---------------------------------------------------------------------------------------
+
+
+def test_a_second_sweep_into_the_same_directory_leaves_no_stale_run(
+    scenario_file: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "sw"
+    assert sweep_cli(scenario_file, out, "0.2Mbps,0.4Mbps,0.6Mbps") == 0
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["0000", "0001", "0002"]
+    assert output.read_marker(out)["command"] == "sweep"
+    assert sweep_cli(scenario_file, out, "0.3Mbps,0.5Mbps") == 0
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["0000", "0001"]
+    assert len(json.loads((out / "sweep.json").read_text())["points"]) == 2
+    assert set(fairstream.sweeps.SweepResult(out, []).flows["point"]) == {0, 1}
+    assert sorted(p.name for p in out.iterdir()) == [".fairstream", "flows.parquet", "runs", "sweep.json"]
+    assert siblings(tmp_path) == []
+
+
+def test_sweep_refuses_a_directory_it_did_not_write_before_running_unless_forced(
+    scenario_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me", encoding="utf-8")
+    with monkeypatch.context() as m:
+        no_runs(m)
+        assert sweep_cli(scenario_file, out, "0.2Mbps,0.4Mbps") == 2
+    err = capsys.readouterr().err
+    assert "notes.txt" in err and "--force" in err and "Traceback" not in err
+    assert [p.name for p in out.iterdir()] == ["notes.txt"] and siblings(tmp_path) == []
+    assert sweep_cli(scenario_file, out, "0.2Mbps,0.4Mbps", "--force") == 0
+    assert not (out / "notes.txt").exists() and len(list((out / "runs").iterdir())) == 2
+
+
+def test_a_file_added_to_a_sweep_directory_is_not_deleted_without_force(
+    scenario_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "sw"
+    assert sweep_cli(scenario_file, out, "0.2Mbps") == 0
+    (out / "analysis.ipynb").write_text("{}", encoding="utf-8")
+    assert sweep_cli(scenario_file, out, "0.4Mbps") == 2
+    assert "analysis.ipynb" in capsys.readouterr().err and (out / "analysis.ipynb").is_file()
+
+
+def test_sweep_and_run_follow_a_symbolic_link_and_keep_it(scenario_file: Path, tmp_path: Path) -> None:
+    real, link = tmp_path / "real", tmp_path / "link"
+    real.mkdir()
+    link.symlink_to(real)
+    assert sweep_cli(scenario_file, link, "0.2Mbps,0.4Mbps") == 0
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert len(list((real / "runs").iterdir())) == 2
+    assert sweep_cli(scenario_file, link, "0.2Mbps") == 0  # replaces the target, not the link
+    assert link.is_symlink() and len(list((real / "runs").iterdir())) == 1
+    run_link = tmp_path / "run-link"
+    (tmp_path / "run-real").mkdir()
+    run_link.symlink_to(tmp_path / "run-real")
+    assert main(["run", str(scenario_file), "-o", str(run_link), "-q"]) == 0
+    assert main(["run", str(scenario_file), "-o", str(run_link), "-q", "--seed", "3"]) == 0
+    assert run_link.is_symlink() and json.loads((run_link / "summary.json").read_text())["seed"] == 3
+    assert siblings(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", ["run", "sweep", "reproduce"])
+def test_bad_targets_are_refused_before_anything_runs(
+    command: str,
+    scenario_file: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    no_runs(monkeypatch)
+    file = tmp_path / "file"
+    file.write_text("keep", encoding="utf-8")
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "nowhere")
+    args = {
+        "run": ["run", str(scenario_file)],
+        "sweep": ["sweep", str(scenario_file), "--set", "flow.1.rate=1Mbps"],
+        "reproduce": ["reproduce", "collapse", "--quick"],
+    }[command]
+    for target, says in [(file, "is a file"), (dangling, "link to nowhere")]:
+        assert main([*args, "-o", str(target), "-q"]) == 2
+        err = capsys.readouterr().err
+        assert says in err and "Traceback" not in err, err
+    assert file.read_text(encoding="utf-8") == "keep" and dangling.is_symlink()
+    with pytest.raises(SystemExit) as exit_info:
+        main([*args, "-o", "", "-q"])
+    assert exit_info.value.code == 2 and "empty path" in capsys.readouterr().err
+
+
+def test_the_api_refuses_an_empty_path() -> None:
+    with pytest.raises(ValueError, match="empty path"):
+        fairstream.run(small_scenario(duration="100ms"), output_dir="")
+
+
+def test_one_command_does_not_replace_another_s_results_without_force(
+    scenario_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "sw"
+    assert sweep_cli(scenario_file, out, "0.2Mbps") == 0
+    assert main(["run", str(scenario_file), "-o", str(out), "-q"]) == 2
+    assert "fairstream sweep" in capsys.readouterr().err and (out / "sweep.json").is_file()
+    assert main(["run", str(scenario_file), "-o", str(out), "-q", "--force"]) == 0
+    assert output.read_marker(out)["command"] == "run" and not (out / "sweep.json").exists()
+
+
+def test_the_working_and_home_directories_are_never_replaced(
+    scenario_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmp_path / "here"
+    (here / "sub").mkdir(parents=True)
+    (here / "mine.txt").write_text("keep", encoding="utf-8")
+    (here / "sub" / "work.txt").write_text("keep", encoding="utf-8")
+    monkeypatch.chdir(here / "sub")
+    for target in [".", str(here / "sub"), str(here)]:
+        assert main(["run", str(scenario_file), "-o", target, "-q", "--force"]) == 2
+        assert "the directory you are in" in capsys.readouterr().err
+    assert (here / "mine.txt").is_file() and (here / "sub" / "work.txt").is_file()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(here / "sub"))
+    with pytest.raises(ValueError, match="home directory"):
+        output.prepare(here, "run", force=True)
+
+
+def test_an_empty_working_directory_is_filled_in_place(
+    scenario_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmp_path / "empty"
+    here.mkdir()
+    inode = here.stat().st_ino
+    monkeypatch.chdir(here)
+    assert main(["run", str(scenario_file), "-o", ".", "-q"]) == 0
+    assert here.stat().st_ino == inode and (here / "summary.json").is_file()
+    assert output.read_marker(here)["command"] == "run"
+
+
+def test_a_run_directory_from_before_the_marker_is_replaced(scenario_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "old"
+    assert main(["run", str(scenario_file), "-o", str(out), "-q"]) == 0
+    (out / output.MARKER).unlink()
+    assert main(["run", str(scenario_file), "-o", str(out), "-q", "--seed", "5"]) == 0
+    assert json.loads((out / "summary.json").read_text())["seed"] == 5
+
+
+def test_a_failure_while_writing_leaves_the_earlier_results_and_no_staging(
+    scenario_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "sw"
+    assert sweep_cli(scenario_file, out, "0.2Mbps,0.4Mbps") == 0
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+
+    def broken(*args: Any) -> Any:
+        raise OSError("disk full")
+
+    monkeypatch.setattr("fairstream.sweeps._flow_table", broken)
+    assert sweep_cli(scenario_file, out, "0.3Mbps") == 1
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+    assert siblings(tmp_path) == []
+
+
+# --- killed commands --------------------------------------------------------------------------------
+
+
+def test_a_killed_sweep_leaves_an_unmarked_staging_directory_that_the_next_write_removes(
+    tmp_path: Path,
+) -> None:
+    long = write(tmp_path / "long.toml", small_scenario(duration="300s"))
+    out = tmp_path / "sw"
+    child = subprocess.Popen(
+        [sys.executable, "-m", "fairstream", "sweep", str(long), "--set", "flow.1.rate=1Mbps,2Mbps"]
+        + ["-o", str(out), "-j", "1", "-q"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not siblings(tmp_path) and time.monotonic() < deadline and child.poll() is None:
+            time.sleep(0.05)
+        assert siblings(tmp_path), "the sweep never staged its output"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    (left,) = siblings(tmp_path)
+    assert left.startswith(".sw.partial-") and not out.exists()
+    assert output.read_marker(tmp_path / left) is None, "a partial directory must not look like results"
+    with pytest.raises(FileNotFoundError):
+        RunResult(tmp_path / left)  # it holds no summary.json at its top either
+    short = write(tmp_path / "short.toml", small_scenario(duration="200ms"))
+    assert main(["run", str(short), "-o", str(tmp_path / "other"), "-q"]) == 0
+    assert siblings(tmp_path) == [], "the next write into the same parent removes the dead staging"
+
+
+def test_staging_directories_of_live_processes_and_other_hosts_are_kept(tmp_path: Path) -> None:
+    live = tmp_path / f".a.partial-{os.getppid()}@{output._host()}"
+    other = tmp_path / ".b.partial-999999999@some-other-host"
+    dead = tmp_path / f".c.old-999999999@{output._host()}"
+    lookalike = tmp_path / ".d.partial-notapid"
+    for d in (live, other, dead, lookalike):
+        d.mkdir()
+    assert output.remove_stale_siblings(tmp_path) == [dead]
+    assert live.is_dir() and other.is_dir() and lookalike.is_dir() and not dead.exists()
+
+
+# --- reproduce ---------------------------------------------------------------------------------------
+
+_ONE_CBR = """
+name = "output-fake"
+duration = "100ms"
+[topology]
+kind = "chain"
+nodes = 2
+link = { rate = "1Mbps", delay = "1ms" }
+[[flow]]
+protocol = "cbr"
+from = "n0"
+to = "n1"
+rate = "100kbps"
+"""
+
+
+@dataclass(frozen=True)
+class OneRun(Experiment):
+    """One 100 ms run and one check that always passes."""
+
+    def scenario_path(self) -> Path:
+        return Path(self.scenario_file)
+
+    def points(self, quick: bool) -> list[Point]:
+        return [Point("run", {}, self.base_scenario())]
+
+    def evaluate(self, runs: Sequence[tuple[Point, RunResult]], quick: bool) -> Evaluation:
+        ((_, run),) = runs
+        return Evaluation([], [], [Check("the run ran", run.summary["duration_s"], "yes", True)])
+
+    def figures(self, result: Any, exp_dir: Path, fig_dir: Path) -> list[Figure]:
+        return []
+
+
+@pytest.fixture
+def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    path = tmp_path / "output-fake.toml"
+    path.write_text(_ONE_CBR, encoding="utf-8")
+    ids = []
+    for name in ("output-a", "output-b"):
+        exp = OneRun(
+            id=name,
+            title=name,
+            paper="test",
+            figure="-",
+            scenario_file=str(path),
+            what_runs="one CBR flow",
+            must_hold="it runs",
+            explanation="test",
+            published=(),
+        )
+        monkeypatch.setitem(EXPERIMENTS, name, exp)
+        ids.append(name)
+    return ids
+
+
+def reproduce_cli(ids: Sequence[str], out: Path, *extra: str) -> int:
+    return main(["reproduce", *ids, "-o", str(out), "--replicas", "0", "-j", "1", "-q", *extra])
+
+
+def test_a_second_reproduction_replaces_the_first_whole_report_included(
+    fakes: list[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "repro"
+    assert reproduce_cli(fakes, out) == 0
+    assert sorted(p.name for p in out.iterdir()) == [".fairstream", "output-a", "output-b", "report.html"]
+    assert set(output.read_marker(out)["entries"]) >= {"output-a", "output-b", "report.html"}
+    assert main(["report", str(out)]) == 0  # rewriting the report keeps the directory fairstream's
+    assert reproduce_cli(fakes[1:], out) == 0  # not refused: report.html is fairstream's
+    assert sorted(p.name for p in out.iterdir()) == [".fairstream", "output-b", "report.html"]
+    assert siblings(tmp_path) == []
+
+
+def test_reproduce_refuses_a_directory_it_did_not_write_unless_forced(
+    fakes: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "papers"
+    out.mkdir()
+    (out / "draft.tex").write_text("keep", encoding="utf-8")
+    with monkeypatch.context() as m:
+        no_runs(m)
+        assert reproduce_cli(fakes, out) == 2
+    assert "draft.tex" in capsys.readouterr().err and [p.name for p in out.iterdir()] == ["draft.tex"]
+    assert reproduce_cli(fakes, out, "--force") == 0
+    assert not (out / "draft.tex").exists() and (out / "output-a" / "result.json").is_file()
+
+
+def test_reproduce_follows_a_symbolic_link(fakes: list[str], tmp_path: Path) -> None:
+    real, link = tmp_path / "real", tmp_path / "link"
+    real.mkdir()
+    link.symlink_to(real)
+    assert reproduce_cli(fakes[:1], link) == 0
+    assert reproduce_cli(fakes[:1], link) == 0
+    assert link.is_symlink() and (real / "output-a" / "result.json").is_file()

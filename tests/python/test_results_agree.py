@@ -1,0 +1,65 @@
+"""summary.json and the Parquet tables say the same thing the same way: a missing value (a CBR
+flow's RTT) is null in both, summary.json's flows are flow_summary.parquet's rows, a queue is
+written in the scenario syntax, and a table that was not recorded still has its columns."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import fairstream
+import polars as pl
+from fairstream import tomlio
+from fairstream.results import TABLES
+
+
+def test_a_missing_rtt_is_null_in_parquet_and_in_summary_json(scenario: dict[str, Any]) -> None:
+    scenario["duration"] = "1s"
+    result = fairstream.run(scenario)
+    udp = [f for f in result.summary["flows"] if f["name"] == "udp"][0]
+    assert udp["mean_rtt_s"] is None
+    row = result.flow_summary.filter(pl.col("name") == "udp")
+    assert row["mean_rtt_s"].null_count() == 1, row
+    assert not row["mean_rtt_s"].is_nan().any()
+    series = result.flow_series.filter(pl.col("flow") == "udp")["rtt_mean_s"]
+    assert series.null_count() == series.len() > 0, "a bin without RTT samples is null too"
+    tcp = result.flow_summary.filter(pl.col("name") == "tcp")["mean_rtt_s"][0]
+    assert tcp is not None and math.isfinite(tcp) and tcp > 0
+
+
+def test_summary_flows_are_the_flow_summary_rows(scenario: dict[str, Any]) -> None:
+    scenario["duration"] = "1s"
+    result = fairstream.run(scenario)
+    assert result.summary["flows"] == result.flow_summary.to_dicts()
+
+
+def test_a_queue_in_summary_json_is_scenario_syntax_that_loads_back(scenario: dict[str, Any]) -> None:
+    scenario["duration"] = "500ms"
+    links = scenario["topology"]["link"]
+    links[0]["queue"] = {"kind": "red"}
+    links[1]["queue"] = {"kind": "fq", "flow_limit": 7}
+    result = fairstream.run(scenario)
+    shown = {link["name"]: link["queue"] for link in result.summary["links"]}
+    assert shown["N1->N2"] == '{ kind = "droptail", preset = "pfifo", limit = "20 packets" }'
+    assert shown["S1->N1"].startswith('{ kind = "red", ') and 'min_th = "auto"' in shown["S1->N1"]
+    for link, original in [(0, "S1->N1"), (1, "S2->N1"), (2, "N1->N2")]:
+        queue = tomlio.loads(f"queue = {shown[original]}")["queue"]
+        again = {**scenario, "topology": {**scenario["topology"], "link": [dict(x) for x in links]}}
+        again["topology"]["link"][link]["queue"] = queue
+        rerun = fairstream.run(again)
+        assert {x["name"]: x["queue"] for x in rerun.summary["links"]} == shown
+        assert rerun.summary["flows"] == result.summary["flows"], "the same queue gives the same run"
+
+
+def test_tables_not_recorded_are_empty_with_their_columns(scenario: dict[str, Any], tmp_path: Path) -> None:
+    scenario["duration"] = "500ms"
+    bare = fairstream.run(scenario)
+    assert not (bare.output_dir / TABLES["packets"]).exists()
+    assert not (bare.output_dir / TABLES["metrics"]).exists()
+    scenario["record"].update({"packets": True, "metrics": True})
+    full = fairstream.run(scenario)
+    for name in ("packets", "metrics"):
+        empty, recorded = bare.table(name), full.table(name)
+        assert empty.is_empty() and recorded.height > 0
+        assert empty.schema == recorded.schema, name
