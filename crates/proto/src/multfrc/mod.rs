@@ -12,7 +12,7 @@ pub use receiver::MultfrcReceiver;
 pub use sender::MultfrcSender;
 
 use crate::tfrc::TfrcFlowConfig;
-use crate::{AnyEndpoint, FlowProtocol};
+use crate::{AnyEndpoint, FlowDemand, FlowProtocol};
 
 /// MULTFRC's parameters: the connections' TFRC parameters and the rule for their number.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -64,6 +64,16 @@ impl FlowProtocol for MultfrcConfig {
 
     fn sends_feedback(&self) -> bool {
         true
+    }
+
+    fn demand(&self) -> FlowDemand {
+        FlowDemand {
+            state_bytes: size_of::<MultfrcSender>()
+                + size_of::<MultfrcReceiver>()
+                + MultfrcSender::heap_bytes(self)
+                + MultfrcReceiver::heap_bytes(self),
+            ..self.tfrc.demand()
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use fairstream_core::{FlowId, Instant, RngStream};
 
 use super::{TfrcConfig, TfrcPreset, TfrcReceiver, TfrcReceiverConfig, TfrcSender};
 use crate::lda::{Lda, LdaConfig};
-use crate::{AnyEndpoint, FlowProtocol};
+use crate::{AnyEndpoint, FlowDemand, FlowProtocol};
 
 /// A TFRC flow: the sender's and the receiver's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -69,6 +69,16 @@ impl FlowProtocol for TfrcFlowConfig {
     fn sends_feedback(&self) -> bool {
         true
     }
+
+    fn demand(&self) -> FlowDemand {
+        FlowDemand {
+            initial_rate: self.sender.first_rate,
+            state_bytes: size_of::<TfrcSender>()
+                + size_of::<TfrcReceiver>()
+                + TfrcReceiver::HEAP_BYTES,
+            ..FlowDemand::adaptive(self.sender.packet_size)
+        }
+    }
 }
 
 /// A TFRC Wireless flow: TFRC whose receiver leaves the losses its loss discrimination
@@ -108,5 +118,9 @@ impl FlowProtocol for TfrcWirelessConfig {
 
     fn sends_feedback(&self) -> bool {
         true
+    }
+
+    fn demand(&self) -> FlowDemand {
+        self.tfrc.demand()
     }
 }

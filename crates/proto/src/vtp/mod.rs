@@ -27,7 +27,7 @@ pub use control::VtpMode;
 pub use receiver::VtpReceiver;
 pub use sender::VtpSender;
 
-use crate::{AnyEndpoint, FlowProtocol};
+use crate::{AnyEndpoint, FlowDemand, FlowProtocol};
 
 impl FlowProtocol for VtpConfig {
     const NAME: &'static str = "vtp";
@@ -54,5 +54,13 @@ impl FlowProtocol for VtpConfig {
 
     fn sends_feedback(&self) -> bool {
         true
+    }
+
+    fn demand(&self) -> FlowDemand {
+        FlowDemand {
+            initial_rate: self.initial_rate,
+            state_bytes: size_of::<VtpSender>() + size_of::<VtpReceiver>(),
+            ..FlowDemand::adaptive(self.packet_size)
+        }
     }
 }
