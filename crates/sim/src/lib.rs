@@ -3,6 +3,7 @@
 //!
 //! - [`calendar`]: the event calendar, ordered by time, then by a [`TieRule`] (seeded random
 //!   order by default, or first scheduled first);
+//! - [`estimate`]: the memory and events a run needs, estimated before it starts;
 //! - [`network`]: the description of what to simulate (nodes, links, flows, recorders);
 //! - [`routing`]: static shortest-path (fewest hops) next-hop tables;
 //! - [`link`]: a link's run-time state: queue, transmitter, error model;
@@ -38,6 +39,7 @@
 //! ```
 
 pub mod calendar;
+pub mod estimate;
 pub mod link;
 pub mod network;
 pub mod pcap;
@@ -47,6 +49,7 @@ pub mod routing;
 pub mod simulator;
 
 pub use calendar::TieRule;
+pub use estimate::{Estimate, Part};
 pub use network::{
     EngineConfig, FlowRoute, FlowSpec, FlowStart, LinkSpec, Network, NetworkError,
     PERTURBATION_PACKET, RecordConfig,
