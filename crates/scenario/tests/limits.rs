@@ -131,3 +131,90 @@ fn a_dumbbell_of_a_hundred_thousand_hosts_loads_in_memory_linear_in_its_size() {
             .is_ok()
     );
 }
+
+#[test]
+fn counts_that_multiply_past_their_limit_are_refused_when_read() {
+    let lot = r#"name = "lot"
+duration = "1s"
+[topology]
+kind = "parking_lot"
+routers = 10000
+hosts = 10000
+backbone = { rate = "10Mbps", delay = "1ms" }
+access = { rate = "10Mbps", delay = "1ms" }
+[[flow]]
+protocol = "cbr"
+rate = "1Mbps"
+from = "h0_0"
+to = "h1_0"
+"#;
+    let e = load(lot, "lot.toml", None).unwrap_err();
+    assert_eq!((e.line, e.field.as_str()), (6, "topology.hosts"), "{e}");
+    assert!(
+        e.message.contains("100000000 hosts, more than the 100000"),
+        "{e}"
+    );
+    let many = format!(
+        "{}{}",
+        lot.replace("routers = 10000\nhosts = 10000", "routers = 2\nhosts = 1"),
+        "[[flow]]\nprotocol = \"cbr\"\nrate = \"1Mbps\"\nname = \"x{i}\"\nfrom = \"h0_0\"\nto = \"h1_0\"\ncount = 1000000\n"
+    );
+    let e = load(&many, "many.toml", None).unwrap_err();
+    assert_eq!(e.field, "flow[1].count", "{e}");
+    assert!(
+        e.message.contains("1000001 in all, more than the 1000000"),
+        "{e}"
+    );
+}
+
+#[test]
+fn numbers_past_64_bits_are_out_of_range_as_written_never_wrapped() {
+    let base = dumbbell(1, "protocol = \"tcp\"\ncount = 1", "");
+    for (count, shown) in [
+        ("99999999999999999999", "99999999999999999999"),
+        ("1e30", "1e30"),
+        ("2e9", "2000000000"),
+    ] {
+        let e = load(
+            &base.replace("count = 1", &format!("count = {count}")),
+            "n.toml",
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(e.field, "flow[0].count", "{e}");
+        assert!(
+            e.message.starts_with(&format!(
+                "{shown} is out of range; expected an integer from 1 to 1000000"
+            )),
+            "{e}"
+        );
+    }
+    // A queue limit in time at the link's rate is checked in bytes, not wrapped past 2^64.
+    let e = load(
+        &base.replace(
+            "bottleneck = { rate = \"10Mbps\", delay = \"10ms\" }",
+            "bottleneck = { rate = \"10000Gbps\", delay = \"10ms\", queue = { limit = \"1e9s\" } }",
+        ),
+        "q.toml",
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(e.field, "topology.bottleneck.queue.limit", "{e}");
+    assert!(e.message.contains("more than 1 TB"), "{e}");
+}
+
+#[test]
+fn an_overhead_as_long_as_the_run_does_not_wrap_departures() {
+    // Departures queue behind one another: 60 of up to 10⁹ s each pass 2⁶⁴ ns.
+    let text = dumbbell(
+        1,
+        "protocol = \"cbr\"\nrate = \"10Mbps\"\noverhead = \"1e9s\"",
+        "",
+    )
+    .replace("duration = \"10s\"", "duration = \"1e9s\"")
+        + "[record]\ninterval = \"1e9s\"\n";
+    let s = load(&text, "o.toml", None).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = fairstream_sim::Simulator::new(s.network).unwrap();
+    sim.run_until(fairstream_core::Instant::from_nanos(1_000_000_000));
+    assert!(sim.events() > 0);
+}

@@ -82,7 +82,12 @@ impl FlowMeta {
     /// `overhead_`, which draws one delay per send opportunity rather than per packet.
     fn departure(&mut self, now: Instant) -> Instant {
         let gap = self.overhead_rng.uniform() * self.overhead.as_nanos() as f64;
-        let at = now.max(self.last_departure) + Duration::from_nanos(gap as u64);
+        // Departures queue up behind one another, so an overhead near the length of the run
+        // could carry them past 2^64 ns: such a departure is past the end of the run (never
+        // reached) either way, so saturating changes nothing a run shows.
+        let at = now
+            .max(self.last_departure)
+            .saturating_add(Duration::from_nanos(gap as u64));
         self.last_departure = at;
         at
     }
