@@ -49,23 +49,42 @@ def check_seed(seed: int | None) -> int | None:
     return seed
 
 
+def memory_limit(value: int | str | None) -> int | None:
+    """Bytes of a memory limit given as a number of bytes or a size such as ``"8GB"`` or
+    ``"512MiB"``; None stays None (the memory available when the run starts). ValueError
+    saying what was expected otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return _core.parse_memory(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"a memory limit is a number of bytes (at least 1) or a size such as '8GB', not {value!r}"
+        )
+    return value
+
+
 def run(
     scenario: ScenarioLike,
     output_dir: str | os.PathLike[str] | None = None,
     seed: int | None = None,
     progress: bool | ProgressCallback = False,
+    max_memory: int | str | None = None,
 ) -> RunResult:
     """Runs a scenario (path, TOML text or dict) and returns its results.
 
     `output_dir`: where the tables are written (created only once the run succeeded); a
     temporary directory, kept as long as the result object lives, when None. `seed` overrides
     the scenario's seed. `progress`: True draws a bar on stderr; a callable gets
-    (simulated s, duration s, events) after each chunk.
+    (simulated s, duration s, events) after each chunk. `max_memory` (bytes, or a size such as
+    ``"8GB"``): a run whose estimated memory exceeds it, or by default the memory available,
+    is refused before it starts (`fairstream.ScenarioError` naming what dominates the estimate).
     """
     text, filename = load(scenario)
+    limit = memory_limit(max_memory)
     if output_dir is not None:
         _core.check_output_dir(str(output_dir))  # before the run, not after it
-    sim = _core.Simulation(text, filename, check_seed(seed))
+    sim = _core.Simulation(text, filename, check_seed(seed), limit)
     name = getattr(sim, "name", None) or Path(filename).stem
     bar = SimulationProgress(name, sim.duration_s) if progress is True else None
     advance(sim, bar or (progress if callable(progress) else None))
@@ -80,9 +99,13 @@ def run(
     return RunResult(write_results(sim, output_dir))
 
 
-def run_to_directory(text: str, filename: str, output_dir: str, seed: int | None = None) -> dict[str, Any]:
-    """Runs scenario text quietly into `output_dir`; returns the summary dict (for worker processes)."""
-    sim = _core.Simulation(text, filename, check_seed(seed))
+def run_to_directory(
+    text: str, filename: str, output_dir: str, seed: int | None = None, max_memory: int | None = None
+) -> dict[str, Any]:
+    """Runs scenario text quietly into `output_dir`; returns the summary dict (for worker processes).
+
+    `max_memory`: bytes the run may use (default: the memory available when it starts)."""
+    sim = _core.Simulation(text, filename, check_seed(seed), max_memory)
     advance(sim)
     write_results(sim, output_dir)
     return sim.summary()

@@ -71,6 +71,23 @@ def _output_path(text: str) -> Path:
     return Path(text)
 
 
+def _memory_size(text: str) -> int:
+    """An argparse type: bytes of a memory size such as 8GB, 512MiB or a number of bytes."""
+    from ._core import parse_memory
+
+    try:
+        return parse_memory(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+#: Help of --max-memory, shared by run, sweep and reproduce.
+_MAX_MEMORY_HELP = (
+    "refuse, before it starts, a run estimated to need more memory than SIZE (e.g. 8GB, 512MiB; "
+    "default: the memory available, shared among the runs going on at once)"
+)
+
+
 def _positive_int(text: str) -> int:
     """An argparse type: a whole number of at least 1."""
     try:
@@ -112,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-o", "--output", type=_output_path, required=True, help="output directory (created after the run)"
     )
     p.add_argument("--seed", type=_seed, help="override the scenario's seed")
+    p.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=_MAX_MEMORY_HELP)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_run)
 
@@ -135,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (needs fairstream[dask])"
     )
     p.add_argument("--seed", type=_seed, help="override every run's seed")
+    p.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=_MAX_MEMORY_HELP)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_sweep)
 
@@ -155,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="phase replicas per experiment besides the canonical run: other seed, link delays perturbed "
         "by < 0.5 packet time (default: each experiment's own, 4, at most 1 with --quick; 0: canonical only)",
     )
+    p.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=_MAX_MEMORY_HELP)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument("--list", action="store_true", help="list the experiments and exit")
     p.set_defaults(func=_cmd_reproduce)
@@ -204,7 +224,13 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .api import run
 
-    result = run(args.scenario, output_dir=args.output, seed=args.seed, progress=not args.quiet)
+    result = run(
+        args.scenario,
+        output_dir=args.output,
+        seed=args.seed,
+        progress=not args.quiet,
+        max_memory=args.max_memory,
+    )
     # summary.json through `json` only: reading no table keeps polars out of this process.
     print(_flow_table(result.summary["flows"]))
     print(f"results: {result.output_dir}")
@@ -253,6 +279,7 @@ def _cmd_sweep(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         scheduler=args.scheduler,
         seed=args.seed,
         quiet=args.quiet,
+        max_memory=args.max_memory,
     )
     print(f"{len(result.points)} runs: {result.output_dir} (flows.parquet, sweep.json, runs/)")
     return 0
@@ -287,6 +314,7 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         quiet=args.quiet,
         scheduler=args.scheduler,
         replicas=args.replicas,
+        max_memory=args.max_memory,
     )
     report = write_report(args.output)
     # The verdict is the canonical run's; the replicas' disagreements are counted beside it.

@@ -26,13 +26,15 @@ class Task:
     output_dir: str
     seed: int | None = None
     label: str = ""
+    #: Bytes the run may use (None: its share of the memory available when the tasks start).
+    max_memory: int | None = None
 
 
 def execute(task: Task) -> dict[str, Any]:
     """Runs one task (in whichever process calls it); returns the run's summary."""
     from .api import run_to_directory
 
-    return run_to_directory(task.text, task.filename, task.output_dir, task.seed)
+    return run_to_directory(task.text, task.filename, task.output_dir, task.seed, task.max_memory)
 
 
 def default_jobs() -> int:
@@ -71,6 +73,18 @@ def run_tasks(
     if progress is not None:
         progress.finish()
     return summaries
+
+
+def memory_per_run(limit: int | None, jobs: int | None, tasks: int, scheduler: str | None) -> int | None:
+    """Bytes each of `tasks` runs may use: `limit` when given; else, on this machine, an equal
+    share of the memory available now among the runs going on at once (so that runs side by side
+    cannot together exhaust it); None on a Dask cluster, whose workers check their own."""
+    if limit is not None or scheduler is not None:
+        return limit
+    from . import _core
+
+    workers = max(1, min(jobs or default_jobs(), tasks))
+    return max(1, _core.available_memory()[0] // workers)
 
 
 def _run_on(executor: Executor, tasks: Sequence[Task], progress: TaskProgress | None) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _core, tomlio
-from .parallel import Task, run_tasks
+from .parallel import Task, memory_per_run, run_tasks
 from .progress import TaskProgress
 from .results import RunResult
 from .scenario import ScenarioLike, load, with_overrides
@@ -85,29 +85,34 @@ def sweep(
     scheduler: str | None = None,
     seed: int | None = None,
     quiet: bool = True,
+    max_memory: int | str | None = None,
 ) -> SweepResult:
     """Runs every point of `grid` over `scenario` into `output_dir`.
 
     Every point is validated before anything runs or is written (`fairstream.ScenarioError`).
     `jobs`: worker processes (all cores by default); `scheduler`: a Dask scheduler address.
+    `max_memory` (bytes, or a size such as ``"8GB"``) bounds each run's estimated memory; by
+    default each of the runs going on at once gets an equal share of the memory available.
     """
-    from .api import check_seed
+    from .api import check_seed, memory_limit
 
     check_seed(seed)
+    limit = memory_limit(max_memory)
     if jobs is not None and jobs < 1:
         raise ValueError(f"jobs must be at least 1, not {jobs}")
     base_text, filename = load(scenario)
     _core.validate(base_text, filename)
     base = tomlio.loads(base_text)
     points = grid_points(grid)
+    per_run = memory_per_run(limit, jobs, len(points), scheduler)
     out = Path(output_dir).resolve()
     tasks = []
     for i, overrides in enumerate(points):
         text = tomlio.dumps(with_overrides(base, overrides))
         label = ", ".join(f"{k}={v}" for k, v in overrides.items())
         point_file = f"{filename} with {label}"
-        _core.validate(text, point_file)
-        tasks.append(Task(text, point_file, str(out / "runs" / f"{i:04d}"), seed, label))
+        _core.validate(text, point_file, per_run)  # and the memory its run needs
+        tasks.append(Task(text, point_file, str(out / "runs" / f"{i:04d}"), seed, label, per_run))
     out.mkdir(parents=True, exist_ok=True)
     summaries = run_tasks(tasks, jobs, scheduler, TaskProgress("sweep", len(tasks), quiet=quiet))
     meta = [

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use fairstream_core::{Duration, Instant};
 use fairstream_results::{RunInfo, output_target, write_dir};
+use fairstream_scenario::MemoryLimit;
 use fairstream_sim::{RunOutput, Simulator};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyUserWarning, PyValueError};
@@ -47,10 +48,23 @@ fn load(
     Ok(scenario)
 }
 
-/// Checks a scenario and returns it with every default filled in, as TOML.
+/// Checks a scenario and returns it with every default filled in, as TOML; with `max_memory`
+/// (bytes), also that its run's estimated memory fits (the check a run makes before it starts).
 #[pyfunction]
-fn validate(py: Python<'_>, text: &str, filename: &str) -> PyResult<String> {
-    load(py, text, filename, None).map(|s| s.resolved)
+#[pyo3(signature = (text, filename, max_memory=None))]
+fn validate(
+    py: Python<'_>,
+    text: &str,
+    filename: &str,
+    max_memory: Option<u64>,
+) -> PyResult<String> {
+    let scenario = load(py, text, filename, None)?;
+    if let Some(bytes) = max_memory {
+        scenario
+            .check_memory(&MemoryLimit::given(bytes, "the limit given"))
+            .map_err(scenario_err)?;
+    }
+    Ok(scenario.resolved)
 }
 
 enum State {
@@ -70,18 +84,33 @@ struct Simulation {
     wall: std::time::Duration,
     events: u64,
     now: Instant,
+    estimate: Py<PyAny>,
 }
 
 #[pymethods]
 impl Simulation {
+    /// Loads the scenario and builds the run; refuses it (`ScenarioError`) if its estimated
+    /// memory exceeds `max_memory` bytes, or else the memory available now.
     #[new]
-    #[pyo3(signature = (text, filename, seed=None))]
-    fn new(py: Python<'_>, text: &str, filename: &str, seed: Option<u64>) -> PyResult<Self> {
+    #[pyo3(signature = (text, filename, seed=None, max_memory=None))]
+    fn new(
+        py: Python<'_>,
+        text: &str,
+        filename: &str,
+        seed: Option<u64>,
+        max_memory: Option<u64>,
+    ) -> PyResult<Self> {
         let scenario = load(py, text, filename, seed)?;
+        let limit = max_memory.map_or_else(MemoryLimit::available, |bytes| {
+            MemoryLimit::given(bytes, "the limit given")
+        });
+        scenario.check_memory(&limit).map_err(scenario_err)?;
+        let estimate = estimate_dict(py, &scenario.estimate)?;
         let duration = scenario.network.duration;
         let sim = Simulator::new(scenario.network)
             .map_err(|e| ScenarioError::new_err(format!("{filename}: {e}")))?;
         Ok(Self {
+            estimate,
             state: State::Running(Box::new(sim)),
             name: scenario.name,
             resolved: scenario.resolved,
@@ -90,6 +119,13 @@ impl Simulation {
             events: 0,
             now: Instant::ZERO,
         })
+    }
+
+    /// What the run was estimated to need before it started: `events`, `bytes` (in all) and
+    /// `parts` (bytes of each part: nodes, links, flows, packets, series, trace, metrics).
+    #[getter]
+    fn estimate(&self, py: Python<'_>) -> Py<PyAny> {
+        self.estimate.clone_ref(py)
     }
 
     /// Simulated seconds the run lasts.
@@ -187,6 +223,33 @@ impl Simulation {
     }
 }
 
+/// The estimate as a dict (see `Simulation.estimate`).
+fn estimate_dict(py: Python<'_>, e: &fairstream_sim::Estimate) -> PyResult<Py<PyAny>> {
+    let parts = pyo3::types::PyDict::new(py);
+    for part in fairstream_sim::Part::ALL {
+        parts.set_item(format!("{part:?}").to_lowercase(), e.part(part))?;
+    }
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("events", e.events)?;
+    d.set_item("bytes", e.total_bytes())?;
+    d.set_item("parts", parts)?;
+    Ok(d.into_any().unbind())
+}
+
+/// Bytes of a memory size written as `"8GB"`, `"512MiB"` or a number of bytes; ValueError
+/// saying what was expected otherwise.
+#[pyfunction]
+fn parse_memory(text: &str) -> PyResult<u64> {
+    MemoryLimit::parse_bytes(text).map_err(PyValueError::new_err)
+}
+
+/// The memory a run may use when no limit is given: `(bytes, where the figure comes from)`.
+#[pyfunction]
+fn available_memory() -> (u64, String) {
+    let limit = MemoryLimit::available();
+    (limit.bytes, limit.source)
+}
+
 /// Jain's fairness index of `xs`.
 #[pyfunction]
 fn jain(xs: Vec<f64>) -> f64 {
@@ -237,6 +300,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(check_output_dir, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(available_memory, m)?)?;
     m.add_function(wrap_pyfunction!(jain, m)?)?;
     m.add_function(wrap_pyfunction!(mathis, m)?)?;
     m.add_function(wrap_pyfunction!(padhye, m)?)?;

@@ -18,6 +18,7 @@ in every run (see `phase_summary`).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
 import os
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core, tomlio
-from ..parallel import Task, run_tasks
+from ..parallel import Task, memory_per_run, run_tasks
 from ..progress import TaskProgress
 from ..results import RunResult
 from ..table import is_number
@@ -66,6 +67,7 @@ def reproduce(
     quiet: bool = False,
     scheduler: str | None = None,
     replicas: int | None = None,
+    max_memory: int | str | None = None,
 ) -> list[dict[str, Any]]:
     """Runs the experiments `ids` (all when empty) into `output_dir`; returns their results.
 
@@ -73,7 +75,12 @@ def reproduce(
     `quick` shortens durations and sweeps (for tests); `jobs` defaults to all cores. `replicas`
     sets the number of phase replicas of every experiment (0: canonical runs only); by default
     each experiment's `phase_replicas`, at most `QUICK_MAX_REPLICAS` in quick mode.
+    `max_memory` (bytes, or a size such as ``"8GB"``) bounds each run's estimated memory; by
+    default each of the runs going on at once gets an equal share of the memory available.
     """
+    from ..api import memory_limit
+
+    limit = memory_limit(max_memory)
     if replicas is not None and replicas < 0:
         raise ValueError(f"replicas must be 0 or more, not {replicas}")
     experiments = [get(i) for i in ids] if ids else list(EXPERIMENTS.values())
@@ -92,6 +99,10 @@ def reproduce(
             for point in replica:
                 label = f"{exp.id}/r{r}/{point.key}"
                 tasks.append(_task(exp, point, _replica_dir(out / exp.id, r, point), label))
+    per_run = memory_per_run(limit, jobs, len(tasks), scheduler)
+    for t in tasks:  # the memory each run needs, before anything is written
+        _core.validate(t.text, t.filename, per_run)
+    tasks = [dataclasses.replace(t, max_memory=per_run) for t in tasks]
     for exp, _, _ in plans:  # results of an earlier reproduction of the same experiment
         shutil.rmtree(out / exp.id / "runs", ignore_errors=True)
         shutil.rmtree(out / exp.id / REPLICA_DIR, ignore_errors=True)
