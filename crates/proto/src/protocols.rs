@@ -62,6 +62,9 @@ pub struct FlowDemand {
     pub bytes_per_packet_in_flight: usize,
     /// Metric records its endpoints make per packet sent or received, at most.
     pub metrics_per_packet: f64,
+    /// The shortest interval at which an adaptive source sends (or times out and resends) when
+    /// no feedback comes back, as on a path whose rate is zero.
+    pub idle_interval: fairstream_core::Duration,
 }
 
 impl FlowDemand {
@@ -79,6 +82,7 @@ impl FlowDemand {
             state_bytes: 0,
             bytes_per_packet_in_flight: 0,
             metrics_per_packet: 1.0,
+            idle_interval: fairstream_core::Duration::from_millis(1),
         }
     }
 }
@@ -138,6 +142,13 @@ impl FlowProtocol for TcpFlowConfig {
             // The sender's queue of packets to send (a whole window at worst) and the
             // sink's reorder ring (a power of two, up to twice the window, of u64).
             bytes_per_packet_in_flight: size_of::<Packet>() + 2 * size_of::<u64>(),
+            // Timeouts back off to max_rto, and are never shorter than min_rto.
+            idle_interval: self
+                .sender
+                .min_rto
+                .min(self.sender.max_rto)
+                .min(self.sender.initial_rto)
+                .max(fairstream_core::Duration::from_nanos(1)),
             ..FlowDemand::adaptive(self.sender.packet_size)
         }
     }

@@ -176,6 +176,19 @@ impl Estimate {
                 }
             }
             if demand.fixed_rate.is_none() {
+                // What it sends with no feedback at all (timeouts, rate floors), beside the
+                // share of its bottleneck.
+                let idle = 16.0 + active / demand.idle_interval.as_secs_f64().max(1e-9);
+                let back = if f.protocol.sends_feedback() {
+                    idle
+                } else {
+                    0.0
+                };
+                emitted += idle + back;
+                e.packet_hops += idle * route.forward.len() as f64 + back * route.back.len() as f64;
+                if let Some(first) = route.forward.first() {
+                    offered[first.index()] += idle;
+                }
                 let (bottleneck, cap) = route.forward.iter().zip(&fwd).fold(
                     (None, f64::INFINITY),
                     |(b, c), (&l, &x)| {

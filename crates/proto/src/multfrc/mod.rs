@@ -72,6 +72,8 @@ impl FlowProtocol for MultfrcConfig {
                 + size_of::<MultfrcReceiver>()
                 + MultfrcSender::heap_bytes(self)
                 + MultfrcReceiver::heap_bytes(self),
+            idle_interval: self.tfrc.demand().idle_interval
+                / u64::from(self.max_connections.clamp(1, 128)),
             ..self.tfrc.demand()
         }
     }

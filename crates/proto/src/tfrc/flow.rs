@@ -73,6 +73,13 @@ impl FlowProtocol for TfrcFlowConfig {
     fn demand(&self) -> FlowDemand {
         FlowDemand {
             initial_rate: self.sender.first_rate,
+            // Without feedback the rate halves towards one packet per t_mbi; a quarter of
+            // t_mbi (at most 1 s) bounds the gaps on the way there.
+            idle_interval: self
+                .sender
+                .t_mbi
+                .min(fairstream_core::Duration::from_secs(1))
+                / 4,
             state_bytes: size_of::<TfrcSender>()
                 + size_of::<TfrcReceiver>()
                 + TfrcReceiver::HEAP_BYTES,

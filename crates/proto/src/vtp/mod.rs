@@ -59,6 +59,11 @@ impl FlowProtocol for VtpConfig {
     fn demand(&self) -> FlowDemand {
         FlowDemand {
             initial_rate: self.initial_rate,
+            // Without feedback the rate falls to its floor of packets per (initial) RTT.
+            idle_interval: self
+                .initial_rtt
+                .mul_f64(1.0 / self.min_rate_packets_per_rtt.max(1e-3))
+                .max(fairstream_core::Duration::from_nanos(1)),
             state_bytes: size_of::<VtpSender>() + size_of::<VtpReceiver>(),
             ..FlowDemand::adaptive(self.packet_size)
         }
