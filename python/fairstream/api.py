@@ -84,7 +84,7 @@ def run(
     limit = memory_limit(max_memory)
     if output_dir is not None:
         _core.check_output_dir(str(output_dir))  # before the run, not after it
-    sim = _core.Simulation(text, filename, check_seed(seed), limit)
+    sim = _core.Simulation(text, filename, check_seed(seed), limit, _capture_dir(output_dir))
     name = getattr(sim, "name", None) or Path(filename).stem
     bar = SimulationProgress(name, sim.duration_s) if progress is True else None
     advance(sim, bar or (progress if callable(progress) else None))
@@ -105,10 +105,20 @@ def run_to_directory(
     """Runs scenario text quietly into `output_dir`; returns the summary dict (for worker processes).
 
     `max_memory`: bytes the run may use (default: the memory available when it starts)."""
-    sim = _core.Simulation(text, filename, check_seed(seed), max_memory)
+    sim = _core.Simulation(text, filename, check_seed(seed), max_memory, _capture_dir(output_dir))
     advance(sim)
     write_results(sim, output_dir)
     return sim.summary()
+
+
+def _capture_dir(output_dir: str | os.PathLike[str] | None) -> str | None:
+    """Where a run writes its pcap captures as it goes: beside `output_dir` when that directory's
+    parent exists (the results then take them by a link, not a copy), else the temporary
+    directory (None)."""
+    if output_dir is None:
+        return None
+    parent = Path(output_dir).resolve().parent
+    return str(parent) if parent.is_dir() else None
 
 
 def advance(sim: Any, callback: ProgressCallback | None = None, steps: int = STEPS) -> None:

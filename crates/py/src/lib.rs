@@ -90,15 +90,18 @@ struct Simulation {
 #[pymethods]
 impl Simulation {
     /// Loads the scenario and builds the run; refuses it (`ScenarioError`) if its estimated
-    /// memory exceeds `max_memory` bytes, or else the memory available now.
+    /// memory exceeds `max_memory` bytes, or else the memory available now. pcap captures are
+    /// written as the run goes into hidden files of `capture_dir` (default: the temporary
+    /// directory); put it on the results' file system so that writing them is a link.
     #[new]
-    #[pyo3(signature = (text, filename, seed=None, max_memory=None))]
+    #[pyo3(signature = (text, filename, seed=None, max_memory=None, capture_dir=None))]
     fn new(
         py: Python<'_>,
         text: &str,
         filename: &str,
         seed: Option<u64>,
         max_memory: Option<u64>,
+        capture_dir: Option<PathBuf>,
     ) -> PyResult<Self> {
         let scenario = load(py, text, filename, seed)?;
         let limit = max_memory.map_or_else(MemoryLimit::available, |bytes| {
@@ -107,7 +110,8 @@ impl Simulation {
         scenario.check_memory(&limit).map_err(scenario_err)?;
         let estimate = estimate_dict(py, &scenario.estimate)?;
         let duration = scenario.network.duration;
-        let sim = Simulator::new(scenario.network)
+        let capture_dir = capture_dir.unwrap_or_else(std::env::temp_dir);
+        let sim = Simulator::with_capture_dir(scenario.network, &capture_dir)
             .map_err(|e| ScenarioError::new_err(format!("{filename}: {e}")))?;
         Ok(Self {
             estimate,

@@ -4,7 +4,8 @@
 //! - `summary.json`: run facts and the per-flow and per-link totals;
 //! - `flow_series.parquet`, `flow_summary.parquet`, `link_series.parquet`, and when
 //!   recorded `metrics.parquet` and `packets.parquet` (see [`tables`]);
-//! - `pcap/<link>.pcap` for the captured links.
+//! - `pcap/<link>.pcap` for the captured links (written as the run went, see
+//!   `fairstream_sim::pcap`; here they only get their names).
 //!
 //! Files are first written into a sibling temporary directory that is renamed into place
 //! at the end, so a failed write leaves no partial output behind.
@@ -168,6 +169,12 @@ pub fn write_dir(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), Resu
 }
 
 fn write_into(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), ResultsError> {
+    if let Some(e) = out.capture_errors.first() {
+        return Err(ResultsError::BadTarget {
+            path: dir.to_path_buf(),
+            reason: format!("a pcap capture could not be written as the run went: {e}"),
+        });
+    }
     let write = |name: &str, bytes: &[u8]| {
         let path = dir.join(name);
         std::fs::write(&path, bytes).map_err(|source| ResultsError::Io { path, source })
@@ -189,7 +196,7 @@ fn write_into(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), Results
             path: pcap_dir.clone(),
             source,
         })?;
-        for (link, bytes) in &out.pcaps {
+        for (link, file) in &out.pcaps {
             let safe: String = link
                 .chars()
                 .map(|c| {
@@ -200,7 +207,10 @@ fn write_into(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), Results
                     }
                 })
                 .collect();
-            write(&format!("pcap/{safe}.pcap"), bytes)?;
+            // The capture was written as the run went: it gets a name here, not a copy.
+            let path = pcap_dir.join(format!("{safe}.pcap"));
+            file.link_to(&path)
+                .map_err(|source| ResultsError::Io { path, source })?;
         }
     }
     Ok(())
