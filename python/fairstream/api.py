@@ -73,8 +73,8 @@ def run(
 ) -> RunResult:
     """Runs a scenario (path, TOML text or dict) and returns its results.
 
-    `output_dir`: where the tables are written (created only once the run succeeded); a
-    temporary directory, kept as long as the result object lives, when None. `seed` overrides
+    `output_dir`: where the tables are written (created only once the run succeeded); when
+    None nothing is written: the result's tables come from memory (``output_dir`` is None). `seed` overrides
     the scenario's seed. `progress`: True draws a bar on stderr; a callable gets
     (simulated s, duration s, events) after each chunk. `max_memory` (bytes, or a size such as
     ``"8GB"``): a run whose estimated memory exceeds it, or by default the memory available,
@@ -91,11 +91,7 @@ def run(
     if bar is not None:
         bar.finish(sim.now_s, sim.events)
     if output_dir is None:
-        import tempfile  # only here: it pulls in random, shutil and more
-
-        tmp = tempfile.TemporaryDirectory(prefix="fairstream-")
-        sim.write_results(tmp.name)
-        return RunResult(tmp.name, _tempdir=tmp)
+        return RunResult._in_memory(sim)  # tables handed over as Arrow data: nothing written
     return RunResult(write_results(sim, output_dir))
 
 

@@ -1,8 +1,10 @@
 //! `fairstream._core`: the thin PyO3 layer between the Python package and the Rust crates.
 //!
 //! It exposes scenario validation, a [`Simulation`] that Python advances in chunks (to draw
-//! progress) without holding the GIL, result writing, and the pure metric functions. All
-//! logic lives in the Rust crates; this module only converts types and errors.
+//! progress) without holding the GIL, result writing, the run's tables as Arrow data (an
+//! [`ArrowTable`] exports the Arrow PyCapsule stream interface, which polars imports without a
+//! copy through a file), and the pure metric functions. All logic lives in the Rust crates;
+//! this module only converts types and errors.
 
 use std::path::PathBuf;
 
@@ -13,6 +15,10 @@ use fairstream_sim::{RunOutput, Simulator};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{RecordBatch, RecordBatchIterator};
 
 create_exception!(
     _core,
@@ -199,6 +205,17 @@ impl Simulation {
         Ok(json.call_method1("loads", (text,))?.unbind())
     }
 
+    /// Table `name` of the finished run (`flow_series`, `flow_summary`, `link_series`,
+    /// `metrics`, `packets`) as Arrow data, written nowhere; None for a table the run did not
+    /// record.
+    fn table(&self, name: &str) -> PyResult<Option<ArrowTable>> {
+        match fairstream_results::tables::batch(name, self.output()?) {
+            None => Ok(None),
+            Some(Ok(batch)) => Ok(Some(ArrowTable { batch })),
+            Some(Err(e)) => Err(PyRuntimeError::new_err(format!("table {name}: {e}"))),
+        }
+    }
+
     /// Writes the result directory (Parquet tables, summary.json, resolved scenario, pcaps).
     fn write_results(&self, py: Python<'_>, out_dir: PathBuf) -> PyResult<()> {
         let out = self.output()?;
@@ -224,6 +241,55 @@ impl Simulation {
             resolved: self.resolved.clone(),
             wall_time_s: self.wall.as_secs_f64(),
         }
+    }
+}
+
+/// One table of a run as an Arrow record batch, handed to Python through the Arrow PyCapsule
+/// interface (`__arrow_c_stream__`): `polars.DataFrame(table)` and `pyarrow.table(table)` import
+/// it without a copy through a file.
+#[pyclass(module = "fairstream._core", frozen)]
+struct ArrowTable {
+    batch: RecordBatch,
+}
+
+#[pymethods]
+impl ArrowTable {
+    /// An Arrow C stream of the table's one batch, in a PyCapsule named `arrow_array_stream`.
+    /// `requested_schema` is accepted and ignored (the table has one schema).
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__(
+        &self,
+        py: Python<'_>,
+        requested_schema: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = requested_schema;
+        let schema = self.batch.schema();
+        let reader = RecordBatchIterator::new([Ok(self.batch.clone())], schema);
+        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+        // The capsule holds the stream; a consumer moves it out (leaving it released), and
+        // dropping the capsule releases whatever was not consumed.
+        Ok(
+            PyCapsule::new_with_value(py, stream, c"arrow_array_stream")?
+                .into_any()
+                .unbind(),
+        )
+    }
+
+    /// Rows.
+    #[getter]
+    fn num_rows(&self) -> usize {
+        self.batch.num_rows()
+    }
+
+    /// Column names, in order.
+    #[getter]
+    fn column_names(&self) -> Vec<String> {
+        self.batch
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect()
     }
 }
 
@@ -303,6 +369,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioWarning", m.py().get_type::<ScenarioWarning>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_class::<Simulation>()?;
+    m.add_class::<ArrowTable>()?;
     m.add_function(wrap_pyfunction!(check_output_dir, m)?)?;
     m.add_function(wrap_pyfunction!(parse_memory, m)?)?;
     m.add_function(wrap_pyfunction!(available_memory, m)?)?;
