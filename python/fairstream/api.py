@@ -53,29 +53,49 @@ def check_seed(seed: int | None) -> int | None:
     return seed
 
 
+def memory_limit(value: int | str | None) -> int | None:
+    """Bytes of a memory limit given as a number of bytes or a size such as ``"8GB"`` or
+    ``"512MiB"``; None stays None (the memory available when the run starts). ValueError
+    saying what was expected otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return _core.parse_memory(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"a memory limit is a number of bytes (at least 1) or a size such as '8GB', not {value!r}"
+        )
+    return value
+
+
 def run(
     scenario: ScenarioLike,
     output_dir: str | os.PathLike[str] | None = None,
     seed: int | None = None,
     progress: bool | ProgressCallback = False,
     force: bool = False,
+    max_memory: int | str | None = None,
 ) -> RunResult:
     """Runs a scenario (path, TOML text or dict) and returns its results.
 
-    `output_dir`: where the tables are written (it appears only once the run succeeded); a
-    temporary directory, kept as long as the result object lives, when None. It is checked
-    before the run (`fairstream.output.prepare`, a ValueError): it may be absent, empty or an
-    earlier run's results (replaced whole); any other non-empty directory is refused unless
-    `force`. `seed` overrides the scenario's seed. `progress`: True draws a bar on stderr; a
-    callable gets (simulated s, duration s, events) after each chunk.
+    `output_dir`: where the tables are written (it appears only once the run succeeded); when
+    None nothing is written: the result's tables come from memory (``output_dir`` is None). It
+    is checked before the run (`fairstream.output.prepare`, a ValueError): it may be absent,
+    empty or an earlier run's results (replaced whole); any other non-empty directory is refused
+    unless `force`. `seed` overrides the scenario's seed. `progress`: True draws a bar on stderr;
+    a callable gets (simulated s, duration s, events) after each chunk. `max_memory` (bytes, or
+    a size such as ``"8GB"``): a run whose estimated memory exceeds it, or by default the memory
+    available, is refused before it starts (`fairstream.ScenarioError` naming what dominates
+    the estimate).
 
     Ctrl-C (KeyboardInterrupt) stops the run within milliseconds and raises
     `fairstream.Interrupted`, after writing the results so far into `output_dir`, marked
     incomplete; without `output_dir` they are dropped.
     """
     text, filename = load(scenario)
+    limit = memory_limit(max_memory)
     target = None if output_dir is None else output.prepare(output_dir, "run", force)  # before the run
-    sim = _core.Simulation(text, filename, check_seed(seed))
+    sim = _core.Simulation(text, filename, check_seed(seed), limit, _capture_dir(output_dir))
     name = getattr(sim, "name", None) or Path(filename).stem
     bar = SimulationProgress(name, sim.duration_s) if progress is True else None
     try:
@@ -90,21 +110,20 @@ def run(
     if bar is not None:
         bar.finish(sim.now_s, sim.events)
     if output_dir is None:
-        import tempfile  # only here: it pulls in random, shutil and more
-
-        tmp = tempfile.TemporaryDirectory(prefix="fairstream-")
-        sim.write_results(tmp.name)
-        return RunResult(tmp.name, _tempdir=tmp)
+        return RunResult._in_memory(sim)  # tables handed over as Arrow data: nothing written
     return RunResult(write_results(sim, output_dir, force=force, target=target))
 
 
-def run_to_directory(text: str, filename: str, output_dir: str, seed: int | None = None) -> dict[str, Any]:
+def run_to_directory(
+    text: str, filename: str, output_dir: str, seed: int | None = None, max_memory: int | None = None
+) -> dict[str, Any]:
     """Runs scenario text quietly into `output_dir`; returns the summary dict (for worker processes).
 
-    Ctrl-C: see `run`. In a batch's worker process no run starts once SIGINT has arrived.
+    `max_memory`: bytes the run may use (default: the memory available when it starts). Ctrl-C:
+    see `run`. In a batch's worker process no run starts once SIGINT has arrived.
     """
     check_worker()
-    sim = _core.Simulation(text, filename, check_seed(seed))
+    sim = _core.Simulation(text, filename, check_seed(seed), max_memory, _capture_dir(output_dir))
     try:
         with simulating():
             advance(sim)
@@ -131,6 +150,16 @@ def keep_partial(
         f"interrupted {where}; the results so far are in {out}, marked incomplete ({out / 'INCOMPLETE'})",
         str(out),
     )
+
+
+def _capture_dir(output_dir: str | os.PathLike[str] | None) -> str | None:
+    """Where a run writes its pcap captures as it goes: beside `output_dir` when that directory's
+    parent exists (the results then take them by a link, not a copy), else the temporary
+    directory (None)."""
+    if output_dir is None:
+        return None
+    parent = Path(output_dir).resolve().parent
+    return str(parent) if parent.is_dir() else None
 
 
 def advance(sim: Any, callback: ProgressCallback | None = None, steps: int = STEPS) -> None:

@@ -178,6 +178,23 @@ def _output_path(text: str) -> Path:
     return Path(text)
 
 
+def _memory_size(text: str) -> int:
+    """An argparse type: bytes of a memory size such as 8GB, 512MiB or a number of bytes."""
+    from ._core import parse_memory
+
+    try:
+        return parse_memory(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+#: Help of --max-memory, shared by run, sweep and reproduce.
+_MAX_MEMORY_HELP = (
+    "refuse, before it starts, a run estimated to need more memory than SIZE (e.g. 8GB, 512MiB; "
+    "default: the memory available, shared among the runs going on at once)"
+)
+
+
 def _positive_int(text: str) -> int:
     """An argparse type: a whole number of at least 1."""
     try:
@@ -232,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=_seed, help="override the scenario's seed")
     p.add_argument("--force", action="store_true", help=_FORCE_HELP)
+    p.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=_MAX_MEMORY_HELP)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_run)
 
@@ -258,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=_seed, help="override every run's seed")
     p.add_argument("--force", action="store_true", help=_FORCE_HELP)
+    p.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=_MAX_MEMORY_HELP)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_sweep)
 
@@ -279,6 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
         "by < 0.5 packet time (default: each experiment's own, 4, at most 1 with --quick; 0: canonical only)",
     )
     p.add_argument("--force", action="store_true", help=_FORCE_HELP)
+    p.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=_MAX_MEMORY_HELP)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument("--list", action="store_true", help="list the experiments and exit")
     p.set_defaults(func=_cmd_reproduce)
@@ -333,7 +353,12 @@ def _cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     _input_file(args.scenario)
     _output_target(args.output)
     result = run(
-        args.scenario, output_dir=args.output, seed=args.seed, progress=not args.quiet, force=args.force
+        args.scenario,
+        output_dir=args.output,
+        seed=args.seed,
+        progress=not args.quiet,
+        force=args.force,
+        max_memory=args.max_memory,
     )
     # summary.json through `json` only: reading no table keeps polars out of this process.
     print(_flow_table(result.summary["flows"]))
@@ -384,6 +409,7 @@ def _cmd_sweep(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         seed=args.seed,
         quiet=args.quiet,
         force=args.force,
+        max_memory=args.max_memory,
     )
     print(f"{len(result.points)} runs: {result.output_dir} (flows.parquet, sweep.json, runs/)")
     return 0
@@ -421,6 +447,7 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         scheduler=args.scheduler,
         replicas=args.replicas,
         force=args.force,
+        max_memory=args.max_memory,
     )
     report = write_report(args.output)
     # The verdict is the canonical run's; the replicas' disagreements are counted beside it. An

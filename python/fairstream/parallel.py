@@ -34,6 +34,8 @@ class Task:
     output_dir: str
     seed: int | None = None
     label: str = ""
+    #: Bytes the run may use (None: its share of the memory available when the tasks start).
+    max_memory: int | None = None
 
 
 def execute(task: Task) -> dict[str, Any]:
@@ -41,7 +43,7 @@ def execute(task: Task) -> dict[str, Any]:
     `Interrupted` (with `partial` set when the run's results so far were written)."""
     from .api import run_to_directory
 
-    return run_to_directory(task.text, task.filename, task.output_dir, task.seed)
+    return run_to_directory(task.text, task.filename, task.output_dir, task.seed, task.max_memory)
 
 
 def default_jobs() -> int:
@@ -93,6 +95,18 @@ def _run_here(tasks: Sequence[Task], progress: TaskProgress | None) -> list[dict
         except KeyboardInterrupt:
             raise BatchInterrupted(len(tasks), finished, []) from None
     return [finished[i] for i in range(len(tasks))]
+
+
+def memory_per_run(limit: int | None, jobs: int | None, tasks: int, scheduler: str | None) -> int | None:
+    """Bytes each of `tasks` runs may use: `limit` when given; else, on this machine, an equal
+    share of the memory available now among the runs going on at once (so that runs side by side
+    cannot together exhaust it); None on a Dask cluster, whose workers check their own."""
+    if limit is not None or scheduler is not None:
+        return limit
+    from . import _core
+
+    workers = max(1, min(jobs or default_jobs(), tasks))
+    return max(1, _core.available_memory()[0] // workers)
 
 
 #: The longest this process waits for its workers without waking. A signal sent to the process

@@ -1,4 +1,6 @@
-"""`RunResult`: the output directory of one run, with its tables read lazily as polars DataFrames.
+"""`RunResult`: the results of one run, with its tables read lazily as polars DataFrames: from
+its output directory, or, for a run that wrote none, straight from the simulator's memory as Arrow
+record batches (the Arrow PyCapsule stream interface; nothing goes through a file).
 
 polars is imported on the first table access, not with this module: printing a run's summary
 (summary.json) needs only `json`, and keeps ``fairstream run`` light.
@@ -57,15 +59,18 @@ class RunResult:
 
     Tables: ``flow_series``, ``flow_summary``, ``link_series``, ``metrics`` (empty when the run
     recorded none), ``packets`` (empty when not recorded) and ``link_summary`` (from summary.json).
-    When the run wrote to a temporary directory, this object keeps it alive; it is removed when
-    the object is garbage-collected.
+    A run that wrote no directory (``fairstream.run`` without ``output_dir``) has ``output_dir``
+    None: its tables come from the simulator's memory, which this object keeps alive.
     """
+
+    output_dir: Path | None
 
     def __init__(
         self, output_dir: str | os.PathLike[str], *, _tempdir: tempfile.TemporaryDirectory | None = None
     ):
         self.output_dir = Path(output_dir)
         self._tempdir = _tempdir
+        self._sim: Any = None
         if not (self.output_dir / "summary.json").is_file():
             raise FileNotFoundError(f"{self.output_dir} holds no run results (no summary.json)")
 
@@ -76,15 +81,34 @@ class RunResult:
             f"flows={len(s.get('flows', []))}, output_dir='{self.output_dir}')"
         )
 
+    @classmethod
+    def _in_memory(cls, sim: Any) -> RunResult:
+        """The results of finished simulation `sim` (a `fairstream._core.Simulation`), read from
+        its memory: nothing is written."""
+        self = cls.__new__(cls)
+        self.output_dir = None
+        self._tempdir = None
+        self._sim = sim
+        return self
+
     @cached_property
     def summary(self) -> dict[str, Any]:
         """summary.json as a dict."""
-        return json.loads((self.output_dir / "summary.json").read_text(encoding="utf-8"))
+        if self._sim is not None:
+            return self._sim.summary()
+        return json.loads((self._dir / "summary.json").read_text(encoding="utf-8"))
 
     @cached_property
     def resolved_toml(self) -> str:
         """The scenario with every default filled in."""
-        return (self.output_dir / "scenario.resolved.toml").read_text(encoding="utf-8")
+        if self._sim is not None:
+            return self._sim.resolved_toml()
+        return (self._dir / "scenario.resolved.toml").read_text(encoding="utf-8")
+
+    @property
+    def _dir(self) -> Path:
+        assert self.output_dir is not None
+        return self.output_dir
 
     @cached_property
     def flow_series(self) -> pl.DataFrame:
@@ -129,14 +153,22 @@ class RunResult:
         return self.table(name).to_pandas()
 
     def _read(self, name: str, empty_schema: dict[str, str] | None = None) -> pl.DataFrame:
-        """Reads a table; an empty one with `empty_schema` (column -> dtype name) when the file is absent."""
-        path = self.output_dir / TABLES[name]
-        if path.is_file():
-            import polars as pl
+        """Reads a table; an empty one with `empty_schema` (column -> dtype name) when the run
+        did not record it."""
+        if self._sim is not None:
+            table = self._sim.table(name)  # Arrow data, handed over without a file
+            if table is not None:
+                import polars as pl
 
-            return pl.read_parquet(path)
+                return pl.DataFrame(table)
+        else:
+            path = self._dir / TABLES[name]
+            if path.is_file():
+                import polars as pl
+
+                return pl.read_parquet(path)
         if empty_schema is not None:
             import polars as pl
 
             return pl.DataFrame(schema={col: getattr(pl, dtype) for col, dtype in empty_schema.items()})
-        raise FileNotFoundError(f"{path} is missing")
+        raise FileNotFoundError(f"{self.output_dir or 'the run'}: table {name} is missing")

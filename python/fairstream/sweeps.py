@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _core, output, tomlio
 from .interrupt import BatchInterrupted, Interrupted, write_marker
-from .parallel import Task, run_tasks
+from .parallel import Task, memory_per_run, run_tasks
 from .progress import TaskProgress
 from .results import RunResult
 from .scenario import ScenarioLike, load, with_overrides
@@ -129,6 +129,7 @@ def sweep(
     seed: int | None = None,
     quiet: bool = True,
     force: bool = False,
+    max_memory: int | str | None = None,
 ) -> SweepResult:
     """Runs every point of `grid` over `scenario` into `output_dir`.
 
@@ -136,11 +137,14 @@ def sweep(
     `fairstream.ScenarioError`): it may be absent, empty or an earlier sweep's directory, which
     is replaced whole; any other non-empty directory is refused unless `force`. `jobs`: worker
     processes (all cores by default); `scheduler`: a Dask scheduler address (the output's
-    parent directory must be on a file system the workers share).
+    parent directory must be on a file system the workers share). `max_memory` (bytes, or a
+    size such as ``"8GB"``) bounds each run's estimated memory; by default each of the runs
+    going on at once gets an equal share of the memory available.
     """
-    from .api import check_seed
+    from .api import check_seed, memory_limit
 
     check_seed(seed)
+    limit = memory_limit(max_memory)
     if jobs is not None and jobs < 1:
         raise ValueError(f"jobs must be at least 1, not {jobs}")
     target = output.prepare(output_dir, "sweep", force)
@@ -148,12 +152,13 @@ def sweep(
     _core.validate(base_text, filename)
     base = tomlio.loads(base_text)
     points = grid_points(grid)
+    per_run = memory_per_run(limit, jobs, len(points), scheduler)
     checked = []
     for overrides in points:
         text = tomlio.dumps(with_overrides(base, overrides))
         label = ", ".join(f"{k}={v}" for k, v in overrides.items())
         point_file = f"{filename} with {label}"
-        _core.validate(text, point_file)
+        _core.validate(text, point_file, per_run)  # and the memory its run needs
         checked.append((text, point_file, label))
     meta = [
         {"index": i, "dir": f"runs/{i:04d}", "overrides": overrides} for i, overrides in enumerate(points)
@@ -161,7 +166,7 @@ def sweep(
     doc = {"scenario": filename, "grid": {k: list(v) for k, v in grid.items()}, "points": meta}
     with output.staged(output_dir, "sweep", force, target=target) as tmp:
         tasks = [
-            Task(text, point_file, str(tmp / point["dir"]), seed, label)
+            Task(text, point_file, str(tmp / point["dir"]), seed, label, per_run)
             for (text, point_file, label), point in zip(checked, meta, strict=True)
         ]
         try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import gc
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -69,12 +69,25 @@ def test_output_dir_is_written_and_temp_dirs_removed(tmp_path: Path, scenario: d
         assert (out / name).is_file(), name
     assert [p.name for p in out.parent.iterdir()] == ["run"]  # no staging directory left behind
 
-    temporary = fairstream.run(scenario)
-    where = temporary.output_dir
-    assert where.is_dir()
-    del temporary
-    gc.collect()
-    assert not where.exists()
+
+def test_a_run_without_output_dir_writes_nothing_and_hands_tables_over_in_memory(
+    tmp_path: Path, scenario: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenario["record"]["metrics"] = True
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    tempfile.tempdir = None  # re-read TMPDIR
+    try:
+        in_memory = fairstream.run(scenario)
+        assert in_memory.output_dir is None
+        assert list(tmp_path.iterdir()) == []
+        on_disk = fairstream.run(scenario, output_dir=tmp_path / "out")
+    finally:
+        tempfile.tempdir = None
+    for name in ("flow_series", "flow_summary", "link_series", "metrics"):
+        assert in_memory.table(name).equals(on_disk.table(name), null_equal=True), name
+    assert in_memory.summary["flows"] == on_disk.summary["flows"]
+    assert in_memory.resolved_toml == on_disk.resolved_toml
+    assert in_memory.packets.is_empty()
 
 
 def test_progress_callback_sees_the_whole_run(scenario: dict[str, Any]) -> None:

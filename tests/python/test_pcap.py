@@ -34,3 +34,13 @@ def test_capture_of_a_lossless_link_opens_cleanly(tmp_path: Path) -> None:
     first = tshark("-r", str(result.output_dir / "pcap" / "S1-%3EN1.pcap"), "-c", "2")
     # Addresses are the flow's end hosts: S1 is node 0 (10.0.0.1), R1 node 4 (10.0.0.5).
     assert "[SYN] Seq=0" in first and "10.0.0.1 → 10.0.0.5" in first
+
+
+def test_captures_are_written_beside_the_results_and_leave_nothing_behind(tmp_path: Path) -> None:
+    doc = small_scenario(duration="1s", udp_rate="0.2Mbps")
+    doc["record"]["pcap"] = ["S1->N1"]
+    result = run(doc, output_dir=tmp_path / "out")
+    path = result.output_dir / "pcap" / "S1--N1.pcap"
+    assert len(tshark("-r", str(path)).splitlines()) > 0
+    # The capture went to a hidden file beside the results as the run went, and is gone.
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]

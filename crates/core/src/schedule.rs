@@ -35,6 +35,14 @@ impl RateSchedule {
         }
     }
 
+    /// The highest rate it ever takes.
+    pub fn max(&self) -> Bitrate {
+        self.steps
+            .iter()
+            .map(|&(_, r)| r)
+            .fold(self.base, Bitrate::max)
+    }
+
     /// The rate before any step.
     pub fn base(&self) -> Bitrate {
         self.base
@@ -89,5 +97,6 @@ mod tests {
             Some(Instant::from_nanos(200))
         );
         assert_eq!(s.next_change_after(Instant::from_nanos(200)), None);
+        assert_eq!(s.max(), Bitrate::mbps(10));
     }
 }

@@ -83,9 +83,11 @@ impl Bitrate {
         let bps = self.0 as u128;
         Duration::from_nanos(((num + bps / 2) / bps) as u64)
     }
-    /// Data carried at this rate during `d` (rounded down to whole bytes).
-    pub fn data_in(self, d: Duration) -> DataSize {
-        DataSize((self.0 as u128 * d.as_nanos() as u128 / 8_000_000_000u128) as u64)
+    /// Data carried at this rate during `d` (rounded down to whole bytes); `None` if it is more
+    /// than a [`DataSize`] holds.
+    pub fn data_in(self, d: Duration) -> Option<DataSize> {
+        let bytes = u128::from(self.0) * u128::from(d.as_nanos()) / 8_000_000_000u128;
+        u64::try_from(bytes).ok().map(DataSize)
     }
     /// This rate scaled by `k` (negative gives zero).
     pub fn mul_f64(self, k: f64) -> Self {
@@ -188,7 +190,7 @@ mod tests {
     fn data_in_inverts_transmit_time() {
         assert_eq!(
             Bitrate::mbps(8).data_in(Duration::from_secs(1)),
-            DataSize::bytes(1_000_000)
+            Some(DataSize::bytes(1_000_000))
         );
     }
 

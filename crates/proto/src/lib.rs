@@ -40,5 +40,5 @@ pub use packet::{
     Direction, Header, IP_TCP_HEADER, IP_UDP_HEADER, LossRate, Packet, TcpFlags, TcpSegment,
     TfrcData, TfrcFeedback, UdpDatagram, VtpData, VtpFeedback,
 };
-pub use protocols::{AnyEndpoint, FlowProtocol, ProtocolConfig, TcpFlowConfig};
+pub use protocols::{AnyEndpoint, FlowDemand, FlowProtocol, ProtocolConfig, TcpFlowConfig};
 pub use vtp::{VtpConfig, VtpReceiver, VtpSender};

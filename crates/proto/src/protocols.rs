@@ -3,7 +3,7 @@
 //! [`AnyEndpoint`] (what a driver runs) and their dispatch. Adding a protocol = its folder with
 //! a config implementing [`FlowProtocol`], its endpoints, and one line here.
 
-use fairstream_core::{FlowId, Instant, RngStream};
+use fairstream_core::{Bitrate, DataSize, FlowId, Instant, RngStream};
 
 use crate::multfrc::{MultfrcConfig, MultfrcReceiver, MultfrcSender};
 use crate::tcp::{TcpConfig, TcpSender, TcpSink, TcpSinkConfig};
@@ -37,6 +37,55 @@ pub trait FlowProtocol {
     /// by it (TCP); zero otherwise.
     fn segment_payload(&self) -> u64 {
         0
+    }
+
+    /// What the flow asks of a run, for the estimate of its memory and events made before the
+    /// run starts.
+    fn demand(&self) -> FlowDemand;
+}
+
+/// What a flow asks of a run: how fast it may send and what its endpoints hold. A driver
+/// estimates a run's memory and events from it before the run starts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlowDemand {
+    /// Size of a full data packet on the wire.
+    pub packet_size: DataSize,
+    /// The rate it sends at whatever the network does (an unresponsive source); `None`: it
+    /// adapts to what the path carries.
+    pub fixed_rate: Option<Bitrate>,
+    /// A rate it may send at before any feedback arrives (for at most
+    /// [`FlowDemand::INITIAL_PERIOD`]), beside the rate it adapts.
+    pub initial_rate: Option<Bitrate>,
+    /// Most data packets it keeps unacknowledged (its window), if it has one.
+    pub window: Option<u64>,
+    /// Bytes its two endpoints allocate when built.
+    pub state_bytes: usize,
+    /// Bytes its endpoints hold per packet of the window in flight (send queue, reorder ring).
+    pub bytes_per_packet_in_flight: usize,
+    /// Metric records its endpoints make per packet sent or received, at most.
+    pub metrics_per_packet: f64,
+    /// The shortest interval at which an adaptive source sends (or times out and resends) when
+    /// no feedback comes back, as on a path whose rate is zero.
+    pub idle_interval: fairstream_core::Duration,
+}
+
+impl FlowDemand {
+    /// How long a source may send at its [`FlowDemand::initial_rate`] without feedback (TFRC's
+    /// first no-feedback timer is 2 s; twice that, for a margin).
+    pub const INITIAL_PERIOD: fairstream_core::Duration = fairstream_core::Duration::from_secs(4);
+
+    /// A source that adapts to the path, sending `packet_size` packets, allocating nothing.
+    pub const fn adaptive(packet_size: DataSize) -> Self {
+        Self {
+            packet_size,
+            fixed_rate: None,
+            initial_rate: None,
+            window: None,
+            state_bytes: 0,
+            bytes_per_packet_in_flight: 0,
+            metrics_per_packet: 1.0,
+            idle_interval: fairstream_core::Duration::from_millis(1),
+        }
     }
 }
 
@@ -77,6 +126,30 @@ impl FlowProtocol for TcpFlowConfig {
             .as_bytes()
             .saturating_sub(crate::IP_TCP_HEADER)
     }
+
+    fn demand(&self) -> FlowDemand {
+        let window = self
+            .sender
+            .max_cwnd
+            .map_or(self.sender.window, |c| c.min(self.sender.window));
+        FlowDemand {
+            window: Some(u64::from(window.max(self.sender.initial_window))),
+            state_bytes: size_of::<TcpSender>()
+                + TcpSender::QUEUE_CAPACITY * size_of::<Packet>()
+                + TcpSink::QUEUE_CAPACITY * size_of::<Packet>(),
+            // The sender's queue of packets to send (a whole window at worst) and the
+            // sink's reorder ring (a power of two, up to twice the window, of u64).
+            bytes_per_packet_in_flight: size_of::<Packet>() + 2 * size_of::<u64>(),
+            // Timeouts back off to max_rto, and are never shorter than min_rto.
+            idle_interval: self
+                .sender
+                .min_rto
+                .min(self.sender.max_rto)
+                .min(self.sender.initial_rto)
+                .max(fairstream_core::Duration::from_nanos(1)),
+            ..FlowDemand::adaptive(self.sender.packet_size)
+        }
+    }
 }
 
 impl FlowProtocol for CbrConfig {
@@ -103,6 +176,14 @@ impl FlowProtocol for CbrConfig {
 
     fn sends_feedback(&self) -> bool {
         false
+    }
+
+    fn demand(&self) -> FlowDemand {
+        FlowDemand {
+            fixed_rate: Some(self.rate.max()), // the highest step bounds the estimate
+            metrics_per_packet: 0.0,
+            ..FlowDemand::adaptive(self.packet_size)
+        }
     }
 }
 
@@ -147,6 +228,11 @@ macro_rules! protocols {
             /// Payload of a full data packet for capture sequence numbers (zero if not used).
             pub fn segment_payload(&self) -> u64 {
                 match self { $( Self::$proto(c) => c.segment_payload(), )+ }
+            }
+
+            /// What the flow asks of a run (see [`FlowProtocol::demand`]).
+            pub fn demand(&self) -> FlowDemand {
+                match self { $( Self::$proto(c) => c.demand(), )+ }
             }
         }
 

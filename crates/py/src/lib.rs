@@ -1,8 +1,10 @@
 //! `fairstream._core`: the thin PyO3 layer between the Python package and the Rust crates.
 //!
 //! It exposes scenario validation, a [`Simulation`] that Python advances in chunks (to draw
-//! progress) without holding the GIL, result writing, and the pure metric functions. All
-//! logic lives in the Rust crates; this module only converts types and errors.
+//! progress) without holding the GIL, result writing, the run's tables as Arrow data (an
+//! [`ArrowTable`] exports the Arrow PyCapsule stream interface, which polars imports without a
+//! copy through a file), and the pure metric functions. All logic lives in the Rust crates;
+//! this module only converts types and errors.
 //!
 //! Ctrl-C: however long a chunk is in simulated time, `advance` takes the GIL back every
 //! [`SIGNAL_CHECK_INTERVAL`] of wall time to run Python's signal handlers, so a KeyboardInterrupt
@@ -13,10 +15,15 @@ use std::path::PathBuf;
 
 use fairstream_core::{Duration, Instant};
 use fairstream_results::{RunInfo, write_dir};
+use fairstream_scenario::MemoryLimit;
 use fairstream_sim::{RunOutput, Simulator};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{RecordBatch, RecordBatchIterator};
 
 create_exception!(
     _core,
@@ -52,10 +59,23 @@ fn load(
     Ok(scenario)
 }
 
-/// Checks a scenario and returns it with every default filled in, as TOML.
+/// Checks a scenario and returns it with every default filled in, as TOML; with `max_memory`
+/// (bytes), also that its run's estimated memory fits (the check a run makes before it starts).
 #[pyfunction]
-fn validate(py: Python<'_>, text: &str, filename: &str) -> PyResult<String> {
-    load(py, text, filename, None).map(|s| s.resolved)
+#[pyo3(signature = (text, filename, max_memory=None))]
+fn validate(
+    py: Python<'_>,
+    text: &str,
+    filename: &str,
+    max_memory: Option<u64>,
+) -> PyResult<String> {
+    let scenario = load(py, text, filename, None)?;
+    if let Some(bytes) = max_memory {
+        scenario
+            .check_memory(&MemoryLimit::given(bytes, "the limit given"))
+            .map_err(scenario_err)?;
+    }
+    Ok(scenario.resolved)
 }
 
 /// Wall time between two looks for pending signals (Ctrl-C) while a simulation runs.
@@ -84,18 +104,37 @@ struct Simulation {
     now: Instant,
     /// Where the run was stopped before its end (`stop`); None while running or once complete.
     stopped_at: Option<Instant>,
+    estimate: Py<PyAny>,
 }
 
 #[pymethods]
 impl Simulation {
+    /// Loads the scenario and builds the run; refuses it (`ScenarioError`) if its estimated
+    /// memory exceeds `max_memory` bytes, or else the memory available now. pcap captures are
+    /// written as the run goes into hidden files of `capture_dir` (default: the temporary
+    /// directory); put it on the results' file system so that writing them is a link.
     #[new]
-    #[pyo3(signature = (text, filename, seed=None))]
-    fn new(py: Python<'_>, text: &str, filename: &str, seed: Option<u64>) -> PyResult<Self> {
+    #[pyo3(signature = (text, filename, seed=None, max_memory=None, capture_dir=None))]
+    fn new(
+        py: Python<'_>,
+        text: &str,
+        filename: &str,
+        seed: Option<u64>,
+        max_memory: Option<u64>,
+        capture_dir: Option<PathBuf>,
+    ) -> PyResult<Self> {
         let scenario = load(py, text, filename, seed)?;
+        let limit = max_memory.map_or_else(MemoryLimit::available, |bytes| {
+            MemoryLimit::given(bytes, "the limit given")
+        });
+        scenario.check_memory(&limit).map_err(scenario_err)?;
+        let estimate = estimate_dict(py, &scenario.estimate)?;
         let duration = scenario.network.duration;
-        let sim = Simulator::new(scenario.network)
+        let capture_dir = capture_dir.unwrap_or_else(std::env::temp_dir);
+        let sim = Simulator::with_capture_dir(scenario.network, &capture_dir)
             .map_err(|e| ScenarioError::new_err(format!("{filename}: {e}")))?;
         Ok(Self {
+            estimate,
             state: State::Running(Box::new(sim)),
             name: scenario.name,
             resolved: scenario.resolved,
@@ -105,6 +144,13 @@ impl Simulation {
             now: Instant::ZERO,
             stopped_at: None,
         })
+    }
+
+    /// What the run was estimated to need before it started: `events`, `bytes` (in all) and
+    /// `parts` (bytes of each part: nodes, links, flows, packets, series, trace, metrics).
+    #[getter]
+    fn estimate(&self, py: Python<'_>) -> Py<PyAny> {
+        self.estimate.clone_ref(py)
     }
 
     /// Simulated seconds the run lasts.
@@ -222,6 +268,17 @@ impl Simulation {
         Ok(json.call_method1("loads", (text,))?.unbind())
     }
 
+    /// Table `name` of the finished run (`flow_series`, `flow_summary`, `link_series`,
+    /// `metrics`, `packets`) as Arrow data, written nowhere; None for a table the run did not
+    /// record.
+    fn table(&self, name: &str) -> PyResult<Option<ArrowTable>> {
+        match fairstream_results::tables::batch(name, self.output()?) {
+            None => Ok(None),
+            Some(Ok(batch)) => Ok(Some(ArrowTable { batch })),
+            Some(Err(e)) => Err(PyRuntimeError::new_err(format!("table {name}: {e}"))),
+        }
+    }
+
     /// Writes the result files (Parquet tables, summary.json, resolved scenario, pcaps) into
     /// `out_dir`, created when absent and refused (OSError) unless empty; staging and what may
     /// be replaced are `fairstream.output`'s.
@@ -251,6 +308,82 @@ impl Simulation {
             stopped_at_s: self.stopped_at.map(Instant::as_secs_f64),
         }
     }
+}
+
+/// One table of a run as an Arrow record batch, handed to Python through the Arrow PyCapsule
+/// interface (`__arrow_c_stream__`): `polars.DataFrame(table)` and `pyarrow.table(table)` import
+/// it without a copy through a file.
+#[pyclass(module = "fairstream._core", frozen)]
+struct ArrowTable {
+    batch: RecordBatch,
+}
+
+#[pymethods]
+impl ArrowTable {
+    /// An Arrow C stream of the table's one batch, in a PyCapsule named `arrow_array_stream`.
+    /// `requested_schema` is accepted and ignored (the table has one schema).
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__(
+        &self,
+        py: Python<'_>,
+        requested_schema: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = requested_schema;
+        let schema = self.batch.schema();
+        let reader = RecordBatchIterator::new([Ok(self.batch.clone())], schema);
+        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+        // The capsule holds the stream; a consumer moves it out (leaving it released), and
+        // dropping the capsule releases whatever was not consumed.
+        Ok(
+            PyCapsule::new_with_value(py, stream, c"arrow_array_stream")?
+                .into_any()
+                .unbind(),
+        )
+    }
+
+    /// Rows.
+    #[getter]
+    fn num_rows(&self) -> usize {
+        self.batch.num_rows()
+    }
+
+    /// Column names, in order.
+    #[getter]
+    fn column_names(&self) -> Vec<String> {
+        self.batch
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect()
+    }
+}
+
+/// The estimate as a dict (see `Simulation.estimate`).
+fn estimate_dict(py: Python<'_>, e: &fairstream_sim::Estimate) -> PyResult<Py<PyAny>> {
+    let parts = pyo3::types::PyDict::new(py);
+    for part in fairstream_sim::Part::ALL {
+        parts.set_item(format!("{part:?}").to_lowercase(), e.part(part))?;
+    }
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("events", e.events)?;
+    d.set_item("bytes", e.total_bytes())?;
+    d.set_item("parts", parts)?;
+    Ok(d.into_any().unbind())
+}
+
+/// Bytes of a memory size written as `"8GB"`, `"512MiB"` or a number of bytes; ValueError
+/// saying what was expected otherwise.
+#[pyfunction]
+fn parse_memory(text: &str) -> PyResult<u64> {
+    MemoryLimit::parse_bytes(text).map_err(PyValueError::new_err)
+}
+
+/// The memory a run may use when no limit is given: `(bytes, where the figure comes from)`.
+#[pyfunction]
+fn available_memory() -> (u64, String) {
+    let limit = MemoryLimit::available();
+    (limit.bytes, limit.source)
 }
 
 /// Jain's fairness index of `xs`.
@@ -293,6 +426,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioWarning", m.py().get_type::<ScenarioWarning>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_class::<Simulation>()?;
+    m.add_class::<ArrowTable>()?;
+    m.add_function(wrap_pyfunction!(parse_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(available_memory, m)?)?;
     m.add_function(wrap_pyfunction!(jain, m)?)?;
     m.add_function(wrap_pyfunction!(mathis, m)?)?;
     m.add_function(wrap_pyfunction!(padhye, m)?)?;

@@ -4,7 +4,8 @@
 //! - `summary.json`: run facts and the per-flow and per-link totals;
 //! - `flow_series.parquet`, `flow_summary.parquet`, `link_series.parquet`, and when
 //!   recorded `metrics.parquet` and `packets.parquet` (see [`tables`]);
-//! - `pcap/<link>.pcap` for the captured links, the link's name percent-encoded ([`pcap_names`]);
+//! - `pcap/<link>.pcap` for the captured links, the link's name percent-encoded ([`pcap_names`])
+//!   (written as the run went, see `fairstream_sim::pcap`; here they only get their names);
 //! - `INCOMPLETE`, only for a run stopped before its end (Ctrl-C): what it covers, in words
 //!   (`summary.json` then says `"complete": false` and where the run stopped).
 //!
@@ -96,6 +97,12 @@ pub fn write_dir(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), Resu
 }
 
 fn write_into(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), ResultsError> {
+    if let Some(e) = out.capture_errors.first() {
+        return Err(ResultsError::BadTarget {
+            path: dir.to_path_buf(),
+            reason: format!("a pcap capture could not be written as the run went: {e}"),
+        });
+    }
     let write = |name: &str, bytes: &[u8]| {
         let path = dir.join(name);
         std::fs::write(&path, bytes).map_err(|source| ResultsError::Io { path, source })
@@ -124,8 +131,11 @@ fn write_into(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), Results
             path: pcap_dir.clone(),
             source,
         })?;
-        for (link, bytes) in &out.pcaps {
-            write(&format!("pcap/{}", pcap_file_name(link)), bytes)?;
+        for (link, file) in &out.pcaps {
+            // The capture was written as the run went: it gets a name here, not a copy.
+            let path = pcap_dir.join(pcap_file_name(link));
+            file.link_to(&path)
+                .map_err(|source| ResultsError::Io { path, source })?;
         }
     }
     Ok(())

@@ -55,10 +55,15 @@ fn write(path: &Path, columns: Vec<(&str, ArrayRef)>) -> Result<(), ResultsError
     Ok(())
 }
 
-/// `flow_series.parquet`: flow_id, flow, t_start, t_end, packets_sent, bytes_sent,
+/// `flow_series.parquet`: [`flow_series_columns`].
+pub fn write_flow_series(path: &Path, out: &RunOutput) -> Result<(), ResultsError> {
+    write(path, flow_series_columns(out))
+}
+
+/// The interval series of the flows: flow_id, flow, t_start, t_end, packets_sent, bytes_sent,
 /// packets_delivered, bytes_delivered, goodput_bytes, packets_dropped, throughput_bps,
 /// goodput_bps, rtt_mean_s.
-pub fn write_flow_series(path: &Path, out: &RunOutput) -> Result<(), ResultsError> {
+pub fn flow_series_columns(out: &RunOutput) -> Columns {
     let s = &out.flow_series;
     let rate = |bytes: &[u64]| -> ArrayRef {
         f64s(
@@ -75,28 +80,25 @@ pub fn write_flow_series(path: &Path, out: &RunOutput) -> Result<(), ResultsErro
                 .collect::<Vec<_>>(),
         )
     };
-    write(
-        path,
-        vec![
-            ("flow_id", u32s(&s.flow_id)),
-            ("flow", names(&s.flow_id, &out.flow_names)),
-            ("t_start", f64s(&s.t_start)),
-            ("t_end", f64s(&s.t_end)),
-            ("packets_sent", u64s(&s.packets_sent)),
-            ("bytes_sent", u64s(&s.bytes_sent)),
-            ("packets_delivered", u64s(&s.packets_delivered)),
-            ("bytes_delivered", u64s(&s.bytes_delivered)),
-            ("goodput_bytes", u64s(&s.goodput_bytes)),
-            ("packets_dropped", u64s(&s.packets_dropped)),
-            ("throughput_bps", rate(&s.bytes_delivered)),
-            ("goodput_bps", rate(&s.goodput_bytes)),
-            ("rtt_mean_s", f64s(&s.rtt_mean_s)),
-        ],
-    )
+    vec![
+        ("flow_id", u32s(&s.flow_id)),
+        ("flow", names(&s.flow_id, &out.flow_names)),
+        ("t_start", f64s(&s.t_start)),
+        ("t_end", f64s(&s.t_end)),
+        ("packets_sent", u64s(&s.packets_sent)),
+        ("bytes_sent", u64s(&s.bytes_sent)),
+        ("packets_delivered", u64s(&s.packets_delivered)),
+        ("bytes_delivered", u64s(&s.bytes_delivered)),
+        ("goodput_bytes", u64s(&s.goodput_bytes)),
+        ("packets_dropped", u64s(&s.packets_dropped)),
+        ("throughput_bps", rate(&s.bytes_delivered)),
+        ("goodput_bps", rate(&s.goodput_bytes)),
+        ("rtt_mean_s", f64s(&s.rtt_mean_s)),
+    ]
 }
 
 /// Named columns of one table, in order.
-pub(crate) type Columns = Vec<(&'static str, ArrayRef)>;
+pub type Columns = Vec<(&'static str, ArrayRef)>;
 
 /// The per-flow totals, declared once: written as `flow_summary.parquet` and as the `flows` of
 /// `summary.json`.
@@ -169,71 +171,100 @@ pub fn write_flow_summary(path: &Path, out: &RunOutput) -> Result<(), ResultsErr
     write(path, flow_summary_columns(out))
 }
 
-/// `link_series.parquet`: link_id, link, t_start, t_end, queue_packets, queue_bytes,
-/// packets_forwarded, bytes_forwarded, packets_dropped, utilisation.
+/// `link_series.parquet`: [`link_series_columns`].
 pub fn write_link_series(path: &Path, out: &RunOutput) -> Result<(), ResultsError> {
+    write(path, link_series_columns(out))
+}
+
+/// The interval series of the links: link_id, link, t_start, t_end, queue_packets,
+/// queue_bytes, packets_forwarded, bytes_forwarded, packets_dropped, utilisation.
+pub fn link_series_columns(out: &RunOutput) -> Columns {
     let s = &out.link_series;
-    write(
-        path,
-        vec![
-            ("link_id", u32s(&s.link_id)),
-            ("link", names(&s.link_id, &out.link_names)),
-            ("t_start", f64s(&s.t_start)),
-            ("t_end", f64s(&s.t_end)),
-            ("queue_packets", u64s(&s.queue_packets)),
-            ("queue_bytes", u64s(&s.queue_bytes)),
-            ("packets_forwarded", u64s(&s.packets_forwarded)),
-            ("bytes_forwarded", u64s(&s.bytes_forwarded)),
-            ("packets_dropped", u64s(&s.packets_dropped)),
-            ("utilisation", f64s(&s.utilisation)),
-        ],
-    )
+    vec![
+        ("link_id", u32s(&s.link_id)),
+        ("link", names(&s.link_id, &out.link_names)),
+        ("t_start", f64s(&s.t_start)),
+        ("t_end", f64s(&s.t_end)),
+        ("queue_packets", u64s(&s.queue_packets)),
+        ("queue_bytes", u64s(&s.queue_bytes)),
+        ("packets_forwarded", u64s(&s.packets_forwarded)),
+        ("bytes_forwarded", u64s(&s.bytes_forwarded)),
+        ("packets_dropped", u64s(&s.packets_dropped)),
+        ("utilisation", f64s(&s.utilisation)),
+    ]
 }
 
-/// `metrics.parquet`: t, flow_id, flow, metric, value.
+/// `metrics.parquet`: [`metrics_columns`].
 pub fn write_metrics(path: &Path, out: &RunOutput) -> Result<(), ResultsError> {
-    let m = &out.metrics;
-    write(
-        path,
-        vec![
-            ("t", f64s(&m.t)),
-            ("flow_id", u32s(&m.flow_id)),
-            ("flow", names(&m.flow_id, &out.flow_names)),
-            (
-                "metric",
-                Arc::new(StringArray::from_iter_values(m.metric.iter().copied())) as ArrayRef,
-            ),
-            ("value", f64s(&m.value)),
-        ],
-    )
+    write(path, metrics_columns(out))
 }
 
-/// `packets.parquet`: t, t_ns, packet_id, event (`+ - r d e`), link_id, flow_id, seq, size,
-/// reverse.
+/// The protocol metric records: t, flow_id, flow, metric, value.
+pub fn metrics_columns(out: &RunOutput) -> Columns {
+    let m = &out.metrics;
+    vec![
+        ("t", f64s(&m.t)),
+        ("flow_id", u32s(&m.flow_id)),
+        ("flow", names(&m.flow_id, &out.flow_names)),
+        (
+            "metric",
+            Arc::new(StringArray::from_iter_values(m.metric.iter().copied())) as ArrayRef,
+        ),
+        ("value", f64s(&m.value)),
+    ]
+}
+
+/// `packets.parquet`: [`packets_columns`].
 pub fn write_packets(path: &Path, trace: &PacketTrace) -> Result<(), ResultsError> {
-    write(
-        path,
-        vec![
-            ("t", f64s(&trace.t)),
-            ("t_ns", u64s(&trace.t_ns)),
-            ("packet_id", u64s(&trace.packet_id)),
-            (
-                "event",
-                Arc::new(StringArray::from_iter_values(
-                    trace.event.iter().map(|e| e.letter()),
-                )) as ArrayRef,
-            ),
-            ("link_id", u32s(&trace.link_id)),
-            ("flow_id", u32s(&trace.flow_id)),
-            (
-                "seq",
-                Arc::new(Int64Array::from(trace.seq.clone())) as ArrayRef,
-            ),
-            ("size", u32s(&trace.size)),
-            (
-                "reverse",
-                Arc::new(BooleanArray::from(trace.reverse.clone())) as ArrayRef,
-            ),
-        ],
-    )
+    write(path, packets_columns(trace))
+}
+
+/// The per-packet trace: t, t_ns, packet_id, event (`+ - r d e`), link_id, flow_id, seq,
+/// size, reverse.
+pub fn packets_columns(trace: &PacketTrace) -> Columns {
+    vec![
+        ("t", f64s(&trace.t)),
+        ("t_ns", u64s(&trace.t_ns)),
+        ("packet_id", u64s(&trace.packet_id)),
+        (
+            "event",
+            Arc::new(StringArray::from_iter_values(
+                trace.event.iter().map(|e| e.letter()),
+            )) as ArrayRef,
+        ),
+        ("link_id", u32s(&trace.link_id)),
+        ("flow_id", u32s(&trace.flow_id)),
+        (
+            "seq",
+            Arc::new(Int64Array::from(trace.seq.clone())) as ArrayRef,
+        ),
+        ("size", u32s(&trace.size)),
+        (
+            "reverse",
+            Arc::new(BooleanArray::from(trace.reverse.clone())) as ArrayRef,
+        ),
+    ]
+}
+
+/// The names of the tables a run hands over, as in its Parquet files.
+pub const TABLES: &[&str] = &[
+    "flow_series",
+    "flow_summary",
+    "link_series",
+    "metrics",
+    "packets",
+];
+
+/// Table `name` of a run as one Arrow record batch, with the columns of its Parquet file;
+/// `None` for a table the run did not record (`metrics`, `packets`) or an unknown name.
+pub fn batch(name: &str, out: &RunOutput) -> Option<Result<RecordBatch, String>> {
+    let columns = match name {
+        "flow_series" => flow_series_columns(out),
+        "flow_summary" => flow_summary_columns(out),
+        "link_series" => link_series_columns(out),
+        "metrics" if !out.metrics.t.is_empty() => metrics_columns(out),
+        "packets" => packets_columns(out.packet_trace.as_ref()?),
+        _ => return None,
+    };
+    Some(RecordBatch::try_from_iter(columns).map_err(|e| e.to_string()))
 }

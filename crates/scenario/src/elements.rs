@@ -9,6 +9,9 @@ use toml::de::{DeTable, DeValue};
 
 use crate::reader::{AUTO, Result, Section, a};
 
+/// Largest queue limit in bytes, as for any data size: 1 TB.
+const MAX_QUEUE_BYTES: DataSize = DataSize::bytes(1_000_000_000_000);
+
 /// Default queue: drop-tail of 50 packets, ns-2's `Queue limit_` (counted as Linux pfifo does).
 const DEFAULT_LIMIT: u32 = 50;
 
@@ -217,7 +220,17 @@ fn read_limit(q: &mut Section<'_, '_>, rate: Bitrate, default: QueueLimit) -> Re
                 Some(Ok(n)) => QueueLimit::Packets(n),
                 Some(Err(_)) => return Err(q.error("limit", format!("`{s}` is not {EXPECTED}"))),
                 None => match (s.parse::<Duration>(), s.parse::<DataSize>()) {
-                    (Ok(d), _) => QueueLimit::Bytes(rate.data_in(d)),
+                    (Ok(d), _) => match rate.data_in(d) {
+                        Some(b) if b <= MAX_QUEUE_BYTES => QueueLimit::Bytes(b),
+                        _ => {
+                            return Err(q.error(
+                                "limit",
+                                format!(
+                                    "`{s}` at {rate} is more than 1 TB, the largest queue limit"
+                                ),
+                            ));
+                        }
+                    },
                     (_, Ok(b)) => QueueLimit::Bytes(b),
                     (Err(e), _) | (_, Err(e)) if e.is_out_of_range() => {
                         return Err(q.error("limit", e.to_string()));

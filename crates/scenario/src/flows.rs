@@ -18,6 +18,9 @@ const COMMON_KEYS: &[&str] = &[
 ];
 const SHARED_KEYS: &[&str] = &["packet_size"];
 
+/// Most flows a scenario holds, all `[[flow]]` tables together.
+const MAX_FLOWS: usize = 1_000_000;
+
 /// All keys a flow table may hold.
 pub(crate) fn flow_keys() -> Vec<&'static str> {
     let mut keys = [COMMON_KEYS, SHARED_KEYS].concat();
@@ -39,8 +42,17 @@ pub(crate) fn read_flow(
 ) -> Result<()> {
     let reader = choose_reader(f)?;
     let protocol = reader.name;
-    let count = f.int_or("count", 1, 1_000_000, 1)? as usize;
+    let count = f.int_or("count", 1, MAX_FLOWS as i64, 1)? as usize;
     let first = net.flows.len();
+    if first + count > MAX_FLOWS {
+        return Err(f.error(
+            "count",
+            format!(
+                "{count} more flows would make {} in all, more than the {MAX_FLOWS} a scenario holds",
+                first + count
+            ),
+        ));
+    }
     let name = f.opt_str("name", "a flow name")?.map_or_else(
         || format!("{protocol}{first}{}", if count > 1 { "_{i}" } else { "" }),
         str::to_string,

@@ -41,6 +41,7 @@ mod elements;
 mod engine;
 mod error;
 mod flows;
+mod limits;
 mod protocols;
 mod reader;
 mod record;
@@ -48,12 +49,13 @@ mod schedule;
 mod topology;
 
 use fairstream_core::Duration;
-use fairstream_sim::Network;
 use fairstream_sim::routing::Routes;
+use fairstream_sim::{Estimate, Network, Part};
 use toml::Value;
 use toml::de::DeTable;
 
 pub use error::ScenarioError;
+pub use limits::MemoryLimit;
 
 use crate::error::Source;
 use crate::reader::Section;
@@ -70,6 +72,24 @@ pub struct Scenario {
     /// What is allowed but probably not meant (e.g. a control that is not TCP-compatible),
     /// located like errors; each message starts with "warning:".
     pub warnings: Vec<ScenarioError>,
+    /// The memory and events the run is estimated to need.
+    pub estimate: Estimate,
+    /// Where the fields behind each part of the estimate are.
+    part_fields: limits::PartFields,
+    /// Where an error about the whole file points.
+    top: ScenarioError,
+}
+
+impl Scenario {
+    /// Refuses the run, before it starts, if its estimated memory exceeds `limit`: the error
+    /// points at the field behind the largest part of the estimate (the packet trace, the
+    /// interval series, a flow's count, the topology's hosts) and says what to change.
+    pub fn check_memory(&self, limit: &MemoryLimit) -> Result<(), ScenarioError> {
+        match limits::check(&self.estimate, limit, &self.part_fields, &self.top) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Parses and checks `text` (read from `file`); `seed` overrides the file's seed.
@@ -120,6 +140,10 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
         return Err(top.error("topology", "missing table; expected [topology] with nodes and links, or kind = \"dumbbell\" | \"parking_lot\" | \"chain\""));
     };
     let index = topology::read_topology(&mut topo, &mut net)?;
+    let size_key = ["hosts", "nodes", "routers"]
+        .into_iter()
+        .find(|k| topo.raw(k).is_some());
+    let topology_at = size_key.map_or_else(|| top.error("topology", ""), |k| topo.error(k, ""));
     top.set("topology", Value::Table(topo.take_resolved()));
 
     let mut record_section = top.opt_table("record", record::RECORD_KEYS)?;
@@ -131,7 +155,10 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
     let mut resolved_flows = Vec::new();
     let mut warnings = Vec::new();
     let mut names = std::collections::HashSet::new();
+    let mut part_fields = limits::PartFields::default();
+    let mut most_flows = (0, top.error("flow", ""));
     for mut f in flow_tables {
+        let before = net.flows.len();
         flows::read_flow(
             &mut f,
             &index,
@@ -141,24 +168,43 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
             &mut warnings,
             &mut names,
         )?;
+        if net.flows.len() - before > most_flows.0 {
+            most_flows = (net.flows.len() - before, f.error("count", ""));
+        }
         resolved_flows.push(Value::Table(f.take_resolved()));
     }
+    part_fields.at.push((Part::Flows, most_flows.1));
     top.set("flow", Value::Array(resolved_flows));
 
     let record_out = record::read_record(record_section.as_mut(), &mut net)?;
+    let in_record = |key: &str| match &record_section {
+        Some(r) if key != "interval" || r.raw(key).is_some() => r.error(key, ""),
+        Some(_) => top.error("duration", ""),
+        None => top.error("record", ""),
+    };
+    part_fields.at.push((Part::Trace, in_record("packets")));
+    part_fields.at.push((Part::Metrics, in_record("metrics")));
+    part_fields.at.push((Part::Series, in_record("interval")));
     top.set("record", Value::Table(record_out));
 
     let mut engine_section = top.opt_table("engine", engine::ENGINE_KEYS)?;
     let engine_out = engine::read_engine(engine_section.as_mut(), &mut net)?;
     top.set("engine", Value::Table(engine_out));
 
+    for part in [Part::Nodes, Part::Links, Part::Packets] {
+        part_fields.at.push((part, topology_at.clone()));
+    }
+
     let resolved = toml::to_string(&top.take_resolved())
         .map_err(|e| src.error(0..0, "", format!("cannot print the resolved scenario: {e}")))?;
     Ok(Scenario {
         name,
+        estimate: Estimate::of(&net),
         network: net,
         resolved,
         warnings,
+        part_fields,
+        top: src.error(0..0, "", ""),
     })
 }
 

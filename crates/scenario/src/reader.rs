@@ -177,16 +177,32 @@ impl<'t, 'i> Section<'t, 'i> {
             return Ok(None);
         };
         let expected = format!("an integer from {min} to {max}");
+        let out_of_range = |s: &Self, text: &str| {
+            s.error(key, format!("{text} is out of range; expected {expected}"))
+        };
+        // A whole number beyond what 64 bits hold is out of range as written, never wrapped or
+        // saturated into one that is in range.
         let n = match v.get_ref() {
             DeValue::Integer(i) => {
-                i64::from_str_radix(&i.as_str().replace('_', ""), i.radix()).ok()
+                let digits = i.as_str().replace('_', "");
+                match i64::from_str_radix(&digits, i.radix()) {
+                    Ok(n) => Some(n),
+                    Err(_)
+                        if digits
+                            .trim_start_matches(['+', '-'])
+                            .chars()
+                            .all(|c| c.is_digit(i.radix())) =>
+                    {
+                        return Err(out_of_range(self, i.as_str()));
+                    }
+                    Err(_) => None,
+                }
             }
-            DeValue::Float(f) => f
-                .as_str()
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.fract() == 0.0)
-                .map(|x| x as i64),
+            DeValue::Float(f) => match f.as_str().replace('_', "").parse::<f64>() {
+                Ok(x) if x.fract() == 0.0 && x.abs() < 9.2e18 => Some(x as i64),
+                Ok(x) if x.fract() == 0.0 => return Err(out_of_range(self, f.as_str())),
+                _ => None,
+            },
             _ => None,
         };
         match n {
@@ -194,7 +210,7 @@ impl<'t, 'i> Section<'t, 'i> {
                 self.set(key, Value::Integer(n));
                 Ok(Some(n))
             }
-            Some(n) => Err(self.error(key, format!("{n} is out of range; expected {expected}"))),
+            Some(n) => Err(out_of_range(self, &n.to_string())),
             None => Err(self.error(
                 key,
                 format!("expected {expected}, found {}", a(v.get_ref().type_str())),

@@ -52,6 +52,10 @@ pub(crate) fn link_params(s: &mut Section<'_, '_>) -> Result<LinkParams> {
     })
 }
 
+/// Most hosts a helper builds (a dumbbell's on each side, a chain's nodes, a parking lot's
+/// in all): the node names, links and routes of a topology grow linearly with them.
+const MAX_HOSTS: usize = 100_000;
+
 /// Node names to ids.
 pub(crate) type NodeIndex = HashMap<String, NodeId>;
 
@@ -103,7 +107,7 @@ fn required_params_table(top: &mut Section<'_, '_>, key: &str) -> Result<LinkPar
 }
 
 fn dumbbell(top: &mut Section<'_, '_>, net: &mut Network) -> Result<NodeIndex> {
-    let n = top.int_or("hosts", 1, 100_000, 1)? as usize;
+    let n = top.int_or("hosts", 1, MAX_HOSTS as i64, 1)? as usize;
     let access = params_table(top, "access")?;
     let left = params_table(top, "left_access")?.or_else(|| access.clone());
     let right = params_table(top, "right_access")?.or_else(|| access.clone());
@@ -131,6 +135,15 @@ fn dumbbell(top: &mut Section<'_, '_>, net: &mut Network) -> Result<NodeIndex> {
 fn parking_lot(top: &mut Section<'_, '_>, net: &mut Network) -> Result<NodeIndex> {
     let routers = top.int_or("routers", 2, 10_000, 3)? as usize;
     let hosts = top.int_or("hosts", 1, 10_000, 1)? as usize;
+    if routers * hosts > MAX_HOSTS {
+        return Err(top.error(
+            "hosts",
+            format!(
+                "{routers} routers × {hosts} hosts is {} hosts, more than the {MAX_HOSTS} a topology helper builds",
+                routers * hosts
+            ),
+        ));
+    }
     let backbone = required_params_table(top, "backbone")?;
     let access = required_params_table(top, "access")?;
     let mut index = NodeIndex::new();
@@ -162,7 +175,7 @@ fn parking_lot(top: &mut Section<'_, '_>, net: &mut Network) -> Result<NodeIndex
 }
 
 fn chain(top: &mut Section<'_, '_>, net: &mut Network) -> Result<NodeIndex> {
-    let nodes = top.int_or("nodes", 2, 100_000, 2)? as usize;
+    let nodes = top.int_or("nodes", 2, MAX_HOSTS as i64, 2)? as usize;
     let link = required_params_table(top, "link")?;
     let mut index = NodeIndex::new();
     add_nodes(net, &mut index, (0..nodes).map(|i| format!("n{i}")));

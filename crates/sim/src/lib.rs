@@ -3,6 +3,7 @@
 //!
 //! - [`calendar`]: the event calendar, ordered by time, then by a [`TieRule`] (seeded random
 //!   order by default, or first scheduled first);
+//! - [`estimate`]: the memory and events a run needs, estimated before it starts;
 //! - [`network`]: the description of what to simulate (nodes, links, flows, recorders);
 //! - [`routing`]: static shortest-path (fewest hops) next-hop tables;
 //! - [`link`]: a link's run-time state: queue, transmitter, error model;
@@ -29,7 +30,7 @@
 //! let a = net.add_node("a");
 //! let b = net.add_node("b");
 //! net.add_link(LinkSpec::new(a, b, Bitrate::mbps(1), Duration::from_millis(10)));
-//! let cbr = CbrConfig { rate: Bitrate::mbps(2), packet_size: DataSize::bytes(1000), ..Default::default() };
+//! let cbr = CbrConfig { rate: Bitrate::mbps(2).into(), packet_size: DataSize::bytes(1000), ..Default::default() };
 //! net.add_flow(FlowSpec::new("udp", a, b, ProtocolConfig::Cbr(cbr)));
 //! let out = Simulator::new(net).unwrap().run();
 //! // A 1 Mbit/s link delivers about half of a 2 Mbit/s offered load.
@@ -38,6 +39,7 @@
 //! ```
 
 pub mod calendar;
+pub mod estimate;
 pub mod link;
 pub mod network;
 pub mod pcap;
@@ -47,6 +49,7 @@ pub mod routing;
 pub mod simulator;
 
 pub use calendar::TieRule;
+pub use estimate::{Estimate, Part};
 pub use network::{
     EngineConfig, FlowRoute, FlowSpec, FlowStart, LinkSpec, Network, NetworkError,
     PERTURBATION_PACKET, RecordConfig,

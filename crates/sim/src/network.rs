@@ -200,6 +200,14 @@ pub enum NetworkError {
         /// Node it cannot reach.
         to: String,
     },
+    /// A capture file cannot be created.
+    #[error("cannot capture link `{link}`: {message}")]
+    Capture {
+        /// The link's name.
+        link: String,
+        /// Why.
+        message: String,
+    },
     /// A flow starts and ends at the same node.
     #[error("flow `{flow}` starts and ends at node `{node}`")]
     SameNode {

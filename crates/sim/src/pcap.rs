@@ -1,5 +1,6 @@
 //! libpcap capture files of a link, with synthesised IPv4/TCP/UDP headers so that Wireshark
-//! and tshark can dissect what the simulator carried.
+//! and tshark can dissect what the simulator carried, written as the run goes (the `pcap-file`
+//! crate) rather than held in memory.
 //!
 //! Each packet is written at the instant its transmission starts, as a raw IPv4 packet
 //! (`LINKTYPE_RAW`, nanosecond timestamps) truncated after the transport header: the
@@ -7,39 +8,87 @@
 //! `a.b.c = i + 1`; a flow's source port is `10000 + flow` and its destination port `5000 + flow`.
 //! Each header writes its own transport header (`fairstream_proto::wire`); this module adds
 //! the IPv4 header and the pcap record around it.
+//!
+//! A capture goes to a hidden file in a directory chosen when the run is built (beside the
+//! results' target, so that handing it over is a link, not a copy); the [`CaptureFile`] the run
+//! returns removes it when dropped, so a run that is never written leaves nothing behind.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use fairstream_core::{Instant, NodeId};
 use fairstream_proto::wire::{MAX_TRANSPORT_HEADER, TransportContext};
 use fairstream_proto::{Direction, Packet};
+use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+use pcap_file::{DataLink, Endianness, TsResolution};
 
-const MAGIC_NANOS: u32 = 0xa1b2_3c4d;
-const LINKTYPE_RAW: u32 = 101;
 const SNAPLEN: u32 = 65_535;
 
-/// A pcap file being written in memory.
-#[derive(Debug, Clone)]
-pub struct PcapWriter {
-    buf: Vec<u8>,
+/// A capture file on disk, removed when dropped.
+#[derive(Debug)]
+pub struct CaptureFile {
+    path: PathBuf,
 }
 
-impl Default for PcapWriter {
-    fn default() -> Self {
-        Self::new()
+impl CaptureFile {
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Gives it a second name at `to` (a hard link, or a copy across file systems); the file
+    /// stays where it is until dropped.
+    pub fn link_to(&self, to: &Path) -> std::io::Result<()> {
+        std::fs::hard_link(&self.path, to).or_else(|_| std::fs::copy(&self.path, to).map(|_| ()))
     }
 }
 
-impl PcapWriter {
-    /// A file with its global header.
-    pub fn new() -> Self {
-        let mut buf = Vec::with_capacity(1 << 16);
-        buf.extend_from_slice(&MAGIC_NANOS.to_le_bytes());
-        buf.extend_from_slice(&2u16.to_le_bytes());
-        buf.extend_from_slice(&4u16.to_le_bytes());
-        buf.extend_from_slice(&0i32.to_le_bytes());
-        buf.extend_from_slice(&0u32.to_le_bytes());
-        buf.extend_from_slice(&SNAPLEN.to_le_bytes());
-        buf.extend_from_slice(&LINKTYPE_RAW.to_le_bytes());
-        Self { buf }
+impl Drop for CaptureFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// A capture being written.
+#[derive(Debug)]
+pub struct PcapCapture {
+    writer: Option<PcapWriter<BufWriter<File>>>,
+    file: CaptureFile,
+    /// The first failure to write, after which the capture stops.
+    error: Option<String>,
+}
+
+/// Numbers the captures of this process, so that their files never collide.
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+impl PcapCapture {
+    /// A capture in a new hidden file of `dir`, its global header written.
+    pub fn create(dir: &Path) -> std::io::Result<Self> {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!(
+            ".fairstream-capture-{}-{n}.pcap",
+            std::process::id()
+        ));
+        let file = CaptureFile { path };
+        let out = BufWriter::new(File::create(&file.path)?);
+        let header = PcapHeader {
+            version_major: 2,
+            version_minor: 4,
+            ts_correction: 0,
+            ts_accuracy: 0,
+            snaplen: SNAPLEN,
+            datalink: DataLink::RAW,
+            ts_resolution: TsResolution::NanoSecond,
+            endianness: Endianness::Little,
+        };
+        let writer = PcapWriter::with_header(out, header).map_err(std::io::Error::other)?;
+        Ok(Self {
+            writer: Some(writer),
+            file,
+            error: None,
+        })
     }
 
     /// The IPv4 address of node `n`.
@@ -48,7 +97,7 @@ impl PcapWriter {
         [10, (v >> 16) as u8, (v >> 8) as u8, v as u8]
     }
 
-    /// Appends `packet` of a flow from `flow_src` to `flow_dst` (addresses follow its direction),
+    /// Writes `packet` of a flow from `flow_src` to `flow_dst` (addresses follow its direction),
     /// at `now`; `segment` is the flow's TCP data payload per packet (ignored for UDP).
     pub fn write(
         &mut self,
@@ -58,6 +107,9 @@ impl PcapWriter {
         flow_dst: NodeId,
         segment: u64,
     ) {
+        let Some(writer) = self.writer.as_mut() else {
+            return;
+        };
         let (src, dst, sport, dport) = match packet.direction {
             Direction::Forward => (
                 flow_src,
@@ -92,20 +144,32 @@ impl PcapWriter {
         let checksum = ipv4_checksum(ip);
         ip[10..12].copy_from_slice(&checksum.to_be_bytes());
 
-        let caplen = (20 + transport_len).min(usize::from(total)) as u32;
-        let ns = now.as_nanos();
-        self.buf
-            .extend_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
-        self.buf
-            .extend_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
-        self.buf.extend_from_slice(&caplen.to_le_bytes());
-        self.buf.extend_from_slice(&u32::from(total).to_le_bytes());
-        self.buf.extend_from_slice(&hdr[..caplen as usize]);
+        let caplen = (20 + transport_len).min(usize::from(total));
+        let at = std::time::Duration::from_nanos(now.as_nanos());
+        let record = PcapPacket::new(at, u32::from(total), &hdr[..caplen]);
+        if let Err(e) = writer.write_packet(&record) {
+            self.error = Some(e.to_string());
+            self.writer = None;
+        }
     }
 
-    /// The file's bytes.
-    pub fn into_bytes(self) -> Vec<u8> {
-        self.buf
+    /// Flushes and closes the capture: its file, or why it could not be written.
+    pub fn finish(mut self) -> Result<CaptureFile, String> {
+        if let Some(writer) = self.writer.take() {
+            let flushed = writer.into_writer().into_inner().map_err(|e| e.to_string());
+            if let Err(e) = flushed.and_then(|f| f.sync_data().map_err(|e| e.to_string())) {
+                self.error.get_or_insert(e);
+            }
+        }
+        match self.error.take() {
+            Some(e) => Err(format!("{}: {e}", self.file.path.display())),
+            None => Ok(self.file),
+        }
+    }
+
+    /// Where it is being written.
+    pub fn path(&self) -> &Path {
+        self.file.path()
     }
 }
 
@@ -127,9 +191,11 @@ mod tests {
     use fairstream_core::{DataSize, FlowId};
     use fairstream_proto::{Header, TcpFlags, TcpSegment};
 
+    const MAGIC_NANOS: u32 = 0xa1b2_3c4d;
+
     #[test]
-    fn writes_header_and_records() {
-        let mut w = PcapWriter::new();
+    fn writes_header_and_records_and_removes_an_unkept_file() {
+        let mut w = PcapCapture::create(&std::env::temp_dir()).unwrap();
         let p = Packet {
             flow: FlowId(1),
             direction: Direction::Forward,
@@ -169,9 +235,11 @@ mod tests {
             NodeId(1),
             1000,
         );
-        let b = w.into_bytes();
+        let file = w.finish().unwrap();
+        let b = std::fs::read(file.path()).unwrap();
         assert_eq!(b.len(), 24 + 2 * (16 + 40));
         assert_eq!(u32::from_le_bytes(b[0..4].try_into().unwrap()), MAGIC_NANOS);
+        assert_eq!(u32::from_le_bytes(b[20..24].try_into().unwrap()), 101);
         assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 1);
         assert_eq!(
             u32::from_le_bytes(b[28..32].try_into().unwrap()),
@@ -197,5 +265,8 @@ mod tests {
             (&[10, 0, 0, 2][..], &[10, 0, 0, 1][..])
         );
         assert_eq!(u32::from_be_bytes(tcp[8..12].try_into().unwrap()), 3001);
+        let path = file.path().to_path_buf();
+        drop(file);
+        assert!(!path.exists(), "a capture nobody kept is removed");
     }
 }

@@ -214,6 +214,9 @@ pub struct RunOutput {
     pub metrics: MetricRecords,
     /// Per-packet trace, if recorded.
     pub packet_trace: Option<PacketTrace>,
-    /// pcap files as `(link name, file bytes)`.
-    pub pcaps: Vec<(String, Vec<u8>)>,
+    /// pcap captures as `(link name, file)`, written as the run went; each file is removed
+    /// when the last copy of the output is dropped.
+    pub pcaps: Vec<(String, std::sync::Arc<crate::pcap::CaptureFile>)>,
+    /// Captures that could not be written (the file and why): results are incomplete.
+    pub capture_errors: Vec<String>,
 }

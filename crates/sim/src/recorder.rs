@@ -8,7 +8,7 @@ use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Metric, MetricSink, Pac
 
 use crate::RecordConfig;
 use crate::link::{Link, LinkCounters};
-use crate::pcap::PcapWriter;
+use crate::pcap::PcapCapture;
 use crate::record::{
     FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, PacketEvent, PacketTrace,
     RunOutput,
@@ -71,19 +71,26 @@ pub(crate) struct Recorder {
     link_series: LinkSeries,
     metrics: Option<MetricRecords>,
     trace: Option<PacketTrace>,
-    pcaps: Vec<Option<PcapWriter>>,
+    pcaps: Vec<Option<PcapCapture>>,
 }
 
 impl Recorder {
-    /// A recorder for `flows` flows and `links` links, recording what `config` asks for.
-    pub(crate) fn new(config: &RecordConfig, flows: usize, links: usize) -> Self {
-        let mut pcaps: Vec<Option<PcapWriter>> = vec![None; links];
+    /// A recorder for `flows` flows and `links` links, recording what `config` asks for; its
+    /// captures are written into `capture_dir` as the run goes (the error names the link whose
+    /// capture cannot be created).
+    pub(crate) fn new(
+        config: &RecordConfig,
+        flows: usize,
+        links: usize,
+        capture_dir: &std::path::Path,
+    ) -> Result<Self, (usize, std::io::Error)> {
+        let mut pcaps: Vec<Option<PcapCapture>> = (0..links).map(|_| None).collect();
         for l in &config.pcap {
             if let Some(p) = pcaps.get_mut(l.index()) {
-                *p = Some(PcapWriter::new());
+                *p = Some(PcapCapture::create(capture_dir).map_err(|e| (l.index(), e))?);
             }
         }
-        Self {
+        Ok(Self {
             interval: config.interval,
             counters: vec![FlowCounters::default(); flows],
             counters_at_bin: vec![(FlowCounters::default(), 0); flows],
@@ -94,7 +101,7 @@ impl Recorder {
             metrics: config.metrics.then(MetricRecords::default),
             trace: config.packets.then(PacketTrace::default),
             pcaps,
-        }
+        })
     }
 
     /// The width of the interval series' bins (zero: no series).
@@ -333,12 +340,15 @@ impl Recorder {
     /// Hands the series, metric records, trace and captures to `out` (whose summaries the
     /// caller filled in).
     pub(crate) fn into_output(self, mut out: RunOutput) -> RunOutput {
-        out.pcaps = self
-            .pcaps
-            .into_iter()
-            .enumerate()
-            .filter_map(|(i, w)| w.map(|w| (out.link_names[i].clone(), w.into_bytes())))
-            .collect();
+        for (i, capture) in self.pcaps.into_iter().enumerate() {
+            match capture.map(PcapCapture::finish) {
+                Some(Ok(file)) => out
+                    .pcaps
+                    .push((out.link_names[i].clone(), std::sync::Arc::new(file))),
+                Some(Err(e)) => out.capture_errors.push(e),
+                None => {}
+            }
+        }
         out.flow_series = self.flow_series;
         out.link_series = self.link_series;
         out.metrics = self.metrics.unwrap_or_default();

@@ -82,7 +82,12 @@ impl FlowMeta {
     /// `overhead_`, which draws one delay per send opportunity rather than per packet.
     fn departure(&mut self, now: Instant) -> Instant {
         let gap = self.overhead_rng.uniform() * self.overhead.as_nanos() as f64;
-        let at = now.max(self.last_departure) + Duration::from_nanos(gap as u64);
+        // Departures queue up behind one another, so an overhead near the length of the run
+        // could carry them past 2^64 ns: such a departure is past the end of the run (never
+        // reached) either way, so saturating changes nothing a run shows.
+        let at = now
+            .max(self.last_departure)
+            .saturating_add(Duration::from_nanos(gap as u64));
         self.last_departure = at;
         at
     }
@@ -113,8 +118,19 @@ pub struct Simulator {
 }
 
 impl Simulator {
-    /// Builds a run; fails if a flow has no route (in either direction).
+    /// Builds a run; fails if a flow has no route (in either direction). Captures are written
+    /// to the system's temporary directory (see [`Simulator::with_capture_dir`]).
     pub fn new(net: Network) -> Result<Self, NetworkError> {
+        Self::with_capture_dir(net, &std::env::temp_dir())
+    }
+
+    /// Builds a run whose pcap captures are written into `capture_dir` as it goes (hidden files,
+    /// removed when the output holding them is dropped); fails if a flow has no route or a
+    /// capture cannot be created there.
+    pub fn with_capture_dir(
+        net: Network,
+        capture_dir: &std::path::Path,
+    ) -> Result<Self, NetworkError> {
         let routes = Routes::compute(net.nodes.len(), &net.link_ends());
         let mut paths = Vec::with_capacity(net.flows.len());
         for f in &net.flows {
@@ -157,7 +173,12 @@ impl Simulator {
             endpoints.push(sender);
             endpoints.push(receiver);
         }
-        let rec = Recorder::new(&net.record, flows.len(), links.len());
+        let rec = Recorder::new(&net.record, flows.len(), links.len(), capture_dir).map_err(
+            |(link, e)| NetworkError::Capture {
+                link: net.link_name(LinkId(link as u32)),
+                message: format!("{}: {e}", capture_dir.display()),
+            },
+        )?;
         let mut sim = Self {
             cal: Calendar::with_ties(net.engine.ties, net.seed),
             end: Instant::ZERO + net.duration,

@@ -39,7 +39,7 @@ from typing import Any
 
 from .. import _core, output, tomlio
 from ..interrupt import MARKER, BatchInterrupted, Interrupted, clear_marker, write_marker
-from ..parallel import Task, run_tasks
+from ..parallel import Task, memory_per_run, run_tasks
 from ..progress import TaskProgress
 from ..results import RunResult
 from ..table import is_number
@@ -77,6 +77,7 @@ def reproduce(
     scheduler: str | None = None,
     replicas: int | None = None,
     force: bool = False,
+    max_memory: int | str | None = None,
 ) -> list[dict[str, Any]]:
     """Runs the experiments `ids` (all when empty) into `output_dir`; returns their results.
 
@@ -87,7 +88,12 @@ def reproduce(
     `quick` shortens durations and sweeps (for tests); `jobs` defaults to all cores. `replicas`
     sets the number of phase replicas of every experiment (0: canonical runs only); by default
     each experiment's `phase_replicas`, at most `QUICK_MAX_REPLICAS` in quick mode.
+    `max_memory` (bytes, or a size such as ``"8GB"``) bounds each run's estimated memory; by
+    default each of the runs going on at once gets an equal share of the memory available.
     """
+    from ..api import memory_limit
+
+    limit = memory_limit(max_memory)
     if replicas is not None and replicas < 0:
         raise ValueError(f"replicas must be 0 or more, not {replicas}")
     experiments = [get(i) for i in ids] if ids else list(EXPERIMENTS.values())
@@ -106,8 +112,11 @@ def reproduce(
             for point in replica:
                 label = f"{exp.id}/r{r}/{point.key}"
                 tasks.append(_task(exp, point, _replica_dir(Path(exp.id), r, point), label))
+    per_run = memory_per_run(limit, jobs, len(tasks), scheduler)
+    for t in tasks:  # the memory each run needs, before anything is written
+        _core.validate(t.text, t.filename, per_run)
     with output.staged(output_dir, "reproduce", force, target=target) as out:
-        tasks = [replace(t, output_dir=str(out / t.output_dir)) for t in tasks]
+        tasks = [replace(t, output_dir=str(out / t.output_dir), max_memory=per_run) for t in tasks]
         return _run_and_evaluate(plans, tasks, out, jobs, quick, quiet, scheduler)
 
 

@@ -41,6 +41,11 @@ impl Fifo {
         }
     }
 
+    /// Bytes of the room it allocated.
+    pub(super) fn capacity_bytes(&self) -> usize {
+        self.pkts.capacity() * size_of::<QueuedPacket>()
+    }
+
     /// Whether a packet of `size` bytes may join without exceeding `limit`.
     #[inline]
     pub(super) fn fits(&self, limit: QueueLimit, size: u32) -> bool {

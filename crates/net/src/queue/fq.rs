@@ -60,6 +60,10 @@ pub struct Fq {
 }
 
 impl Fq {
+    /// Bytes of the per-flow state of one flow (its queue's own room is counted with the
+    /// packets it holds).
+    pub const BYTES_PER_FLOW: usize = size_of::<FlowQueue>() + size_of::<u32>();
+
     /// An empty fair queue.
     pub fn new(config: FqConfig) -> Self {
         Self {

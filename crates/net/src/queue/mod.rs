@@ -133,6 +133,44 @@ impl std::fmt::Display for QueueConfig {
     }
 }
 
+impl QueueConfig {
+    /// Most packets of at least `smallest` bytes the queue can hold (`None`: no bound of its
+    /// own, as a token bucket whose limit counts bytes is bounded by that limit).
+    pub fn max_packets(&self, smallest: DataSize) -> u64 {
+        let per = smallest.as_bytes().max(1);
+        let of = |limit: QueueLimit| match limit {
+            QueueLimit::Packets(n) => u64::from(n),
+            QueueLimit::Bytes(b) => b.as_bytes().div_ceil(per),
+        };
+        match self {
+            Self::DropTail { limit, .. } => of(*limit),
+            Self::Red(c) => of(c.limit),
+            Self::Tbf(c) => of(QueueLimit::Bytes(c.limit)),
+            Self::Fq(c) => u64::from(c.limit),
+        }
+    }
+
+    /// Bytes the built queue allocates before any packet arrives.
+    pub fn preallocated_bytes(&self) -> usize {
+        let fifo = |limit: QueueLimit| droptail::Fifo::for_limit(limit).capacity_bytes();
+        match self {
+            Self::DropTail { limit, .. } => fifo(*limit),
+            Self::Red(c) => size_of::<Red>() + fifo(c.limit),
+            Self::Tbf(c) => fifo(QueueLimit::Bytes(c.limit)),
+            Self::Fq(_) => 0,
+        }
+    }
+
+    /// Bytes the built queue allocates per flow that crosses it (a fair queue's per-flow
+    /// queues, indexed by flow id); zero for the other disciplines.
+    pub fn bytes_per_flow(&self) -> usize {
+        match self {
+            Self::Fq(_) => Fq::BYTES_PER_FLOW,
+            _ => 0,
+        }
+    }
+}
+
 /// A built queue discipline.
 #[derive(Clone, Debug)]
 pub enum Queue {

@@ -73,17 +73,11 @@ impl TbfConfig {
         latency: Duration,
         peak: Option<(Bitrate, DataSize)>,
     ) -> Self {
-        let mut limit = rate
-            .data_in(latency)
-            .as_bytes()
-            .saturating_add(burst.as_bytes());
+        // A limit past what 64 bits count is no limit: saturating keeps that meaning.
+        let bytes_in = |r: Bitrate| r.data_in(latency).map_or(u64::MAX, DataSize::as_bytes);
+        let mut limit = bytes_in(rate).saturating_add(burst.as_bytes());
         if let Some((peak_rate, mtu)) = peak {
-            limit = limit.min(
-                peak_rate
-                    .data_in(latency)
-                    .as_bytes()
-                    .saturating_add(mtu.as_bytes()),
-            );
+            limit = limit.min(bytes_in(peak_rate).saturating_add(mtu.as_bytes()));
         }
         let cfg = Self::new(rate, burst, DataSize::bytes(limit));
         match peak {

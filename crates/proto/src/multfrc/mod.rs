@@ -12,7 +12,7 @@ pub use receiver::MultfrcReceiver;
 pub use sender::MultfrcSender;
 
 use crate::tfrc::TfrcFlowConfig;
-use crate::{AnyEndpoint, FlowProtocol};
+use crate::{AnyEndpoint, FlowDemand, FlowProtocol};
 
 /// MULTFRC's parameters: the connections' TFRC parameters and the rule for their number.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -63,6 +63,18 @@ impl FlowProtocol for MultfrcConfig {
             AnyEndpoint::MultfrcSender(Box::new(MultfrcSender::new(flow, *self, start, stop))),
             AnyEndpoint::MultfrcReceiver(Box::new(MultfrcReceiver::new(flow, *self))),
         )
+    }
+
+    fn demand(&self) -> FlowDemand {
+        FlowDemand {
+            state_bytes: size_of::<MultfrcSender>()
+                + size_of::<MultfrcReceiver>()
+                + MultfrcSender::heap_bytes(self)
+                + MultfrcReceiver::heap_bytes(self),
+            idle_interval: self.tfrc.demand().idle_interval
+                / u64::from(self.max_connections.clamp(1, 128)),
+            ..self.tfrc.demand()
+        }
     }
 }
 

@@ -20,6 +20,12 @@ pub struct MultfrcReceiver {
 }
 
 impl MultfrcReceiver {
+    /// Bytes a receiver for `config` allocates when built, and at most as connections open.
+    pub fn heap_bytes(config: &MultfrcConfig) -> usize {
+        Self::capacity(config)
+            * (size_of::<(u8, Instant, TfrcReceiver)>() + TfrcReceiver::HEAP_BYTES)
+    }
+
     /// A receiver for `flow`.
     pub fn new(flow: FlowId, config: MultfrcConfig) -> Self {
         Self {

@@ -52,6 +52,11 @@ pub struct MultfrcSender {
 }
 
 impl MultfrcSender {
+    /// Bytes a sender for `config` allocates when built.
+    pub fn heap_bytes(config: &MultfrcConfig) -> usize {
+        config.max_connections.clamp(1, 128) as usize * size_of::<TfrcSender>()
+    }
+
     /// A sender for `flow` running from `start` to `stop`.
     pub fn new(flow: FlowId, config: MultfrcConfig, start: Instant, stop: Option<Instant>) -> Self {
         let cap = config.max_connections.clamp(1, 128) as usize;

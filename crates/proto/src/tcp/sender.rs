@@ -107,6 +107,9 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
+    /// Packets its send queue holds room for when built.
+    pub const QUEUE_CAPACITY: usize = 64;
+
     /// A sender for `flow`; `rng` is only used to draw the RTT clock phase `boot_time`.
     ///
     /// Nothing is sent before `config.start`, which [`Endpoint::poll_timeout`] reports until
@@ -149,7 +152,7 @@ impl TcpSender {
             timers,
             started: false,
             stopped: never,
-            out: VecDeque::with_capacity(64),
+            out: VecDeque::with_capacity(Self::QUEUE_CAPACITY),
             stats: EndpointStats::default(),
             timeouts: 0,
             fast_retransmits: 0,

@@ -100,6 +100,9 @@ pub struct TcpSink {
 }
 
 impl TcpSink {
+    /// ACKs its send queue holds room for when built.
+    pub const QUEUE_CAPACITY: usize = 8;
+
     /// A receiver for `flow`.
     pub fn new(flow: FlowId, config: TcpSinkConfig) -> Self {
         Self {
@@ -109,7 +112,7 @@ impl TcpSink {
             maxseen: -1,
             ring: ReorderRing::default(),
             delayed: None,
-            out: VecDeque::with_capacity(8),
+            out: VecDeque::with_capacity(Self::QUEUE_CAPACITY),
             stats: EndpointStats::default(),
             duplicates: 0,
         }

@@ -5,7 +5,7 @@ use fairstream_core::{FlowId, Instant, RngStream};
 
 use super::{TfrcConfig, TfrcPreset, TfrcReceiver, TfrcReceiverConfig, TfrcSender};
 use crate::lda::{Lda, LdaConfig};
-use crate::{AnyEndpoint, FlowProtocol};
+use crate::{AnyEndpoint, FlowDemand, FlowProtocol};
 
 /// A TFRC flow: the sender's and the receiver's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -65,6 +65,23 @@ impl FlowProtocol for TfrcFlowConfig {
             AnyEndpoint::TfrcReceiver(Box::new(receiver)),
         )
     }
+
+    fn demand(&self) -> FlowDemand {
+        FlowDemand {
+            initial_rate: self.sender.first_rate,
+            // Without feedback the rate halves towards one packet per t_mbi; a quarter of
+            // t_mbi (at most 1 s) bounds the gaps on the way there.
+            idle_interval: self
+                .sender
+                .t_mbi
+                .min(fairstream_core::Duration::from_secs(1))
+                / 4,
+            state_bytes: size_of::<TfrcSender>()
+                + size_of::<TfrcReceiver>()
+                + TfrcReceiver::HEAP_BYTES,
+            ..FlowDemand::adaptive(self.sender.packet_size)
+        }
+    }
 }
 
 /// A TFRC Wireless flow: TFRC whose receiver leaves the losses its loss discrimination
@@ -100,5 +117,9 @@ impl FlowProtocol for TfrcWirelessConfig {
             AnyEndpoint::TfrcWirelessSender(Box::new(sender)),
             AnyEndpoint::TfrcWirelessReceiver(Box::new(receiver)),
         )
+    }
+
+    fn demand(&self) -> FlowDemand {
+        self.tfrc.demand()
     }
 }

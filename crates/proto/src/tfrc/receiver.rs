@@ -100,6 +100,9 @@ pub struct TfrcReceiver {
 }
 
 impl TfrcReceiver {
+    /// Bytes a receiver allocates when built (its loss-hole history).
+    pub const HEAP_BYTES: usize = MAX_HOLES * size_of::<Hole>();
+
     /// A receiver for sub-connection `conn` of `flow`; `equation` is the sender's form (for
     /// the synthetic first loss interval); `lda` makes it a TFRC Wireless receiver.
     pub fn new(

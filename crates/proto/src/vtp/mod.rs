@@ -27,7 +27,7 @@ pub use control::VtpMode;
 pub use receiver::VtpReceiver;
 pub use sender::VtpSender;
 
-use crate::{AnyEndpoint, FlowProtocol};
+use crate::{AnyEndpoint, FlowDemand, FlowProtocol};
 
 impl FlowProtocol for VtpConfig {
     const NAME: &'static str = "vtp";
@@ -50,5 +50,18 @@ impl FlowProtocol for VtpConfig {
             AnyEndpoint::VtpSender(Box::new(VtpSender::new(flow, config))),
             AnyEndpoint::VtpReceiver(Box::new(VtpReceiver::new(flow, &config))),
         )
+    }
+
+    fn demand(&self) -> FlowDemand {
+        FlowDemand {
+            initial_rate: self.initial_rate,
+            // Without feedback the rate falls to its floor of packets per (initial) RTT.
+            idle_interval: self
+                .initial_rtt
+                .mul_f64(1.0 / self.min_rate_packets_per_rtt.max(1e-3))
+                .max(fairstream_core::Duration::from_nanos(1)),
+            state_bytes: size_of::<VtpSender>() + size_of::<VtpReceiver>(),
+            ..FlowDemand::adaptive(self.packet_size)
+        }
     }
 }

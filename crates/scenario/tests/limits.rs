@@ -1,0 +1,220 @@
+//! Scenarios that would exhaust memory are refused before they run, with an error that names
+//! the file, the line and the field behind the largest part of the estimate; large topologies
+//! load in time and memory linear in their size.
+
+use fairstream_scenario::{MemoryLimit, ScenarioError, load};
+
+const GIB: u64 = 1 << 30;
+
+fn dumbbell(hosts: u32, flow: &str, extra: &str) -> String {
+    format!(
+        r#"name = "big"
+duration = "10s"
+
+[topology]
+kind = "dumbbell"
+hosts = {hosts}
+access = {{ rate = "100Mbps", delay = "1ms" }}
+bottleneck = {{ rate = "10Mbps", delay = "10ms" }}
+
+[[flow]]
+{flow}
+from = "left{{i}}"
+to = "right{{i}}"
+{extra}"#
+    )
+}
+
+/// Loads `text` and checks it against `limit` bytes.
+fn refused(text: &str, limit: u64) -> ScenarioError {
+    let s = load(text, "big.toml", None).unwrap_or_else(|e| panic!("{e}"));
+    s.check_memory(&MemoryLimit::given(limit, "the test's limit"))
+        .expect_err("the run should be refused before it starts")
+}
+
+#[test]
+fn a_million_cbr_flows_with_a_packet_trace_are_refused_at_a_field() {
+    // Within the series' row limit (one bin), but the trace of a million sources is not.
+    let text = dumbbell(
+        1000,
+        "protocol = \"cbr\"\nname = \"cbr{i}\"\nrate = \"1Mbps\"\ncount = 1000000",
+        "[record]\ninterval = \"10s\"\npackets = true\n",
+    )
+    .replace(
+        "from = \"left{i}\"\nto = \"right{i}\"",
+        "from = \"left0\"\nto = \"right0\"",
+    );
+    let e = refused(&text, 16 * GIB);
+    assert_eq!(
+        (e.file.as_str(), e.field.as_str()),
+        ("big.toml", "record.packets"),
+        "{e}"
+    );
+    assert_eq!(e.line, 19, "{e}");
+    assert!(
+        e.message.contains("the per-packet trace")
+            && e.message
+                .contains("more than the 17.2 GB limit (the test's limit)")
+            && e.message.contains("turn `record.packets` off")
+            && e.message.contains("--max-memory"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_long_traced_run_is_refused_and_the_same_run_untraced_is_not() {
+    let traced = dumbbell(
+        2,
+        "protocol = \"tcp\"\ncount = 2",
+        "[record]\ninterval = \"1000000s\"\npackets = true\n",
+    )
+    .replace("duration = \"10s\"", "duration = \"1e9s\"");
+    let e = refused(&traced, 16 * GIB);
+    assert_eq!(e.field, "record.packets", "{e}");
+    let plain = load(
+        &traced.replace("packets = true", "packets = false"),
+        "big.toml",
+        None,
+    )
+    .unwrap();
+    assert!(
+        plain
+            .check_memory(&MemoryLimit::given(GIB, "1 GiB"))
+            .is_ok()
+    );
+    assert!(plain.estimate.events > 1e11, "{:?}", plain.estimate);
+}
+
+#[test]
+fn a_million_flows_are_refused_at_their_count() {
+    let text = dumbbell(
+        1000,
+        "protocol = \"tcp\"\nname = \"tcp{i}\"\ncount = 1000000",
+        "[record]\ninterval = \"10s\"\n",
+    )
+    .replace(
+        "from = \"left{i}\"\nto = \"right{i}\"",
+        "from = \"left0\"\nto = \"right0\"",
+    );
+    let e = refused(&text, 2 * GIB);
+    assert_eq!(e.field, "flow[0].count", "{e}");
+    assert!(e.message.contains("the flows' state"), "{e}");
+    // With the default interval the series alone would be too long: refused when read.
+    let e = load(&text.replace("interval = \"10s\"", ""), "big.toml", None).unwrap_err();
+    assert_eq!(e.field, "record.interval", "{e}");
+}
+
+#[test]
+fn a_dumbbell_of_a_hundred_thousand_hosts_loads_in_memory_linear_in_its_size() {
+    let text = dumbbell(
+        100_000,
+        "protocol = \"tcp\"\nname = \"tcp{i}\"\ncount = 100000",
+        "[record]\ninterval = \"10s\"\n",
+    );
+    let s = load(&text, "big.toml", None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.network.nodes.len(), 200_002);
+    assert_eq!(s.network.flows.len(), 100_000);
+    // Every route crosses three links each way, found by two searches (one per router).
+    assert!(s.network.flows.iter().all(|f| {
+        f.route
+            .as_ref()
+            .is_some_and(|r| r.forward.len() == 3 && r.back.len() == 3)
+    }));
+    let per_node = s.estimate.total_bytes() / s.network.nodes.len() as f64;
+    assert!(
+        per_node < 20_000.0,
+        "{per_node} bytes per node: {:?}",
+        s.estimate.largest()
+    );
+    assert!(
+        s.check_memory(&MemoryLimit::given(8 * GIB, "8 GiB"))
+            .is_ok()
+    );
+}
+
+#[test]
+fn counts_that_multiply_past_their_limit_are_refused_when_read() {
+    let lot = r#"name = "lot"
+duration = "1s"
+[topology]
+kind = "parking_lot"
+routers = 10000
+hosts = 10000
+backbone = { rate = "10Mbps", delay = "1ms" }
+access = { rate = "10Mbps", delay = "1ms" }
+[[flow]]
+protocol = "cbr"
+rate = "1Mbps"
+from = "h0_0"
+to = "h1_0"
+"#;
+    let e = load(lot, "lot.toml", None).unwrap_err();
+    assert_eq!((e.line, e.field.as_str()), (6, "topology.hosts"), "{e}");
+    assert!(
+        e.message.contains("100000000 hosts, more than the 100000"),
+        "{e}"
+    );
+    let many = format!(
+        "{}{}",
+        lot.replace("routers = 10000\nhosts = 10000", "routers = 2\nhosts = 1"),
+        "[[flow]]\nprotocol = \"cbr\"\nrate = \"1Mbps\"\nname = \"x{i}\"\nfrom = \"h0_0\"\nto = \"h1_0\"\ncount = 1000000\n"
+    );
+    let e = load(&many, "many.toml", None).unwrap_err();
+    assert_eq!(e.field, "flow[1].count", "{e}");
+    assert!(
+        e.message.contains("1000001 in all, more than the 1000000"),
+        "{e}"
+    );
+}
+
+#[test]
+fn numbers_past_64_bits_are_out_of_range_as_written_never_wrapped() {
+    let base = dumbbell(1, "protocol = \"tcp\"\ncount = 1", "");
+    for (count, shown) in [
+        ("99999999999999999999", "99999999999999999999"),
+        ("1e30", "1e30"),
+        ("2e9", "2000000000"),
+    ] {
+        let e = load(
+            &base.replace("count = 1", &format!("count = {count}")),
+            "n.toml",
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(e.field, "flow[0].count", "{e}");
+        assert!(
+            e.message.starts_with(&format!(
+                "{shown} is out of range; expected an integer from 1 to 1000000"
+            )),
+            "{e}"
+        );
+    }
+    // A queue limit in time at the link's rate is checked in bytes, not wrapped past 2^64.
+    let e = load(
+        &base.replace(
+            "bottleneck = { rate = \"10Mbps\", delay = \"10ms\" }",
+            "bottleneck = { rate = \"10000Gbps\", delay = \"10ms\", queue = { limit = \"1e9s\" } }",
+        ),
+        "q.toml",
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(e.field, "topology.bottleneck.queue.limit", "{e}");
+    assert!(e.message.contains("more than 1 TB"), "{e}");
+}
+
+#[test]
+fn an_overhead_as_long_as_the_run_does_not_wrap_departures() {
+    // Departures queue behind one another: 60 of up to 10⁹ s each pass 2⁶⁴ ns.
+    let text = dumbbell(
+        1,
+        "protocol = \"cbr\"\nrate = \"10Mbps\"\noverhead = \"1e9s\"",
+        "",
+    )
+    .replace("duration = \"10s\"", "duration = \"1e9s\"")
+        + "[record]\ninterval = \"1e9s\"\n";
+    let s = load(&text, "o.toml", None).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = fairstream_sim::Simulator::new(s.network).unwrap();
+    sim.run_until(fairstream_core::Instant::from_nanos(1_000_000_000));
+    assert!(sim.events() > 0);
+}
