@@ -68,6 +68,17 @@ def check_output_dir(path: str | os.PathLike[str]) -> None:
     """Checks, before a run, that its results can go to `path` (absent, empty, or an earlier
     run's results; a symbolic link is followed); ValueError saying why not otherwise."""
 
+def mpeg_policy_table(gop: str) -> list[str]:
+    """The frames of `gop` each scale sends (paper 001's Table 2), scale 0 first: the pattern's
+    letters, `.` for a frame not sent. ValueError for a bad pattern."""
+
+def mpeg_scale_rates(
+    gop: str, frame_rate: float, i_bytes: int, p_bytes: int, b_bytes: int, max_packet_bytes: int = 1500
+) -> tuple[list[float], list[float]]:
+    """The rate of each scale, bit/s, scale 0 first, of a synthetic MPEG-1 stream as MPEG_APP
+    sends it: (encoded, wire), the frames alone and with the headers of the packets of at most
+    `max_packet_bytes` they are split into."""
+
 def jain(xs: Sequence[float]) -> float:
     """Jain's fairness index of `xs`."""
 

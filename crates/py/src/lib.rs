@@ -4,6 +4,8 @@
 //! progress) without holding the GIL, result writing, and the pure metric functions. All
 //! logic lives in the Rust crates; this module only converts types and errors.
 
+mod media;
+
 use std::path::PathBuf;
 
 use fairstream_core::{Duration, Instant};
@@ -242,6 +244,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(padhye, m)?)?;
     m.add_function(wrap_pyfunction!(padhye_approx, m)?)?;
     m.add_function(wrap_pyfunction!(tfrc_equation, m)?)?;
+    m.add_function(wrap_pyfunction!(media::mpeg_policy_table, m)?)?;
+    m.add_function(wrap_pyfunction!(media::mpeg_scale_rates, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
