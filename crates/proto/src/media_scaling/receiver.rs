@@ -29,6 +29,9 @@
 //! The receiver trusts data headers as a TCP receiver does: a forged packet with a huge
 //! sequence number or RTT can blind its loss detection or slow its checkpoints (it never
 //! panics). It allocates nothing after it is built.
+//!
+//! [`ScalingConfig::initial_rtt`]: super::ScalingConfig::initial_rtt
+//! [`ScalingConfig::one_decrease_per_rtt`]: super::ScalingConfig::one_decrease_per_rtt
 
 use fairstream_core::{DataSize, Duration, FlowId, Instant};
 
