@@ -75,6 +75,17 @@ class Simulation:
         """Writes the result directory (Parquet tables, summary.json, resolved scenario, pcaps);
         RuntimeError until the run is finished, OSError when writing fails."""
 
+def mpeg_policy_table(gop: str) -> list[str]:
+    """The frames of `gop` each scale sends (paper 001's Table 2), scale 0 first: the pattern's
+    letters, `.` for a frame not sent. ValueError for a bad pattern."""
+
+def mpeg_scale_rates(
+    gop: str, frame_rate: float, i_bytes: int, p_bytes: int, b_bytes: int, max_packet_bytes: int = 1500
+) -> tuple[list[float], list[float]]:
+    """The rate of each scale, bit/s, scale 0 first, of a synthetic MPEG-1 stream as MPEG_APP
+    sends it: (encoded, wire), the frames alone and with the headers of the packets of at most
+    `max_packet_bytes` they are split into."""
+
 def jain(xs: Sequence[float]) -> float:
     """Jain's fairness index of `xs`."""
 

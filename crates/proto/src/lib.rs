@@ -25,6 +25,7 @@
 mod cbr;
 mod endpoint;
 pub mod lda;
+pub mod media_scaling;
 mod metric;
 pub mod multfrc;
 mod packet;
@@ -37,8 +38,8 @@ pub use cbr::{CbrConfig, CbrSource, OnOff, UdpSink};
 pub use endpoint::{Endpoint, EndpointStats};
 pub use metric::{Metric, MetricSink, NullSink, VecSink};
 pub use packet::{
-    Direction, Header, IP_TCP_HEADER, IP_UDP_HEADER, LossRate, Packet, TcpFlags, TcpSegment,
-    TfrcData, TfrcFeedback, UdpDatagram, VtpData, VtpFeedback,
+    Direction, Header, IP_TCP_HEADER, IP_UDP_HEADER, LossRate, MediaData, MediaFeedback, Packet,
+    TcpFlags, TcpSegment, TfrcData, TfrcFeedback, UdpDatagram, VtpData, VtpFeedback,
 };
 pub use protocols::{AnyEndpoint, FlowDemand, FlowProtocol, ProtocolConfig, TcpFlowConfig};
 pub use vtp::{VtpConfig, VtpReceiver, VtpSender};

@@ -41,6 +41,16 @@ pub enum Metric {
     ConnectionTarget(f64),
     /// Connections open (MULTFRC's N).
     Connections(u32),
+    /// The media scale a media-scaling sender uses now (0 to 4).
+    Scale(u8),
+    /// The media scale a media-scaling receiver decided (0 to 4).
+    ReceiverScale(u8),
+    /// Frames a media sender has sent so far (cumulative).
+    FramesSent(u64),
+    /// A media-scaling receiver heard nothing for its timeout TOI.
+    ScaleTimeout,
+    /// A media-scaling sender heard no report for its feedback timeout.
+    FeedbackTimeout,
 }
 
 impl Metric {
@@ -65,6 +75,11 @@ impl Metric {
             Self::WirelessLossEstimate(_) => "wireless_loss_estimate",
             Self::ConnectionTarget(_) => "n",
             Self::Connections(_) => "connections",
+            Self::Scale(_) => "scale",
+            Self::ReceiverScale(_) => "receiver_scale",
+            Self::FramesSent(_) => "frames_sent",
+            Self::ScaleTimeout => "scale_timeout",
+            Self::FeedbackTimeout => "feedback_timeout",
         }
     }
 
@@ -78,7 +93,11 @@ impl Metric {
             | Self::ReceiveRate(r)
             | Self::EquationRate(r)
             | Self::AchievedRate(r) => r.as_bps_f64(),
-            Self::Timeout | Self::FastRetransmit => 1.0,
+            Self::Timeout | Self::FastRetransmit | Self::ScaleTimeout | Self::FeedbackTimeout => {
+                1.0
+            }
+            Self::Scale(s) | Self::ReceiverScale(s) => f64::from(s),
+            Self::FramesSent(n) => n as f64,
             Self::LossEventRate(v) | Self::WirelessLossEstimate(v) | Self::ConnectionTarget(v) => v,
             Self::CongestionLoss(n) | Self::WirelessLoss(n) | Self::Connections(n) => f64::from(n),
             Self::Spike(on) => f64::from(u8::from(on)),

@@ -4,6 +4,7 @@
 //! lives elsewhere and maps to and from these values.
 
 use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant};
+use fairstream_media::FrameType;
 
 /// Bytes of IPv4 + TCP header counted in every TCP packet (ns-2's `tcpip_base_hdr_size_`).
 pub const IP_TCP_HEADER: u64 = 40;
@@ -51,6 +52,10 @@ pub enum Header {
     VtpData(VtpData),
     /// A VTP receiver's Achieved Rate report over UDP.
     VtpFeedback(VtpFeedback),
+    /// A media-scaling (MM_APP, MPEG_APP) data packet over UDP.
+    MediaData(MediaData),
+    /// A media-scaling receiver's scale report over UDP.
+    MediaFeedback(MediaFeedback),
 }
 
 /// Flags of a TCP segment.
@@ -196,10 +201,61 @@ impl VtpFeedback {
     pub const WIRE_LEN: u64 = 20;
 }
 
+/// A media-scaling data packet (MM_APP, MPEG_APP; paper 001): the packet's number, the
+/// sender's timestamp and RTT estimate (the receiver's timeout and increase rules need the RTT),
+/// the scale it was sent at, and which piece of which frame it carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MediaData {
+    /// Sequence number, from 0, one per packet (frames split into packets use one each).
+    pub seq: u64,
+    /// When the sender emitted it (its clock).
+    pub timestamp: Instant,
+    /// The sender's smoothed RTT (zero before it has one).
+    pub rtt: Duration,
+    /// Frame number, from 0, one per frame sent or skipped (MM_APP: one frame per packet).
+    pub frame: u64,
+    /// This packet's piece of the frame, from 0.
+    pub fragment: u16,
+    /// Packets the frame was split into (at least 1).
+    pub fragments: u16,
+    /// The scale the sender was at.
+    pub scale: u8,
+    /// The frame's picture type (`None` for MM_APP's untyped frames).
+    pub kind: Option<FrameType>,
+}
+
+impl MediaData {
+    /// Bytes after the UDP header: seq 4, timestamp 4, RTT 4, frame 4, fragment 2,
+    /// fragments 2, scale 1, frame type 1 (0 for none).
+    pub const WIRE_LEN: u64 = 22;
+}
+
+/// A media-scaling receiver's report: the scale the sender is to use, numbered so that the
+/// sender keeps only the newest, and an echo for the sender's RTT samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MediaFeedback {
+    /// The scale the receiver decided.
+    pub scale: u8,
+    /// Report number, from 0, one per report.
+    pub number: u32,
+    /// Timestamp of the newest data packet received (the sender's clock).
+    pub t_echo: Instant,
+    /// Time between receiving that packet and sending this report.
+    pub t_delay: Duration,
+    /// Highest sequence number received so far.
+    pub highest_seq: u64,
+}
+
+impl MediaFeedback {
+    /// Bytes after the UDP header: scale 1, 3 reserved, number 4, t_echo 4, t_delay 4,
+    /// highest seq 4.
+    pub const WIRE_LEN: u64 = 20;
+}
+
 impl Header {
     /// The sequence number the packet trace shows: a TCP data packet's number, an ACK's
-    /// cumulative acknowledgement, a UDP, TFRC or VTP data packet's number, the highest
-    /// sequence number a VTP report covers; −1 for a TFRC report (it names no packet).
+    /// cumulative acknowledgement, a UDP, TFRC, VTP or media data packet's number, the highest
+    /// sequence number a VTP or media report covers; −1 for a TFRC report (it names no packet).
     pub fn trace_seq(&self) -> i64 {
         let wide = |s: u64| i64::try_from(s).unwrap_or(i64::MAX);
         match self {
@@ -210,6 +266,8 @@ impl Header {
             Self::TfrcFeedback(_) => -1,
             Self::VtpData(d) => wide(d.seq),
             Self::VtpFeedback(f) => wide(f.highest_seq),
+            Self::MediaData(d) => wide(d.seq),
+            Self::MediaFeedback(f) => wide(f.highest_seq),
         }
     }
 }

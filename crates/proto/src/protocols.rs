@@ -293,6 +293,20 @@ protocols! {
         /// VTP receiver.
         VtpReceiver(Box<crate::VtpReceiver>),
     },
+    /// MM_APP: media scaling over UDP, fixed-size frames at per-scale rates (paper 001).
+    MmApp(crate::media_scaling::MmAppConfig) => {
+        /// MM_APP sender.
+        MmAppSender(Box<crate::media_scaling::MediaSender>),
+        /// MM_APP receiver.
+        MmAppReceiver(Box<crate::media_scaling::MediaReceiver>),
+    },
+    /// MPEG_APP: media scaling over UDP, per-scale frame selection from a trace (paper 001).
+    MpegApp(crate::media_scaling::MpegAppConfig) => {
+        /// MPEG_APP sender.
+        MpegAppSender(Box<crate::media_scaling::MediaSender>),
+        /// MPEG_APP receiver.
+        MpegAppReceiver(Box<crate::media_scaling::MediaReceiver>),
+    },
 }
 
 impl Endpoint for AnyEndpoint {

@@ -139,6 +139,25 @@ fn no_protocol_allocates_per_packet_in_steady_state() {
             max_connections: 3,
             ..Default::default()
         }),
+        // The media-scaling applications at rates that fill the path's 10 Mbit/s, so that the
+        // scale moves (and with MM_APP's dither drawn per packet).
+        ProtocolConfig::MmApp(fairstream_proto::media_scaling::MmAppConfig {
+            rates: [1, 3, 5, 8, 12].map(Bitrate::mbps),
+            random: true,
+            ..Default::default()
+        }),
+        ProtocolConfig::MpegApp(fairstream_proto::media_scaling::MpegAppConfig {
+            trace: fairstream_proto::media_scaling::MpegTrace::Synthetic {
+                gop: fairstream_media::SyntheticGop {
+                    // 300 frame/s with size noise: about 10 Mbit/s at scale 4.
+                    frame_rate: 300.0,
+                    size_noise: 0.3,
+                    ..Default::default()
+                },
+                gops: 20,
+            },
+            ..Default::default()
+        }),
     ];
     for protocol in protocols {
         let name = protocol.name();

@@ -11,6 +11,8 @@
 //! is raised within that much of the signal; `stop` then turns the run so far into results that
 //! say they are incomplete.
 
+mod media;
+
 use std::path::PathBuf;
 
 use fairstream_core::{Duration, Instant};
@@ -434,6 +436,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(padhye, m)?)?;
     m.add_function(wrap_pyfunction!(padhye_approx, m)?)?;
     m.add_function(wrap_pyfunction!(tfrc_equation, m)?)?;
+    m.add_function(wrap_pyfunction!(media::mpeg_policy_table, m)?)?;
+    m.add_function(wrap_pyfunction!(media::mpeg_scale_rates, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

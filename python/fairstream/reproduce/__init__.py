@@ -9,6 +9,7 @@ from . import (
     binomial,
     engine_checks,
     fair_queue,
+    paper001,
     paper002,
     paper003,
     paper004,
@@ -28,6 +29,7 @@ EXPERIMENTS: dict[str, Experiment] = {
         *paper004.EXPERIMENTS,
         *paper002.EXPERIMENTS,
         *rate_control_validation.EXPERIMENTS,
+        *paper001.EXPERIMENTS,
     )
 }
 

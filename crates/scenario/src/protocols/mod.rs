@@ -2,6 +2,9 @@
 //! the list the flow reader chooses from. Adding a protocol's reader = its file and one line.
 
 mod cbr;
+mod media_scaling;
+mod mmapp;
+mod mpegapp;
 mod multfrc;
 mod tcp;
 mod tcp_control;
@@ -56,6 +59,16 @@ pub(crate) const READERS: &[ProtocolReader] = &[
         name: "vtp",
         keys: || vtp::KEYS.to_vec(),
         read: vtp::read,
+    },
+    ProtocolReader {
+        name: "mmapp",
+        keys: mmapp::keys,
+        read: mmapp::read,
+    },
+    ProtocolReader {
+        name: "mpegapp",
+        keys: mpegapp::keys,
+        read: mpegapp::read,
     },
 ];
 

@@ -1,0 +1,395 @@
+//! Closed-loop tests: a sender and a receiver joined by a small event loop, over a channel
+//! that drops, duplicates, delays, reorders and forges packets (the endpoints must never panic,
+//! scales stay in 0..=4 and the loop keeps advancing), and over a drop-tail bottleneck (MM_APP
+//! backs off from an overloaded one and climbs to scale 4 on an empty path; MPEG_APP too).
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
+
+use fairstream_core::Bitrate;
+use fairstream_media::FrameType;
+
+use super::*;
+use crate::{Metric, NullSink, VecSink};
+
+/// A packet on its way to one of the two endpoints.
+struct InFlight {
+    at: Instant,
+    id: u64,
+    to_receiver: bool,
+    packet: Packet,
+}
+
+impl PartialEq for InFlight {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.id) == (other.at, other.id)
+    }
+}
+impl Eq for InFlight {}
+impl PartialOrd for InFlight {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for InFlight {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.at, self.id).cmp(&(other.at, other.id))
+    }
+}
+
+/// What happens to packets between the endpoints: each call pushes the deliveries it makes
+/// (time, packet, whether it goes to the receiver).
+trait Channel {
+    fn forward(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>);
+    fn reverse(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>);
+}
+
+/// Runs the pair until `end`, calling `check` after every event; the sender's metrics go to
+/// `m`. Returns the number of events.
+fn run(
+    s: &mut MediaSender,
+    r: &mut MediaReceiver,
+    ch: &mut impl Channel,
+    end: Instant,
+    m: &mut dyn MetricSink,
+    mut check: impl FnMut(&MediaSender, &MediaReceiver, Instant),
+) -> u64 {
+    let mut wire: BinaryHeap<Reverse<InFlight>> = BinaryHeap::new();
+    let mut out = Vec::new();
+    let mut id = 0u64;
+    let mut now = Instant::ZERO;
+    for events in 0..20_000_000u64 {
+        let tw = wire.peek().map(|e| e.0.at);
+        let next = [s.poll_timeout(), r.poll_timeout(), tw]
+            .into_iter()
+            .flatten()
+            .min();
+        let Some(t) = next else {
+            return events;
+        };
+        if t > end {
+            return events;
+        }
+        now = now.max(t);
+        if tw == Some(t) {
+            let Reverse(e) = wire.pop().expect("peeked");
+            if e.to_receiver {
+                r.handle_packet(now, &e.packet, &mut NullSink);
+            } else {
+                s.handle_packet(now, &e.packet, m);
+            }
+        } else if s.poll_timeout() == Some(t) {
+            s.handle_timeout(now, m);
+        } else {
+            r.handle_timeout(now, &mut NullSink);
+        }
+        while let Some(p) = s.poll_transmit(now) {
+            ch.forward(now, p, &mut out);
+        }
+        while let Some(p) = r.poll_transmit(now) {
+            ch.reverse(now, p, &mut out);
+        }
+        for (at, packet, to_receiver) in out.drain(..) {
+            id += 1;
+            wire.push(Reverse(InFlight {
+                at,
+                id,
+                to_receiver,
+                packet,
+            }));
+        }
+        check(s, r, now);
+    }
+    panic!("the event loop does not advance");
+}
+
+/// Drops, duplicates, delays (reordering) and forges packets in both directions.
+struct Chaos {
+    rng: RngStream,
+}
+
+impl Chaos {
+    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[(self.rng.next_u64() % xs.len() as u64) as usize]
+    }
+    fn delay(&mut self) -> Duration {
+        let extra = if self.rng.bernoulli(0.02) {
+            Duration::from_secs(1)
+        } else {
+            Duration::ZERO
+        };
+        Duration::from_micros(20_000 + self.rng.next_u64() % 30_000) + extra
+    }
+    fn mangle(
+        &mut self,
+        now: Instant,
+        p: Packet,
+        to_receiver: bool,
+        out: &mut Vec<(Instant, Packet, bool)>,
+    ) {
+        if self.rng.bernoulli(0.1) {
+            return;
+        }
+        let copies = if self.rng.bernoulli(0.05) { 2 } else { 1 };
+        for _ in 0..copies {
+            out.push((now.saturating_add(self.delay()), p, to_receiver));
+        }
+    }
+    fn bogus_report(&mut self, now: Instant) -> Packet {
+        let x = self.rng.next_u64();
+        let t_echo = self.pick(&[
+            Instant::ZERO,
+            Instant::MAX,
+            Instant::from_nanos(x % (now.as_nanos() + 1)),
+            now.saturating_add(Duration::from_millis(5)),
+        ]);
+        report(MediaFeedback {
+            scale: self.pick(&[0, 4, 5, u8::MAX]),
+            number: self.pick(&[0, u32::MAX, (x % 1000) as u32]),
+            t_echo,
+            t_delay: self.pick(&[
+                Duration::ZERO,
+                Duration::MAX,
+                Duration::from_nanos(x % (1 << 30)),
+            ]),
+            highest_seq: self.pick(&[0, u64::MAX, x % 2_000]),
+        })
+    }
+    fn bogus_data(&mut self, now: Instant) -> Packet {
+        let x = self.rng.next_u64();
+        let seq = self.pick(&[0, u64::MAX, x % 5_000]);
+        let timestamp = self.pick(&[Instant::ZERO, Instant::MAX, now]);
+        let rtt = self.pick(&[
+            Duration::ZERO,
+            Duration::MAX,
+            Duration::from_nanos(x % (1 << 30)),
+        ]);
+        let mut p = data(seq, timestamp, rtt);
+        p.size = self.pick(&[
+            DataSize::ZERO,
+            DataSize::bytes(u64::MAX / 16),
+            DataSize::bytes(1000),
+        ]);
+        p.payload = self.pick(&[0, u32::MAX, 950]);
+        if let Header::MediaData(d) = &mut p.header {
+            d.scale = self.pick(&[0, 9, u8::MAX]);
+            d.fragments = self.pick(&[0, 1, u16::MAX]);
+            d.fragment = self.pick(&[0, u16::MAX]);
+            d.kind = self.pick(&[None, Some(FrameType::I), Some(FrameType::B)]);
+        }
+        p
+    }
+}
+
+impl Channel for Chaos {
+    fn forward(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
+        self.mangle(now, p, true, out);
+        // Forged data only in the second half: one with a huge sequence number blinds the
+        // receiver's loss detection for good (it trusts data headers, as TCP does).
+        if now > Instant::from_nanos(10_000_000_000) && self.rng.bernoulli(0.02) {
+            let b = self.bogus_data(now);
+            out.push((now.saturating_add(self.delay()), b, true));
+        }
+        if self.rng.bernoulli(0.02) {
+            let b = self.bogus_report(now);
+            out.push((now.saturating_add(self.delay()), b, false));
+        }
+    }
+    fn reverse(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
+        self.mangle(now, p, false, out);
+        if self.rng.bernoulli(0.2) {
+            let b = self.bogus_report(now);
+            out.push((now.saturating_add(self.delay()), b, false));
+        }
+    }
+}
+
+fn pair(seed: u64) -> (MediaSender, MediaReceiver) {
+    let rng = RngStream::from_seed(seed);
+    match seed % 4 {
+        0 => MmAppConfig::default().build(FLOW, rng),
+        1 => MmAppConfig {
+            packet_size: DataSize::ZERO,
+            random: true,
+            rates: [
+                Bitrate::kbps(20),
+                Bitrate::ZERO,
+                Bitrate::kbps(50),
+                Bitrate::mbps(1),
+                Bitrate::mbps(2),
+            ],
+            scaling: ScalingConfig {
+                initial_scale: 200,
+                alpha: f64::NAN,
+                max_interval: Some(Duration::ZERO),
+                initial_rtt: Duration::ZERO,
+                rtt_gain: 7.0,
+                one_decrease_per_rtt: false,
+                feedback_timeout_rtts: f64::INFINITY,
+                min_feedback_timeout: Duration::ZERO,
+            },
+            ..MmAppConfig::default()
+        }
+        .build(FLOW, rng),
+        2 => MpegAppConfig::default().build(FLOW, rng),
+        _ => MpegAppConfig {
+            max_packet: DataSize::bytes(100),
+            trace: super::super::MpegTrace::Synthetic {
+                gop: fairstream_media::SyntheticGop {
+                    size_noise: 5.0,
+                    frame_rate: 100.0,
+                    ..fairstream_media::SyntheticGop::paper001()
+                },
+                gops: 3,
+            },
+            scaling: ScalingConfig {
+                max_interval: Some(Duration::MAX),
+                feedback_timeout_rtts: 0.5,
+                ..ScalingConfig::default()
+            },
+            ..MpegAppConfig::default()
+        }
+        .build(FLOW, rng),
+    }
+}
+
+#[test]
+fn chaos_never_panics_and_keeps_scales_in_range() {
+    for seed in 0..12u64 {
+        let (mut s, mut r) = pair(seed);
+        let mut ch = Chaos {
+            rng: RngStream::from_seed(100 + seed),
+        };
+        let events = run(
+            &mut s,
+            &mut r,
+            &mut ch,
+            Instant::from_nanos(20_000_000_000),
+            &mut NullSink,
+            |s, r, _| {
+                assert!(s.scale() <= 4 && r.scale() <= 4, "seed {seed}");
+            },
+        );
+        assert!(events > 100, "seed {seed}: only {events} events");
+        assert!(
+            s.ignored_reports() > 0,
+            "seed {seed}: no forged report was caught"
+        );
+        assert!(r.stats().packets_sent > 0, "seed {seed}: no report sent");
+        assert!(s.stats().packets_sent > 0, "seed {seed}: nothing sent");
+    }
+}
+
+/// A drop-tail bottleneck of `rate` with room for `buffer` packets (the one in service
+/// included) and `delay` of propagation each way.
+struct Bottleneck {
+    rate: Bitrate,
+    buffer: usize,
+    delay: Duration,
+    queue: VecDeque<Instant>,
+    drops: u64,
+    delivered: u64,
+}
+
+impl Channel for Bottleneck {
+    fn forward(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
+        while self.queue.front().is_some_and(|&d| d <= now) {
+            self.queue.pop_front();
+        }
+        if self.queue.len() >= self.buffer {
+            self.drops += 1;
+            return;
+        }
+        let start = self.queue.back().copied().unwrap_or(now).max(now);
+        let departs = start + self.rate.transmit_time(p.size);
+        self.queue.push_back(departs);
+        self.delivered += p.size.as_bytes();
+        out.push((departs + self.delay, p, true));
+    }
+    fn reverse(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
+        out.push((now + self.delay, p, false));
+    }
+}
+
+fn bottleneck(kbps: u64) -> Bottleneck {
+    Bottleneck {
+        rate: Bitrate::kbps(kbps),
+        buffer: 10,
+        delay: dms(30),
+        queue: VecDeque::new(),
+        drops: 0,
+        delivered: 0,
+    }
+}
+
+/// The time-average of the sender's scale over [from, to), from its `scale` records.
+fn mean_scale(m: &VecSink, from: Instant, to: Instant) -> f64 {
+    let mut scale = 0.0;
+    let mut at = from;
+    let mut area = 0.0;
+    for &(t, x) in &m.0 {
+        let Metric::Scale(s) = x else { continue };
+        if t > from {
+            area += scale * t.min(to).saturating_since(at).as_secs_f64();
+            at = t.min(to);
+        }
+        scale = f64::from(s);
+    }
+    area += scale * to.saturating_since(at).as_secs_f64();
+    area / to.saturating_since(from).as_secs_f64()
+}
+
+#[test]
+fn mm_app_climbs_to_scale_4_on_an_empty_path_and_stays() {
+    let (mut s, mut r) = MmAppConfig::default().build(FLOW, RngStream::from_seed(1));
+    let mut link = bottleneck(10_000);
+    let mut m = VecSink::default();
+    run(&mut s, &mut r, &mut link, ms(10_000), &mut m, |_, _, _| {});
+    // One step per RTT (about 60 ms): scale 4 within half a second, then never a loss.
+    let first4 =
+        m.0.iter()
+            .find(|(_, x)| *x == Metric::Scale(4))
+            .expect("reached 4")
+            .0;
+    assert!(first4 < ms(500), "scale 4 only at {first4}");
+    assert_eq!(
+        (link.drops, r.losses(), r.timeouts(), s.feedback_timeouts()),
+        (0, 0, 0, 0)
+    );
+    assert_eq!(mean_scale(&m, ms(1000), ms(10_000)), 4.0);
+    // 1100 kbit/s of 1000-byte packets for 9.5 s or so.
+    let kbps = link.delivered as f64 * 8.0 / 10.0 / 1e3;
+    assert!((1000.0..1100.0).contains(&kbps), "{kbps} kbit/s");
+}
+
+#[test]
+fn mm_app_backs_off_from_an_overloaded_bottleneck() {
+    // 600 kbit/s: between scales 1 (500) and 2 (700). The scale must keep coming down from
+    // above 1 and the link must stay busy without being flooded.
+    let (mut s, mut r) = MmAppConfig::default().build(FLOW, RngStream::from_seed(1));
+    let mut link = bottleneck(600);
+    let mut m = VecSink::default();
+    run(&mut s, &mut r, &mut link, ms(60_000), &mut m, |_, _, _| {});
+    let mean = mean_scale(&m, ms(10_000), ms(60_000));
+    assert!((0.5..2.5).contains(&mean), "mean scale {mean}");
+    assert!(link.drops > 0 && r.losses() > 0);
+    let kbps = link.delivered as f64 * 8.0 / 60.0 / 1e3;
+    assert!((350.0..=600.0).contains(&kbps), "{kbps} kbit/s through 600");
+    // The scale comes down within an RTT or so of each overflow.
+    let loss = link.drops as f64 / s.stats().packets_sent as f64;
+    // (About 15 %: a step of 200 kbit/s per RTT is a third of this link per RTT, far more
+    // aggressive than TCP's one packet per RTT; the paper's rule, not a tuning.)
+    assert!(loss < 0.2, "loss rate {loss}");
+}
+
+#[test]
+fn mpeg_app_runs_at_scale_4_when_the_path_has_room() {
+    let (mut s, mut r) = MpegAppConfig::default().build(FLOW, RngStream::from_seed(1));
+    let mut link = bottleneck(3_000);
+    let mut m = VecSink::default();
+    run(&mut s, &mut r, &mut link, ms(10_000), &mut m, |_, _, _| {});
+    assert_eq!((link.drops, r.losses(), r.timeouts()), (0, 0, 0));
+    assert_eq!(mean_scale(&m, ms(2_000), ms(10_000)), 4.0);
+    // Scale 4 sends every frame: 30 per second.
+    assert!(s.frames_sent() > 280, "{} frames", s.frames_sent());
+}

@@ -1,0 +1,107 @@
+//! A `protocol = "mpegapp"` flow: MPEG_APP, media scaling over UDP that sends, at each frame
+//! time of a synthetic MPEG-1 trace, the frames the receiver's scale selects (paper 001's
+//! Table 2; PROTOCOLS.md §6).
+
+use fairstream_core::DataSize;
+use fairstream_media::{GopPattern, SyntheticGop};
+use fairstream_proto::ProtocolConfig;
+use fairstream_proto::media_scaling::config::DATA_HEADERS;
+use fairstream_proto::media_scaling::{MpegAppConfig, MpegTrace};
+use toml::Value;
+
+use super::MAX_PACKET;
+use super::media_scaling::{SCALING_KEYS, read_scaling};
+use crate::error::ScenarioError;
+use crate::reader::{Result, Section};
+
+/// GOPs of a noisy synthetic trace before it repeats, unless `gops` says otherwise.
+const NOISY_GOPS: i64 = 100;
+
+/// The keys only an MPEG_APP flow takes.
+pub(crate) fn keys() -> Vec<&'static str> {
+    [
+        &[
+            "gop",
+            "frame_rate",
+            "i_frame",
+            "p_frame",
+            "b_frame",
+            "size_noise",
+            "gops",
+            "max_packet",
+        ],
+        SCALING_KEYS,
+    ]
+    .concat()
+}
+
+/// Reads an MPEG_APP flow's parameters.
+pub(crate) fn read(
+    f: &mut Section<'_, '_>,
+    _warnings: &mut Vec<ScenarioError>,
+) -> Result<ProtocolConfig> {
+    if f.raw("packet_size").is_some() {
+        return Err(f.error(
+            "packet_size",
+            "does not apply to mpegapp flows: frames are split into packets of at most `max_packet`",
+        ));
+    }
+    let d = MpegAppConfig::default();
+    let base = SyntheticGop::paper001();
+    let pattern_text = f
+        .opt_str("gop", "a GOP pattern such as \"IBBPBBPBB\"")?
+        .map(str::to_string);
+    let pattern = match pattern_text {
+        None => base.pattern.clone(),
+        Some(text) => text
+            .parse::<GopPattern>()
+            .map_err(|e| f.error("gop", e.to_string()))?,
+    };
+    f.set("gop", Value::String(pattern.to_string()));
+    let frame_rate = f
+        .opt_float("frame_rate", 0.0, 1000.0)?
+        .unwrap_or(base.frame_rate);
+    if frame_rate <= 0.0 {
+        return Err(f.error(
+            "frame_rate",
+            "expected frames per second above 0, at most 1000",
+        ));
+    }
+    f.set("frame_rate", Value::Float(frame_rate));
+    let i_size: DataSize = f.unit_or("i_frame", base.i_size)?;
+    let p_size: DataSize = f.unit_or("p_frame", base.p_size)?;
+    let b_size: DataSize = f.unit_or("b_frame", base.b_size)?;
+    let size_noise = f
+        .opt_float("size_noise", 0.0, 1.0)?
+        .unwrap_or(base.size_noise);
+    f.set("size_noise", Value::Float(size_noise));
+    let default_gops = if size_noise > 0.0 { NOISY_GOPS } else { 1 };
+    let gops = f.int_or("gops", 1, 100_000, default_gops)? as usize;
+    let max_packet: DataSize = f.unit_or("max_packet", d.max_packet)?;
+    if max_packet.as_bytes() <= DATA_HEADERS || max_packet.as_bytes() > MAX_PACKET {
+        return Err(f.error(
+            "max_packet",
+            format!(
+                "expected {} to {MAX_PACKET} bytes (the IP, UDP and media headers take {DATA_HEADERS})",
+                DATA_HEADERS + 1
+            ),
+        ));
+    }
+    let scaling = read_scaling(f)?;
+    Ok(ProtocolConfig::MpegApp(MpegAppConfig {
+        trace: MpegTrace::Synthetic {
+            gop: SyntheticGop {
+                pattern,
+                frame_rate,
+                i_size,
+                p_size,
+                b_size,
+                size_noise,
+            },
+            gops,
+        },
+        max_packet,
+        scaling,
+        ..d
+    }))
+}
