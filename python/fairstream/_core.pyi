@@ -17,8 +17,9 @@ class ScenarioError(ValueError):
 class ScenarioWarning(UserWarning):
     """A scenario that runs but is probably not what was meant; the message names file, line and field."""
 
-def validate(text: str, filename: str) -> str:
-    """Checks a scenario and returns it with every default filled in, as TOML.
+def validate(text: str, filename: str, max_memory: int | None = None) -> str:
+    """Checks a scenario and returns it with every default filled in, as TOML; with
+    `max_memory`, also that its run's estimated memory fits (ScenarioError otherwise).
 
     Raises ScenarioError; issues ScenarioWarning for each warning.
     """
@@ -27,9 +28,27 @@ def validate(text: str, filename: str) -> str:
 class Simulation:
     """A simulation run, advanced from Python with `advance(until_s)`."""
 
-    def __init__(self, text: str, filename: str, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        text: str,
+        filename: str,
+        seed: int | None = None,
+        max_memory: int | None = None,
+        capture_dir: str | None = None,
+    ) -> None:
         """Loads and checks the scenario (ScenarioError) and builds the network; `seed` overrides
-        the scenario's (0 to 2**64 - 1)."""
+        the scenario's (0 to 2**64 - 1). A run whose estimated memory exceeds `max_memory`
+        (default: the memory available) is refused (ScenarioError). Captures are written as the
+        run goes into `capture_dir` (default: the temporary directory)."""
+
+    @property
+    def estimate(self) -> dict[str, Any]:
+        """What the run was estimated to need before it started: `events`, `bytes` (in all) and
+        `parts` (bytes of each part: nodes, links, flows, packets, series, trace, metrics)."""
+
+    def table(self, name: str) -> ArrowTable | None:
+        """Table `name` of the finished run (`flow_series`, `flow_summary`, `link_series`,
+        `metrics`, `packets`) as Arrow data, written nowhere; None for a table not recorded."""
 
     @property
     def duration_s(self) -> float:
@@ -85,6 +104,29 @@ def mpeg_scale_rates(
     """The rate of each scale, bit/s, scale 0 first, of a synthetic MPEG-1 stream as MPEG_APP
     sends it: (encoded, wire), the frames alone and with the headers of the packets of at most
     `max_packet_bytes` they are split into."""
+
+@final
+class ArrowTable:
+    """One table of a run as an Arrow record batch, handed over through the Arrow PyCapsule
+    interface (`__arrow_c_stream__`): `polars.DataFrame(table)` imports it without a copy."""
+
+    @property
+    def column_names(self) -> list[str]:
+        """Column names, in order."""
+
+    @property
+    def num_rows(self) -> int:
+        """Rows."""
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """The table as an Arrow C stream PyCapsule."""
+
+def parse_memory(text: str) -> int:
+    """Bytes of a memory size written as `"8GB"`, `"512MiB"` or a number of bytes; ValueError
+    saying what was expected otherwise."""
+
+def available_memory() -> tuple[int, str]:
+    """The memory a run may use when no limit is given: `(bytes, where the figure comes from)`."""
 
 def jain(xs: Sequence[float]) -> float:
     """Jain's fairness index of `xs`."""

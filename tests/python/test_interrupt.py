@@ -172,7 +172,9 @@ def test_ctrl_c_stops_a_long_run_promptly_and_keeps_its_results_marked(tmp_path:
 def test_ctrl_c_stops_a_sweep_and_its_workers_and_marks_what_ran(tmp_path: Path, group: bool) -> None:
     scenario = long_scenario(tmp_path / "long.toml")
     out = tmp_path / "sweep"
-    proc = start("sweep", str(scenario), "--set", "seed=1,2,3", "-o", str(out), "-j", "2", "-q", cwd=tmp_path)
+    proc = start(
+        "sweep", str(scenario), "--set", "seed=[1, 2, 3]", "-o", str(out), "-j", "2", "-q", cwd=tmp_path
+    )
     wait_until_simulating(proc, in_children=2)
     latency, err, below = interrupt(proc, "sweep", group)
     assert_stopped(proc, latency, err, below)
@@ -253,6 +255,7 @@ def test_the_report_shows_an_interruption_and_a_whole_rerun_clears_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from fairstream.interrupt import write_marker
+    from fairstream.output import add_entries
     from fairstream.report import write_report
     from fairstream.reproduce import EXPERIMENTS
     from fairstream.reproduce.runner import reproduce
@@ -276,6 +279,7 @@ def test_the_report_shows_an_interruption_and_a_whole_rerun_clears_it(
     reproduce([exp.id], out, jobs=1, quiet=True, replicas=0)
     write_marker(out, "interrupted: 3 of 9 runs finished\nother: 3 of 9 runs finished")
     write_marker(out / exp.id, "interrupted")
+    add_entries(out, ["INCOMPLETE"])  # as a real interruption lists it in the output's marker
     html = write_report(out).read_text(encoding="utf-8")
     assert "<b>Incomplete:</b> interrupted: 3 of 9 runs finished<br>other: 3 of 9" in html
     reproduce([exp.id], out, jobs=1, quiet=True, replicas=0)

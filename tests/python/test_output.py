@@ -42,8 +42,10 @@ def siblings(parent: Path) -> list[str]:
 
 
 def sweep_cli(scenario: Path, out: Path, values: str, *extra: str) -> int:
+    """Sweeps the UDP rate over `values`, given comma-separated ("1Mbps,2Mbps")."""
+    array = "[" + ", ".join(f'"{v}"' for v in values.split(",")) + "]"
     return main(
-        ["sweep", str(scenario), "--set", f"flow.1.rate={values}", "-o", str(out), "-j", "1", "-q", *extra]
+        ["sweep", str(scenario), "--set", f"flow.1.rate={array}", "-o", str(out), "-j", "1", "-q", *extra]
     )
 
 
@@ -230,7 +232,7 @@ def test_a_killed_sweep_leaves_an_unmarked_staging_directory_that_the_next_write
     long = write(tmp_path / "long.toml", small_scenario(duration="300s"))
     out = tmp_path / "sw"
     child = subprocess.Popen(
-        [sys.executable, "-m", "fairstream", "sweep", str(long), "--set", "flow.1.rate=1Mbps,2Mbps"]
+        [sys.executable, "-m", "fairstream", "sweep", str(long), "--set", 'flow.1.rate=["1Mbps", "2Mbps"]']
         + ["-o", str(out), "-j", "1", "-q"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -40,7 +40,7 @@ def test_captures_are_written_beside_the_results_and_leave_nothing_behind(tmp_pa
     doc = small_scenario(duration="1s", udp_rate="0.2Mbps")
     doc["record"]["pcap"] = ["S1->N1"]
     result = run(doc, output_dir=tmp_path / "out")
-    path = result.output_dir / "pcap" / "S1--N1.pcap"
+    path = result.output_dir / "pcap" / "S1-%3EN1.pcap"
     assert len(tshark("-r", str(path)).splitlines()) > 0
     # The capture went to a hidden file beside the results as the run went, and is gone.
     assert [p.name for p in tmp_path.iterdir()] == ["out"]

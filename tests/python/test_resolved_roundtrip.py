@@ -12,6 +12,7 @@ its wall-clock fields) value for value.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,14 @@ def assert_round_trip(scenario: dict[str, Any] | str, what: str) -> None:
     text = scenario if isinstance(scenario, str) else tomlio.dumps(scenario)
     resolved = fairstream.validate(text)
     assert fairstream.validate(resolved) == resolved, f"{what}: resolving twice changes the text"
-    original = fairstream.run(text)
-    again = fairstream.run(resolved)
+    with tempfile.TemporaryDirectory(prefix="fairstream-roundtrip-") as tmp:
+        _compare_runs(text, resolved, Path(tmp), what)
+
+
+def _compare_runs(text: str, resolved: str, tmp: Path, what: str) -> None:
+    """Runs `text` and its `resolved` form into `tmp` and compares every table, byte for byte."""
+    original = fairstream.run(text, tmp / "original")
+    again = fairstream.run(resolved, tmp / "again")
     assert again.resolved_toml == original.resolved_toml == resolved, what
     files = sorted(p.relative_to(original.output_dir) for p in original.output_dir.rglob("*") if p.is_file())
     assert files == sorted(

@@ -54,12 +54,16 @@ def test_a_queue_in_summary_json_is_scenario_syntax_that_loads_back(scenario: di
 
 def test_tables_not_recorded_are_empty_with_their_columns(scenario: dict[str, Any], tmp_path: Path) -> None:
     scenario["duration"] = "500ms"
-    bare = fairstream.run(scenario)
+    bare = fairstream.run(scenario, tmp_path / "bare")
     assert not (bare.output_dir / TABLES["packets"]).exists()
     assert not (bare.output_dir / TABLES["metrics"]).exists()
     scenario["record"].update({"packets": True, "metrics": True})
-    full = fairstream.run(scenario)
+    full = fairstream.run(scenario, tmp_path / "full")
+    in_memory = fairstream.run(
+        scenario | {"record": {**scenario["record"], "packets": False, "metrics": False}}
+    )
     for name in ("packets", "metrics"):
+        assert in_memory.table(name).schema == full.table(name).schema, f"{name}, handed over in memory"
         empty, recorded = bare.table(name), full.table(name)
         assert empty.is_empty() and recorded.height > 0
         assert empty.schema == recorded.schema, name
