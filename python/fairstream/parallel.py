@@ -98,15 +98,20 @@ def _run_here(tasks: Sequence[Task], progress: TaskProgress | None) -> list[dict
 
 
 def memory_per_run(limit: int | None, jobs: int | None, tasks: int, scheduler: str | None) -> int | None:
-    """Bytes each of `tasks` runs may use: `limit` when given; else, on this machine, an equal
-    share of the memory available now among the runs going on at once (so that runs side by side
-    cannot together exhaust it); None on a Dask cluster, whose workers check their own."""
+    """Bytes each of `tasks` runs may use: `limit` when given; else, on this machine, the memory
+    available now; None on a Dask cluster, whose workers check their own.
+
+    Not shared out among the runs going on at once: the estimate is an upper bound that can be
+    far above what a run uses (an adaptive flow is counted at twice its bottleneck's rate, so a
+    loss-limited TCP with a packet trace is estimated at gigabytes and uses tens of megabytes:
+    `tcp-pftk-grid`), and dividing it by the workers refused runs that fit many times over.
+    `jobs` and `tasks` are kept for callers that share a given limit themselves."""
+    del jobs, tasks
     if limit is not None or scheduler is not None:
         return limit
     from . import _core
 
-    workers = max(1, min(jobs or default_jobs(), tasks))
-    return max(1, _core.available_memory()[0] // workers)
+    return max(1, _core.available_memory()[0])
 
 
 #: The longest this process waits for its workers without waking. A signal sent to the process

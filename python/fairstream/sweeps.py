@@ -138,8 +138,8 @@ def sweep(
     is replaced whole; any other non-empty directory is refused unless `force`. `jobs`: worker
     processes (all cores by default); `scheduler`: a Dask scheduler address (the output's
     parent directory must be on a file system the workers share). `max_memory` (bytes, or a
-    size such as ``"8GB"``) bounds each run's estimated memory; by default each of the runs
-    going on at once gets an equal share of the memory available.
+    size such as ``"8GB"``) bounds each run's estimated memory; by default, the memory
+    available when the runs start.
     """
     from .api import check_seed, memory_limit
 

@@ -103,17 +103,24 @@ impl Path {
     }
 }
 
+/// After a 60 s warm-up, the fewest allocations counted in one of three 20 s stretches, and the
+/// packets sent in all three. The counter is the whole process's: the test harness's own thread
+/// may allocate now and then while it waits (seen under load); a protocol that allocates per
+/// packet does so in every stretch, thousands of times.
 fn allocations_in_steady_state(protocol: ProtocolConfig) -> (u64, u64) {
     let mut path = Path::new(&protocol);
     path.run(Instant::from_nanos(60_000_000_000));
     let before = path.packets;
-    let region = Region::new(GLOBAL);
-    path.run(Instant::from_nanos(120_000_000_000));
-    let stats = region.change();
-    (
-        (stats.allocations + stats.reallocations) as u64,
-        path.packets - before,
-    )
+    let fewest = (1..=3u64)
+        .map(|k| {
+            let region = Region::new(GLOBAL);
+            path.run(Instant::from_nanos((60 + 20 * k) * 1_000_000_000));
+            let stats = region.change();
+            (stats.allocations + stats.reallocations) as u64
+        })
+        .min()
+        .unwrap_or(u64::MAX);
+    (fewest, path.packets - before)
 }
 
 /// One test for all protocols: the counter is global, so they must not run concurrently.

@@ -89,7 +89,7 @@ def reproduce(
     sets the number of phase replicas of every experiment (0: canonical runs only); by default
     each experiment's `phase_replicas`, at most `QUICK_MAX_REPLICAS` in quick mode.
     `max_memory` (bytes, or a size such as ``"8GB"``) bounds each run's estimated memory; by
-    default each of the runs going on at once gets an equal share of the memory available.
+    default, the memory available when the runs start.
     """
     from ..api import memory_limit
 
