@@ -67,6 +67,9 @@ pub struct FlowDemand {
     /// The shortest interval at which an adaptive source sends (or times out and resends) when
     /// no feedback comes back, as on a path whose rate is zero.
     pub idle_interval: fairstream_core::Duration,
+    /// Whether its rate follows the TCP throughput equation of the path's loss (TCP's AIMD,
+    /// TFRC), so that random loss bounds it below the bottleneck's rate.
+    pub loss_limited: bool,
 }
 
 impl FlowDemand {
@@ -85,6 +88,7 @@ impl FlowDemand {
             bytes_per_packet_in_flight: 0,
             metrics_per_packet: 1.0,
             idle_interval: fairstream_core::Duration::from_millis(1),
+            loss_limited: false,
         }
     }
 }
@@ -147,6 +151,8 @@ impl FlowProtocol for TcpFlowConfig {
                 .min(self.sender.max_rto)
                 .min(self.sender.initial_rto)
                 .max(fairstream_core::Duration::from_nanos(1)),
+            // AIMD follows the TCP equation; a binomial control need not.
+            loss_limited: matches!(self.sender.control, crate::tcp::Control::Aimd(_)),
             ..FlowDemand::adaptive(self.sender.packet_size)
         }
     }

@@ -218,3 +218,25 @@ fn an_overhead_as_long_as_the_run_does_not_wrap_departures() {
     sim.run_until(fairstream_core::Instant::from_nanos(1_000_000_000));
     assert!(sim.events() > 0);
 }
+
+#[test]
+fn a_loss_limited_tcp_is_estimated_at_its_equation_rate_not_its_link_rate() {
+    // One Reno flow on a 100 Mbit/s path losing 1 % at random, 72 ms RTT, with the packet
+    // trace: TCP gets about 1.3 Mbit/s. Counted at twice the link's rate it was estimated at
+    // gigabytes (and refused); at twice the TCP equation's rate it is a few hundred MB.
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../python/fairstream/scenarios/papers/validation-tcp-padhye.toml"
+    ))
+    .unwrap()
+    .replace("metrics = true", "metrics = true\npackets = true");
+    let s = load(&text, "padhye.toml", None).unwrap();
+    let bytes = s.estimate.total_bytes();
+    assert!(bytes < 1e9, "estimated {bytes:.3e} bytes");
+    let lossless = load(&text.replace("per = \"1%\"", "per = \"0%\""), "x.toml", None).unwrap();
+    assert!(
+        lossless.estimate.total_bytes() > 5.0 * bytes,
+        "without loss the link's rate bounds it: {:.3e}",
+        lossless.estimate.total_bytes()
+    );
+}

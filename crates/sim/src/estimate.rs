@@ -195,6 +195,11 @@ impl Estimate {
                         if x < c { (Some(l), x) } else { (b, c) }
                     },
                 );
+                let cap = if demand.loss_limited {
+                    cap.min(loss_bound_bps(net, route, size))
+                } else {
+                    cap
+                };
                 let delivered = if cap.is_finite() {
                     cap * active / size
                 } else {
@@ -382,4 +387,25 @@ fn flow_routes(net: &Network) -> Vec<FlowRoute> {
             }
         })
         .collect()
+}
+
+/// Twice the TCP equation's rate (bit/s) for packets of `size` bits at the path's random loss
+/// and propagation round trip: a bound on a loss-limited flow's rate (infinite without loss).
+fn loss_bound_bps(net: &Network, route: &FlowRoute, size: f64) -> f64 {
+    let survive: f64 = route
+        .forward
+        .iter()
+        .map(|l| 1.0 - net.links[l.index()].error.mean_loss())
+        .product();
+    let p = 1.0 - survive;
+    let rtt: f64 = route
+        .forward
+        .iter()
+        .chain(&route.back)
+        .map(|l| net.links[l.index()].delay.as_secs_f64())
+        .sum();
+    if p <= 0.0 || rtt <= 0.0 {
+        return f64::INFINITY;
+    }
+    2.0 * size / (rtt * (2.0 * p / 3.0).sqrt())
 }

@@ -73,6 +73,8 @@ impl FlowProtocol for MultfrcConfig {
                 + MultfrcReceiver::heap_bytes(self),
             idle_interval: self.tfrc.demand().idle_interval
                 / u64::from(self.max_connections.clamp(1, 128)),
+            // n connections each at the equation's rate: no single-flow loss bound.
+            loss_limited: false,
             ..self.tfrc.demand()
         }
     }

@@ -79,6 +79,7 @@ impl FlowProtocol for TfrcFlowConfig {
             state_bytes: size_of::<TfrcSender>()
                 + size_of::<TfrcReceiver>()
                 + TfrcReceiver::HEAP_BYTES,
+            loss_limited: true,
             ..FlowDemand::adaptive(self.sender.packet_size)
         }
     }
@@ -120,6 +121,10 @@ impl FlowProtocol for TfrcWirelessConfig {
     }
 
     fn demand(&self) -> FlowDemand {
-        self.tfrc.demand()
+        // Losses its LDA calls wireless do not slow it: no loss bound.
+        FlowDemand {
+            loss_limited: false,
+            ..self.tfrc.demand()
+        }
     }
 }
