@@ -233,7 +233,12 @@ fn a_loss_limited_tcp_is_estimated_at_its_equation_rate_not_its_link_rate() {
     let s = load(&text, "padhye.toml", None).unwrap();
     let bytes = s.estimate.total_bytes();
     assert!(bytes < 1e9, "estimated {bytes:.3e} bytes");
-    let lossless = load(&text.replace("per = \"1%\"", "per = \"0%\""), "x.toml", None).unwrap();
+    let lossless = load(
+        &text.replace("per = \"1%\"", "per = \"0%\""),
+        "x.toml",
+        None,
+    )
+    .unwrap();
     assert!(
         lossless.estimate.total_bytes() > 5.0 * bytes,
         "without loss the link's rate bounds it: {:.3e}",
