@@ -23,6 +23,8 @@
 //! ```
 
 mod cbr;
+#[cfg(test)]
+mod closed_loop;
 mod endpoint;
 pub mod lda;
 pub mod media_scaling;

@@ -3,8 +3,7 @@
 //! scales stay in 0..=4 and the loop keeps advancing), and over a drop-tail bottleneck (MM_APP
 //! backs off from an overloaded one and climbs to scale 4 on an empty path; MPEG_APP too).
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use fairstream_core::Bitrate;
 use fairstream_media::FrameType;
@@ -12,96 +11,7 @@ use fairstream_media::FrameType;
 use super::*;
 use crate::{Metric, NullSink, VecSink};
 
-/// A packet on its way to one of the two endpoints.
-struct InFlight {
-    at: Instant,
-    id: u64,
-    to_receiver: bool,
-    packet: Packet,
-}
-
-impl PartialEq for InFlight {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.id) == (other.at, other.id)
-    }
-}
-impl Eq for InFlight {}
-impl PartialOrd for InFlight {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for InFlight {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (self.at, self.id).cmp(&(other.at, other.id))
-    }
-}
-
-/// What happens to packets between the endpoints: each call pushes the deliveries it makes
-/// (time, packet, whether it goes to the receiver).
-trait Channel {
-    fn forward(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>);
-    fn reverse(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>);
-}
-
-/// Runs the pair until `end`, calling `check` after every event; the sender's metrics go to
-/// `m`. Returns the number of events.
-fn run(
-    s: &mut MediaSender,
-    r: &mut MediaReceiver,
-    ch: &mut impl Channel,
-    end: Instant,
-    m: &mut dyn MetricSink,
-    mut check: impl FnMut(&MediaSender, &MediaReceiver, Instant),
-) -> u64 {
-    let mut wire: BinaryHeap<Reverse<InFlight>> = BinaryHeap::new();
-    let mut out = Vec::new();
-    let mut id = 0u64;
-    let mut now = Instant::ZERO;
-    for events in 0..20_000_000u64 {
-        let tw = wire.peek().map(|e| e.0.at);
-        let next = [s.poll_timeout(), r.poll_timeout(), tw]
-            .into_iter()
-            .flatten()
-            .min();
-        let Some(t) = next else {
-            return events;
-        };
-        if t > end {
-            return events;
-        }
-        now = now.max(t);
-        if tw == Some(t) {
-            let Reverse(e) = wire.pop().expect("peeked");
-            if e.to_receiver {
-                r.handle_packet(now, &e.packet, &mut NullSink);
-            } else {
-                s.handle_packet(now, &e.packet, m);
-            }
-        } else if s.poll_timeout() == Some(t) {
-            s.handle_timeout(now, m);
-        } else {
-            r.handle_timeout(now, &mut NullSink);
-        }
-        while let Some(p) = s.poll_transmit(now) {
-            ch.forward(now, p, &mut out);
-        }
-        while let Some(p) = r.poll_transmit(now) {
-            ch.reverse(now, p, &mut out);
-        }
-        for (at, packet, to_receiver) in out.drain(..) {
-            id += 1;
-            wire.push(Reverse(InFlight {
-                at,
-                id,
-                to_receiver,
-                packet,
-            }));
-        }
-        check(s, r, now);
-    }
-    panic!("the event loop does not advance");
-}
+use crate::closed_loop::{Channel, run};
 
 /// Drops, duplicates, delays (reordering) and forges packets in both directions.
 struct Chaos {

@@ -3,94 +3,14 @@
 //! panic and the rate must stay finite and within its limits), and over a drop-tail
 //! bottleneck (the control must fill it, and shrug off random losses behind it).
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use fairstream_core::RngStream;
 
 use super::*;
 use crate::NullSink;
 
-/// A packet on its way to one of the two endpoints.
-struct InFlight {
-    at: Instant,
-    id: u64,
-    to_receiver: bool,
-    packet: Packet,
-}
-
-impl PartialEq for InFlight {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.id) == (other.at, other.id)
-    }
-}
-impl Eq for InFlight {}
-impl PartialOrd for InFlight {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for InFlight {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (self.at, self.id).cmp(&(other.at, other.id))
-    }
-}
-
-/// What happens to packets between the endpoints: each call pushes the deliveries it makes
-/// (time, packet, whether it goes to the receiver).
-trait Channel {
-    fn forward(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>);
-    fn reverse(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>);
-}
-
-/// Runs the pair until `end`, calling `check` after every event.
-fn run(
-    s: &mut VtpSender,
-    r: &mut VtpReceiver,
-    ch: &mut impl Channel,
-    end: Instant,
-    mut check: impl FnMut(&VtpSender, &VtpReceiver, Instant),
-) {
-    let mut wire: BinaryHeap<Reverse<InFlight>> = BinaryHeap::new();
-    let mut out = Vec::new();
-    let mut id = 0u64;
-    for _ in 0..10_000_000u64 {
-        let tw = wire.peek().map(|e| e.0.at);
-        let Some(now) = [s.poll_timeout(), tw].into_iter().flatten().min() else {
-            return;
-        };
-        if now > end {
-            return;
-        }
-        if tw == Some(now) {
-            let Reverse(e) = wire.pop().expect("peeked");
-            if e.to_receiver {
-                r.handle_packet(now, &e.packet, &mut NullSink);
-                while let Some(p) = r.poll_transmit(now) {
-                    ch.reverse(now, p, &mut out);
-                }
-            } else {
-                s.handle_packet(now, &e.packet, &mut NullSink);
-            }
-        } else {
-            s.handle_timeout(now, &mut NullSink);
-        }
-        while let Some(p) = s.poll_transmit(now) {
-            ch.forward(now, p, &mut out);
-        }
-        for (at, packet, to_receiver) in out.drain(..) {
-            id += 1;
-            wire.push(Reverse(InFlight {
-                at,
-                id,
-                to_receiver,
-                packet,
-            }));
-        }
-        check(s, r, now);
-    }
-    panic!("the event loop does not advance");
-}
+use crate::closed_loop::{Channel, run};
 
 /// Drops, duplicates, delays (reordering) and forges packets in both directions.
 struct Chaos {
@@ -249,6 +169,7 @@ fn chaos_never_panics_and_keeps_the_rate_within_limits() {
             &mut r,
             &mut ch,
             Instant::from_nanos(20_000_000_000),
+            &mut NullSink,
             |s, _, now| {
                 events += 1;
                 let rate = s.rate_bytes_per_sec();
@@ -333,11 +254,18 @@ fn through_bottleneck(p_loss: f64) -> (f64, VtpSender, u64) {
         Instant::from_nanos(20_000_000_000),
         Instant::from_nanos(60_000_000_000),
     );
-    run(&mut s, &mut r, &mut link, t60, |_, r, now| {
-        if now >= t20 {
-            at_20s.get_or_insert_with(|| r.stats().packets_received);
-        }
-    });
+    run(
+        &mut s,
+        &mut r,
+        &mut link,
+        t60,
+        &mut NullSink,
+        |_, r, now| {
+            if now >= t20 {
+                at_20s.get_or_insert_with(|| r.stats().packets_received);
+            }
+        },
+    );
     let packets = r.stats().packets_received - at_20s.unwrap_or(0);
     let utilisation = packets as f64 * 8000.0 / (2e6 * 40.0);
     (utilisation, s, link.drops)

@@ -1,0 +1,98 @@
+//! A test harness shared by the protocols' closed-loop tests: a sender and a receiver joined by
+//! a small event loop over a [`Channel`] that decides what happens to each packet (drop,
+//! duplicate, delay, forge, or a bottleneck's queue).
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+use fairstream_core::Instant;
+
+use crate::{Endpoint, MetricSink, NullSink, Packet};
+
+/// A packet on its way to one of the two endpoints.
+struct InFlight {
+    at: Instant,
+    id: u64,
+    to_receiver: bool,
+    packet: Packet,
+}
+
+impl PartialEq for InFlight {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.id) == (other.at, other.id)
+    }
+}
+impl Eq for InFlight {}
+impl PartialOrd for InFlight {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for InFlight {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.at, self.id).cmp(&(other.at, other.id))
+    }
+}
+
+/// What happens to packets between the endpoints: each call pushes the deliveries it makes
+/// (time, packet, whether it goes to the receiver).
+pub(crate) trait Channel {
+    fn forward(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>);
+    fn reverse(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>);
+}
+
+/// Runs the pair until `end`, calling `check` after every event; the sender's metrics go to
+/// `m`. Returns the number of events; panics if the loop stops advancing.
+pub(crate) fn run<S: Endpoint, R: Endpoint>(
+    s: &mut S,
+    r: &mut R,
+    ch: &mut impl Channel,
+    end: Instant,
+    m: &mut dyn MetricSink,
+    mut check: impl FnMut(&S, &R, Instant),
+) -> u64 {
+    let mut wire: BinaryHeap<Reverse<InFlight>> = BinaryHeap::new();
+    let mut out = Vec::new();
+    let mut id = 0u64;
+    let mut now = Instant::ZERO;
+    for events in 0..20_000_000u64 {
+        let tw = wire.peek().map(|e| e.0.at);
+        let next = [s.poll_timeout(), r.poll_timeout(), tw]
+            .into_iter()
+            .flatten()
+            .min();
+        let Some(t) = next.filter(|&t| t <= end) else {
+            return events;
+        };
+        now = now.max(t);
+        if tw == Some(t) {
+            let Reverse(e) = wire.pop().expect("peeked");
+            if e.to_receiver {
+                r.handle_packet(now, &e.packet, &mut NullSink);
+            } else {
+                s.handle_packet(now, &e.packet, m);
+            }
+        } else if s.poll_timeout() == Some(t) {
+            s.handle_timeout(now, m);
+        } else {
+            r.handle_timeout(now, &mut NullSink);
+        }
+        while let Some(p) = s.poll_transmit(now) {
+            ch.forward(now, p, &mut out);
+        }
+        while let Some(p) = r.poll_transmit(now) {
+            ch.reverse(now, p, &mut out);
+        }
+        for (at, packet, to_receiver) in out.drain(..) {
+            id += 1;
+            wire.push(Reverse(InFlight {
+                at,
+                id,
+                to_receiver,
+                packet,
+            }));
+        }
+        check(s, r, now);
+    }
+    panic!("the event loop does not advance");
+}
