@@ -12,7 +12,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,6 @@ from conftest import small_scenario
 from fairstream import output, tomlio
 from fairstream.cli import main
 from fairstream.reproduce import EXPERIMENTS
-from fairstream.reproduce.experiment import Check, Evaluation, Experiment, Figure, Point
 from fairstream.results import RunResult
 
 
@@ -268,46 +266,16 @@ def test_staging_directories_of_live_processes_and_other_hosts_are_kept(tmp_path
 
 # --- reproduce ---------------------------------------------------------------------------------------
 
-_ONE_CBR = """
-name = "output-fake"
-duration = "100ms"
-[topology]
-kind = "chain"
-nodes = 2
-link = { rate = "1Mbps", delay = "1ms" }
-[[flow]]
-protocol = "cbr"
-from = "n0"
-to = "n1"
-rate = "100kbps"
-"""
-
-
-@dataclass(frozen=True)
-class OneRun(Experiment):
-    """One 100 ms run and one check that always passes."""
-
-    def scenario_path(self) -> Path:
-        return Path(self.scenario_file)
-
-    def points(self, quick: bool) -> list[Point]:
-        return [Point("run", {}, self.base_scenario())]
-
-    def evaluate(self, runs: Sequence[tuple[Point, RunResult]], quick: bool) -> Evaluation:
-        ((_, run),) = runs
-        return Evaluation([], [], [Check("the run ran", run.summary["duration_s"], "yes", True)])
-
-    def figures(self, result: Any, exp_dir: Path, fig_dir: Path) -> list[Figure]:
-        return []
-
 
 @pytest.fixture
 def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from test_reproduce import _FAKE_SCENARIO, SeedParity  # the one-CBR fake experiment
+
     path = tmp_path / "output-fake.toml"
-    path.write_text(_ONE_CBR, encoding="utf-8")
+    path.write_text(_FAKE_SCENARIO, encoding="utf-8")
     ids = []
     for name in ("output-a", "output-b"):
-        exp = OneRun(
+        exp = SeedParity(
             id=name,
             title=name,
             paper="test",
