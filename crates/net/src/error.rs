@@ -48,26 +48,6 @@ pub enum ErrorModel {
 }
 
 impl ErrorModel {
-    /// The long-run fraction of packets it corrupts (the Gilbert-Elliott chain's stationary
-    /// loss): what a loss-limited flow's rate is bounded by.
-    pub fn mean_loss(&self) -> f64 {
-        match self {
-            Self::None => 0.0,
-            Self::Bernoulli { per } => per.value(),
-            Self::GilbertElliott {
-                p_good_to_bad,
-                p_bad_to_good,
-                loss_good,
-                loss_bad,
-                ..
-            } => {
-                let (gb, bg) = (p_good_to_bad.value(), p_bad_to_good.value());
-                let bad = if gb + bg > 0.0 { gb / (gb + bg) } else { 0.0 };
-                (1.0 - bad) * loss_good.value() + bad * loss_bad.value()
-            }
-        }
-    }
-
     /// Independent losses with packet error rate `per`.
     pub fn bernoulli(per: Probability) -> Self {
         Self::Bernoulli { per }

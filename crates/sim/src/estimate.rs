@@ -395,7 +395,7 @@ fn loss_bound_bps(net: &Network, route: &FlowRoute, size: f64) -> f64 {
     let survive: f64 = route
         .forward
         .iter()
-        .map(|l| 1.0 - net.links[l.index()].error.mean_loss())
+        .map(|l| 1.0 - net.links[l.index()].error.mean_loss_rate())
         .product();
     let p = 1.0 - survive;
     let rtt: f64 = route
