@@ -164,8 +164,7 @@ impl Endpoint for CbrSource {
         let seq = self.next_seq;
         self.next_seq += 1;
         let size = self.config.packet_size;
-        self.stats.packets_sent += 1;
-        self.stats.bytes_sent += size.as_bytes();
+        self.stats.count_sent(size);
         Some(Packet {
             flow: self.flow,
             direction: Direction::Forward,

@@ -1,6 +1,6 @@
 //! The [`Endpoint`] trait: the one driving vocabulary every protocol endpoint speaks.
 
-use fairstream_core::Instant;
+use fairstream_core::{DataSize, Instant};
 
 use crate::{MetricSink, Packet};
 
@@ -37,4 +37,13 @@ pub struct EndpointStats {
     pub app_bytes_received: u64,
     /// Packets received.
     pub packets_received: u64,
+}
+
+impl EndpointStats {
+    /// Counts one packet of `size` (on the wire) emitted.
+    #[inline]
+    pub fn count_sent(&mut self, size: DataSize) {
+        self.packets_sent += 1;
+        self.bytes_sent += size.as_bytes();
+    }
 }

@@ -277,8 +277,7 @@ impl MediaReceiver {
         };
         self.reports = self.reports.wrapping_add(1);
         let size = DataSize::bytes(IP_UDP_HEADER + MediaFeedback::WIRE_LEN);
-        self.stats.packets_sent += 1;
-        self.stats.bytes_sent += size.as_bytes();
+        self.stats.count_sent(size);
         Packet {
             flow: self.flow,
             direction: Direction::Reverse,

@@ -421,8 +421,7 @@ impl Endpoint for MediaSender {
         self.last_sent = Some(now);
         self.next_seq += 1;
         let size = DataSize::bytes(DATA_HEADERS + payload);
-        self.stats.packets_sent += 1;
-        self.stats.bytes_sent += size.as_bytes();
+        self.stats.count_sent(size);
         Some(Packet {
             flow: self.flow,
             direction: Direction::Forward,

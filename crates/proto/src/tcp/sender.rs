@@ -362,8 +362,7 @@ impl TcpSender {
                 flags: TcpFlags { syn, retransmit },
             }),
         });
-        self.stats.packets_sent += 1;
-        self.stats.bytes_sent += size.as_bytes();
+        self.stats.count_sent(size);
         if retransmit {
             self.stats.retransmits += 1;
         }

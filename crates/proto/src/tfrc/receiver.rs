@@ -429,8 +429,7 @@ impl Endpoint for TfrcReceiver {
             return None;
         }
         let packet = self.report(now)?;
-        self.stats.packets_sent += 1;
-        self.stats.bytes_sent += packet.size.as_bytes();
+        self.stats.count_sent(packet.size);
         Some(packet)
     }
 

@@ -335,8 +335,7 @@ impl Endpoint for TfrcSender {
         let size = self.config.packet_size;
         let seq = self.seq;
         self.seq += 1;
-        self.stats.packets_sent += 1;
-        self.stats.bytes_sent += size.as_bytes();
+        self.stats.count_sent(size);
         Some(Packet {
             flow: self.flow,
             direction: Direction::Forward,

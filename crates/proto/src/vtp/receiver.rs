@@ -249,8 +249,7 @@ impl VtpReceiver {
             received: wire16(self.period.received),
         };
         let size = DataSize::bytes(IP_UDP_HEADER + VtpFeedback::WIRE_LEN);
-        self.stats.packets_sent += 1;
-        self.stats.bytes_sent += size.as_bytes();
+        self.stats.count_sent(size);
         self.out = Some(Packet {
             flow: self.flow,
             direction: Direction::Reverse,

@@ -250,8 +250,7 @@ impl Endpoint for VtpSender {
         self.last_sent = Some(now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.stats.packets_sent += 1;
-        self.stats.bytes_sent += self.p.size.as_bytes();
+        self.stats.count_sent(self.p.size);
         Some(Packet {
             flow: self.flow,
             direction: Direction::Forward,
