@@ -8,16 +8,32 @@ import polars as pl
 from ..results import RunResult
 
 
-def delivered_bps(run: RunResult, flow: str, since_s: float = 0.0) -> float:
-    """Bit/s of wire bytes delivered to `flow`'s receiver from `since_s` to the end of the run.
+def window_bps(
+    run: RunResult,
+    flow: str,
+    since_s: float = 0.0,
+    until_s: float | None = None,
+    column: str = "bytes_delivered",
+) -> float:
+    """Bit/s of `flow`'s `column` (wire bytes delivered, or ``bytes_sent``) over the bins that
+    start in [since_s, until_s) (until the end of the run by default).
 
-    A flow absent from the run (e.g. a UDP source at zero load that was left out) delivers 0.
+    A flow absent from the run (e.g. a UDP source at zero load that was left out) gives 0.
     """
-    span = run.summary["duration_s"] - since_s
-    if span <= 0:
-        raise ValueError(f"warm-up {since_s} s is not shorter than the run ({run.summary['duration_s']} s)")
-    rows = run.flow_series.filter((pl.col("flow") == flow) & (pl.col("t_start") >= since_s - 1e-9))
-    return float(rows["bytes_delivered"].sum()) * 8.0 / span
+    end = float(run.summary["duration_s"]) if until_s is None else until_s
+    if end <= since_s:
+        raise ValueError(
+            f"the window [{since_s} s, {end} s) is empty (the run lasts {run.summary['duration_s']} s)"
+        )
+    rows = run.flow_series.filter(
+        (pl.col("flow") == flow) & (pl.col("t_start") >= since_s - 1e-9) & (pl.col("t_start") < end - 1e-9)
+    )
+    return float(rows[column].sum()) * 8.0 / (end - since_s)
+
+
+def delivered_bps(run: RunResult, flow: str, since_s: float = 0.0) -> float:
+    """Bit/s of wire bytes delivered to `flow`'s receiver from `since_s` to the end of the run."""
+    return window_bps(run, flow, since_s)
 
 
 def delivered_bytes(run: RunResult, flow: str) -> int:

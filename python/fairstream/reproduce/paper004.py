@@ -26,6 +26,7 @@ from ..results import RunResult
 from ..scenario import with_overrides
 from ..table import fmt
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
+from .measure import window_bps
 from .rate_control_validation import TFRC_HEADER_BYTES, metric_series, tfrc_equation
 
 PAPER = "004"
@@ -111,21 +112,11 @@ def per_label(per: float) -> str:
     return f"{per * 100:g} %"
 
 
-def _bins(run: RunResult, flow: str, since: float, until: float | None) -> pl.DataFrame:
-    end = float(run.summary["duration_s"]) if until is None else until
-    return run.flow_series.filter(
-        (pl.col("flow") == flow) & (pl.col("t_start") >= since - 1e-9) & (pl.col("t_start") < end - 1e-9)
-    )
-
-
 def mbps(
     run: RunResult, flow: str, since: float = 0.0, until: float | None = None, column: str = "bytes_delivered"
 ) -> float:
     """Mbit/s of `column` (wire bytes delivered, or ``bytes_sent``) of `flow` over [since, until)."""
-    end = float(run.summary["duration_s"]) if until is None else until
-    if end <= since:
-        raise ValueError(f"empty window [{since}, {end})")
-    return float(_bins(run, flow, since, end)[column].sum()) * 8 / (end - since) / 1e6
+    return window_bps(run, flow, since, until, column) / 1e6
 
 
 def utilisation(run: RunResult, link: str = WIRELESS, since: float = 0.0) -> float:
