@@ -1,5 +1,5 @@
 """Measurements the reproductions take from a run: delivered throughput over a window, cumulative
-bytes per flow, a link's rate by name."""
+bytes per flow, a link's utilisation and its rate by name."""
 
 from __future__ import annotations
 
@@ -48,6 +48,14 @@ def cumulative_bytes(run: RunResult) -> dict[str, tuple[list[float], list[int]]]
     for (flow,), rows in series.group_by("flow", maintain_order=True):
         out[str(flow)] = (rows["t_end"].to_list(), rows["bytes_delivered"].cum_sum().to_list())
     return out
+
+
+def link_utilisation(run: RunResult, link: str, since_s: float = 0.0) -> float:
+    """Fraction of `link`'s capacity its transmitter was busy from `since_s` to the end of the run
+    (packets later corrupted by the loss model count: they used the link)."""
+    s = run.link_series.filter((pl.col("link") == link) & (pl.col("t_start") >= since_s - 1e-9))
+    span = float((s["t_end"] - s["t_start"]).sum())
+    return float(s["bytes_forwarded"].sum()) * 8 / span / link_rate_bps(run, link)
 
 
 def link_rate_bps(run: RunResult, name: str) -> float:

@@ -26,7 +26,7 @@ from ..results import RunResult
 from ..scenario import with_overrides
 from ..table import fmt
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
-from .measure import window_bps
+from .measure import link_utilisation, window_bps
 from .rate_control_validation import TFRC_HEADER_BYTES, metric_series, tfrc_equation
 
 PAPER = "004"
@@ -120,12 +120,8 @@ def mbps(
 
 
 def utilisation(run: RunResult, link: str = WIRELESS, since: float = 0.0) -> float:
-    """Fraction of the link's capacity its transmitter was busy from `since` to the end (packets
-    later corrupted by the loss model count: they used the link)."""
-    s = run.link_series.filter((pl.col("link") == link) & (pl.col("t_start") >= since - 1e-9))
-    rate = next(lk["rate_bps"] for lk in run.summary["links"] if lk["name"] == link)
-    span = float((s["t_end"] - s["t_start"]).sum())
-    return float(s["bytes_forwarded"].sum()) * 8 / span / rate
+    """Fraction of the wireless link's capacity its transmitter was busy from `since` on."""
+    return link_utilisation(run, link, since)
 
 
 def mean_queue(run: RunResult, link: str = WIRELESS) -> float:

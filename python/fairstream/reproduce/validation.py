@@ -19,7 +19,7 @@ from .. import _core
 from ..results import RunResult
 from ..scenario import with_overrides
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
-from .measure import delivered_bytes
+from .measure import delivered_bytes, link_utilisation
 
 PAPER = "validation"
 
@@ -41,12 +41,7 @@ class TcpUtilisation(Experiment):
 
     def evaluate(self, runs: Sequence[tuple[Point, RunResult]], quick: bool) -> Evaluation:
         ((_, run),) = runs
-        s = run.link_series.filter(
-            (pl.col("link") == self.link) & (pl.col("t_start") >= self.warmup_s - 1e-9)
-        )
-        rate = next(link["rate_bps"] for link in run.summary["links"] if link["name"] == self.link)
-        span = float((s["t_end"] - s["t_start"]).sum())
-        utilisation = float(s["bytes_forwarded"].sum()) * 8 / span / rate
+        utilisation = link_utilisation(run, self.link, self.warmup_s)
         rows = [{"link": self.link, "utilisation_after_slow_start": utilisation, "warmup_s": self.warmup_s}]
         comparison = [
             {"quantity": "utilisation after slow start", "ours": utilisation, "published": "≥ 0.95"}
