@@ -353,14 +353,14 @@ impl Endpoint for TfrcSender {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if !self.sending(self.next_send.max(self.config.start)) {
+        let send = self.next_send.max(self.config.start);
+        if !self.sending(send) {
             return None;
         }
-        let send = self.next_send.max(self.config.start);
-        Some(if self.last_send.is_some() {
-            send.min(self.no_feedback_at)
-        } else {
-            send
+        // The no-feedback timer runs once something was sent.
+        Some(match self.last_send {
+            Some(_) => send.min(self.no_feedback_at),
+            None => send,
         })
     }
 
