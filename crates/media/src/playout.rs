@@ -28,7 +28,7 @@
 
 use fairstream_core::{Duration, Instant};
 
-use crate::decode;
+use crate::decode::{self, Decoder};
 use crate::frame::FrameType;
 
 /// Parameters of a player.
@@ -113,6 +113,9 @@ pub struct Playout {
     delivered: u64,
     late: u64,
     on_time: u64,
+    /// Frames decided decodable so far, and the decoder deciding them as they play.
+    decodable: u64,
+    decoder: Decoder,
     /// Jitter estimate and previous transit, seconds.
     jitter: f64,
     transit: Option<f64>,
@@ -135,6 +138,8 @@ impl Playout {
             delivered: 0,
             late: 0,
             on_time: 0,
+            decodable: 0,
+            decoder: Decoder::default(),
             jitter: 0.0,
             transit: None,
             config,
@@ -218,6 +223,7 @@ impl Playout {
     fn turn(&mut self) {
         if self.pos >= self.config.frames {
             self.state = PlayState::Finished;
+            self.decide(true);
             return;
         }
         if self.buffered_frames() == 0 {
@@ -236,6 +242,35 @@ impl Playout {
         }
         self.pos += 1;
         self.next_play = self.next_play.saturating_add(self.config.frame_interval);
+        self.decide(false);
+    }
+
+    /// Feeds the frames played so far to the decoder (all of them when `finished`).
+    fn decide(&mut self, finished: bool) {
+        let Self {
+            config,
+            flags,
+            decoder,
+            decodable,
+            ..
+        } = self;
+        let kinds = &config.kinds;
+        let end = usize::try_from(self.pos)
+            .unwrap_or(usize::MAX)
+            .min(flags.len());
+        decoder.advance(
+            |i| {
+                if kinds.is_empty() {
+                    FrameType::I
+                } else {
+                    kinds[i % kinds.len()]
+                }
+            },
+            |i| flags[i] & ON_TIME != 0,
+            end,
+            finished,
+            |_, ok| *decodable += u64::from(ok),
+        );
     }
 
     /// Starts (or resumes) playing at `t`.
@@ -297,24 +332,10 @@ impl Playout {
         }
     }
 
-    /// Frames there at their turn whose references were too, by [`decode::decodable`] over the
-    /// frames played so far (allocates: call it for reports, not per packet).
+    /// Frames there at their turn whose references were too ([`decode`]'s rules), decided as
+    /// they play (a B frame once the anchor after it has played).
     pub fn decodable(&self) -> u64 {
-        let n = usize::try_from(self.pos)
-            .unwrap_or(usize::MAX)
-            .min(self.flags.len());
-        let kinds: Vec<FrameType> = (0..n)
-            .map(|i| {
-                let k = &self.config.kinds;
-                if k.is_empty() {
-                    FrameType::I
-                } else {
-                    k[i % k.len()]
-                }
-            })
-            .collect();
-        let there: Vec<bool> = self.flags[..n].iter().map(|f| f & ON_TIME != 0).collect();
-        decode::counts(&kinds, &there).decodable as u64
+        self.decodable
     }
 
     /// The statistics at `now` (after [`Playout::advance`] to `now`).
@@ -457,9 +478,16 @@ mod tests {
         assert_eq!(p.stats(t(850)).jitter, Duration::ZERO);
         p.advance(t(2000));
         // Played from 150 ms (frame 1 buffered) — frame 0's turn first, a hole. I lost: B 1,
-        // B 2, P 3 undecodable; second GOP (4..8) fine: 4 decodable of 8.
+        // B 2, P 3 undecodable; second GOP (4..8) fine: 4 decodable of 8, the same as the
+        // offline rules say.
         let s = p.stats(t(2000));
-        assert_eq!((s.on_time, s.decodable), (7, 4));
+        assert_eq!(
+            (s.state, s.on_time, s.decodable),
+            (PlayState::Finished, 7, 4)
+        );
+        let there: Vec<bool> = (0..8).map(|k| k != 0).collect();
+        let offline = decode::counts(&[I, B, B, P, I, B, B, P], &there).decodable;
+        assert_eq!(offline, 4);
         // A frame 16 ms later than its predecessor's transit: J = 16/16 ms = 1 ms.
         let mut q = player();
         q.arrive(t(0), 0);
