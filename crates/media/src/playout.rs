@@ -28,7 +28,7 @@
 
 use fairstream_core::{Duration, Instant};
 
-use crate::decode::{self, Decoder};
+use crate::decode::Decoder;
 use crate::frame::FrameType;
 
 /// Parameters of a player.
@@ -184,10 +184,11 @@ impl Playout {
             .unwrap_or(0)
     }
 
-    /// Frames covering `d` of media (at least one).
+    /// Frames covering `d` of media, to the nearest frame (at least one): an interval of whole
+    /// nanoseconds (66 666 666 ns at 15 frame/s) need not divide `d` exactly.
     fn frames_in(&self, d: Duration) -> u64 {
         let i = self.config.frame_interval.as_nanos().max(1);
-        d.as_nanos().div_ceil(i).max(1)
+        ((d.as_nanos() + i / 2) / i).max(1)
     }
 
     /// When the next time-driven change is due (a frame's turn, or the end of a stall's
@@ -332,7 +333,7 @@ impl Playout {
         }
     }
 
-    /// Frames there at their turn whose references were too ([`decode`]'s rules), decided as
+    /// Frames there at their turn whose references were too ([`crate::decode`]'s rules), decided as
     /// they play (a B frame once the anchor after it has played).
     pub fn decodable(&self) -> u64 {
         self.decodable
@@ -364,6 +365,7 @@ impl Playout {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decode;
 
     fn t(ms: u64) -> Instant {
         Instant::from_nanos(ms * 1_000_000)
