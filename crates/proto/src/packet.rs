@@ -67,6 +67,9 @@ pub struct TcpFlags {
     pub syn: bool,
     /// The segment is a retransmission (for tracing only; receivers must not rely on it).
     pub retransmit: bool,
+    /// The segment carries the last byte of an application record (TCP's PSH; see
+    /// [`crate::tcp::SendBuffer`]).
+    pub push: bool,
 }
 
 /// A TCP segment in packet-numbered (ns-2) form.
