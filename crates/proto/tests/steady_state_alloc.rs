@@ -180,6 +180,7 @@ fn no_protocol_allocates_per_packet_in_steady_state() {
         // The streamer with levels around the path's 10 Mbit/s, so that the level moves, for a
         // clip longer than the test.
         streamer(fairstream_proto::surestream::Transport::Udp),
+        streamer(fairstream_proto::surestream::Transport::Tcp),
     ];
     for protocol in protocols {
         let name = protocol.name();

@@ -1,6 +1,7 @@
 //! The streamer (`protocol = "surestream"`, paper 000): through a token-bucket bottleneck its
-//! level settles below the bottleneck, its player plays the clip, a run is a function of its
-//! seed, and bad parameters are named with file, line and field.
+//! level settles below the bottleneck, its player plays the clip, over TCP it adapts and starts
+//! later than over UDP head to head, a run is a function of its seed, and bad parameters are
+//! named with file, line and field.
 
 use fairstream_scenario::{ScenarioError, load};
 use fairstream_sim::{RunOutput, Simulator};
@@ -104,6 +105,50 @@ levels = [20, 45, 100, 225, 450]"#],
     // Start-up: 10 s of media, sent at 6× the level's rate, arrives in well under 10 s.
     let startup = last(&out, 0, "startup_delay");
     assert!(startup > 0.0 && startup < 10.0, "{startup}");
+}
+
+#[test]
+fn tcp_adapts_and_starts_later_than_udp_head_to_head() {
+    // Paper 000's head-to-head: the same clip over UDP and over TCP, at once, through a
+    // 150 kbps token bucket; both start at the top level (450 kbps).
+    let clip = r#"clip_length = "60s"
+levels = [20, 45, 100, 225, 450]"#;
+    let out = run(&scenario(
+        150,
+        "90s",
+        &[
+            &format!("transport = \"udp\"\n{clip}"),
+            &format!("transport = \"tcp\"\n{clip}"),
+        ],
+    ));
+    let below = |flow| {
+        series(&out, flow, "encoded_rate")
+            .iter()
+            .find(|p| p.1 < 150_000.0)
+            .map_or(f64::INFINITY, |p| p.0)
+    };
+    let (udp, tcp) = (below(0), below(1));
+    // UDP sees loss within a report and steps down every down_hold; TCP must first fill its
+    // send buffer and fall lag_down behind before each step, so it gets below later.
+    assert!(udp < tcp, "UDP below at {udp} s, TCP at {tcp} s");
+    assert!(udp < 10.0, "{udp}");
+    // Over TCP every frame that is delivered arrives whole and in order: all are decodable
+    // (and the player never sees a loss).
+    let tcp_delivered = last(&out, 1, "frames_delivered");
+    assert!(tcp_delivered > 0.0);
+    assert_eq!(
+        last(&out, 1, "frames_decodable") + last(&out, 1, "frames_late"),
+        tcp_delivered
+    );
+    // TCP's start-up takes longer: its prebuffer is written at the top level into a buffer
+    // that drains at TCP's share of 150 kbps.
+    let startup = |flow| last(&out, flow, "startup_delay");
+    assert!(
+        startup(0) < startup(1),
+        "UDP {} s, TCP {} s",
+        startup(0),
+        startup(1)
+    );
 }
 
 #[test]

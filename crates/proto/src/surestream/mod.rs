@@ -35,12 +35,14 @@
 
 pub mod config;
 pub mod rules;
+pub mod tcp;
 pub mod udp;
 
 use fairstream_core::{FlowId, Instant, RngStream};
 use fairstream_media::{Playout, PlayoutConfig};
 
 pub use config::{Clip, Schedule, SurestreamConfig, TcpRule, Transport, UdpRule};
+pub use tcp::{TcpPlayer, TcpServer};
 pub use udp::{UdpPlayer, UdpServer};
 
 use crate::{
@@ -87,6 +89,8 @@ fn playout_config(c: &SurestreamConfig) -> PlayoutConfig {
 pub enum Server {
     /// Over UDP.
     Udp(UdpServer),
+    /// Over TCP.
+    Tcp(TcpServer),
 }
 
 /// A streamer's player, over UDP or TCP.
@@ -94,12 +98,15 @@ pub enum Server {
 pub enum Player {
     /// Over UDP.
     Udp(UdpPlayer),
+    /// Over TCP.
+    Tcp(TcpPlayer),
 }
 
 macro_rules! either {
     ($self:ident, $e:ident => $body:expr) => {
         match $self {
             Self::Udp($e) => $body,
+            Self::Tcp($e) => $body,
         }
     };
 }
@@ -141,12 +148,16 @@ impl Endpoint for Player {
 }
 
 impl SurestreamConfig {
-    /// The server and player of `flow`.
-    pub fn build(&self, flow: FlowId, _rng: RngStream) -> (Server, Player) {
+    /// The server and player of `flow` (over TCP, `rng` draws the TCP clock phase).
+    pub fn build(&self, flow: FlowId, mut rng: RngStream) -> (Server, Player) {
         match self.transport {
-            Transport::Udp | Transport::Tcp => (
+            Transport::Udp => (
                 Server::Udp(UdpServer::new(flow, self)),
                 Player::Udp(UdpPlayer::new(flow, self)),
+            ),
+            Transport::Tcp => (
+                Server::Tcp(TcpServer::new(flow, self, &mut rng)),
+                Player::Tcp(TcpPlayer::new(flow, self)),
             ),
         }
     }
@@ -175,6 +186,13 @@ impl FlowProtocol for SurestreamConfig {
         )
     }
 
+    fn segment_payload(&self) -> u64 {
+        match self.transport {
+            Transport::Tcp => self.payload(),
+            Transport::Udp => 0,
+        }
+    }
+
     fn demand(&self) -> FlowDemand {
         let clip = self.clip();
         let top = self.encoding.levels().iter().map(|l| l.bitrate).max();
@@ -188,7 +206,10 @@ impl FlowProtocol for SurestreamConfig {
             state_bytes: size_of::<Server>()
                 + size_of::<Player>()
                 + usize::try_from(clip.frames()).unwrap_or(usize::MAX)
-                + traces * size_of::<fairstream_media::Frame>(),
+                + traces * size_of::<fairstream_media::Frame>()
+                + crate::tcp::TcpSender::QUEUE_CAPACITY * size_of::<Packet>(),
+            window: (self.transport == Transport::Tcp).then_some(u64::from(self.tcp.window)),
+            bytes_per_packet_in_flight: size_of::<Packet>() + 2 * size_of::<u64>(),
             ..FlowDemand::adaptive(self.packet_size)
         }
     }

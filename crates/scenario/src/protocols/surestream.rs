@@ -43,12 +43,6 @@ pub(crate) fn read(
         "tcp" => Transport::Tcp,
         _ => Transport::Udp,
     };
-    if transport == Transport::Tcp {
-        return Err(f.error(
-            "transport",
-            "the streamer over TCP is not built yet; expected \"udp\"",
-        ));
-    }
     let rates = read_levels(f)?;
     let frame_rate = f
         .opt_float("frame_rate", 0.0, 1000.0)?
