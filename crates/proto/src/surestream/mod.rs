@@ -86,6 +86,10 @@ fn playout_config(c: &SurestreamConfig) -> PlayoutConfig {
 
 /// A streamer's server, over UDP or TCP.
 #[derive(Clone, Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "held boxed in AnyEndpoint; boxing a variant again would add a pointer chase per packet"
+)]
 pub enum Server {
     /// Over UDP.
     Udp(UdpServer),

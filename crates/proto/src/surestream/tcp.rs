@@ -24,7 +24,7 @@ use crate::{Endpoint, EndpointStats, Metric, MetricSink, Packet};
 /// The server over TCP.
 #[derive(Clone, Debug)]
 pub struct TcpServer {
-    tcp: Box<TcpSender>,
+    tcp: TcpSender,
     clip: Clip,
     schedule: Schedule,
     rule: TcpLevels,
@@ -56,7 +56,7 @@ impl TcpServer {
             ..config.tcp
         };
         Self {
-            tcp: Box::new(TcpSender::new(flow, tcp, rng)),
+            tcp: TcpSender::new(flow, tcp, rng),
             schedule: Schedule::new(&clip, config.start, config.speedup, config.prebuffer),
             rule: TcpLevels::new(config.tcp_rule, level, clip.levels() - 1, config.start),
             level,
