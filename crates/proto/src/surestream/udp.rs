@@ -8,8 +8,8 @@
 //! the next I frame (where a decoder can switch streams). Data packets are [`MediaData`] with
 //! the level in `scale`.
 //!
-//! **Player.** A frame is delivered when all its packets arrived; sequence gaps count as lost
-//! packets. Every `report_interval` from its first packet it sends a [`StreamReport`] (what
+//! **Player.** A frame is delivered when all its packets arrived (a piece of it already extends
+//! the buffer to it); sequence gaps count as lost packets. Every `report_interval` from its first packet it sends a [`StreamReport`] (what
 //! arrived since the last, the newest packet's timestamp to echo, its buffered media) and
 //! records its playout metrics.
 
@@ -342,6 +342,7 @@ impl UdpPlayer {
             self.next_report = Some(now.saturating_add(self.interval));
             self.period_start = now;
         }
+        self.playout.seen(now, d.frame);
         let a = match self.assembling {
             Some(a) if a.frame == d.frame => a,
             _ => Assembling {
