@@ -4,8 +4,9 @@
 //!
 //! `ffprobe -v error -select_streams v:0 -show_entries frame=pict_type,pkt_size,pts_time,
 //! best_effort_timestamp_time -of json FILE` is run and its JSON parsed with `serde_json`.
-//! Times are taken from the first frame's (a container may start at any time stamp); the pass
-//! ends one mean frame interval after the last frame, as for CSV traces.
+//! Times are taken from the first frame's (a container may start at any time stamp); a frame
+//! with no time stamp (a decoder's flushed last frame) follows the one before by the mean
+//! interval; the pass ends one mean frame interval after the last frame, as for CSV traces.
 //!
 //! Every error names the video file ([`VideoError`]): ffprobe not installed (with how to get
 //! it), ffprobe failing on the file (with what it said), output that is not what ffprobe
@@ -138,7 +139,7 @@ pub fn parse(text: &str, file: &str) -> Result<FrameTrace, VideoError> {
         problem,
     };
     let mut start = None;
-    let mut frames = Vec::with_capacity(probe.frames.len());
+    let mut frames: Vec<Frame> = Vec::with_capacity(probe.frames.len());
     for (i, raw) in probe.frames.iter().enumerate() {
         let index = i + 1;
         let kind_text = raw.pict_type.as_deref().unwrap_or("");
@@ -167,21 +168,29 @@ pub fn parse(text: &str, file: &str) -> Result<FrameTrace, VideoError> {
                 )
             })?;
         // `pts_time` is "N/A" for frames without a time stamp; the best-effort one is what
-        // players use then.
-        let secs = [&raw.pts_time, &raw.best_effort_timestamp_time]
+        // players use then. A frame with neither (the decoder's last, flushed frame, as MPEG-1
+        // in a program stream gives) follows the one before by the mean interval so far.
+        let stamped = [&raw.pts_time, &raw.best_effort_timestamp_time]
             .into_iter()
             .find_map(|t| t.as_deref().and_then(|t| t.parse::<f64>().ok()))
-            .filter(|t| t.is_finite())
-            .ok_or_else(|| {
-                frame_err(
+            .filter(|t| t.is_finite());
+        let secs = match (stamped, frames.last(), start) {
+            (Some(t), _, _) => t,
+            (None, Some(prev), Some(first)) if frames.len() > 1 => {
+                let prev = first + prev.time.as_secs_f64();
+                prev + (prev - first) / (frames.len() - 1) as f64
+            }
+            _ => {
+                return Err(frame_err(
                     index,
                     TraceProblem::BadValue {
                         column: "pts_time",
                         value: raw.pts_time.clone().unwrap_or_default(),
                         expected: "a presentation time in seconds",
                     },
-                )
-            })?;
+                ));
+            }
+        };
         let first = *start.get_or_insert(secs);
         let offset = secs - first;
         if offset < 0.0 {
@@ -258,6 +267,25 @@ mod tests {
             {"best_effort_timestamp_time": "0.5", "pkt_size": "5", "pict_type": "P"}]}"#;
         let t = parse(text, "v.mkv").unwrap();
         assert_eq!(t.frames()[1].time, Duration::from_millis(500));
+        // A last frame with no time at all follows at the mean interval.
+        let text = r#"{"frames": [
+            {"pts_time": "1.0", "pkt_size": "10", "pict_type": "I"},
+            {"pts_time": "1.04", "pkt_size": "5", "pict_type": "B"},
+            {"pts_time": "1.08", "pkt_size": "5", "pict_type": "P"},
+            {"pts_time": "N/A", "best_effort_timestamp_time": "N/A", "pkt_size": "7", "pict_type": "P"}]}"#;
+        let t = parse(text, "v.mpg").unwrap();
+        assert_eq!(t.frames()[3].time, Duration::from_millis(120));
+        assert_eq!(t.duration(), Duration::from_millis(160));
+        let e = parse(
+            r#"{"frames": [{"pts_time": "N/A", "pkt_size": "1", "pict_type": "I"}]}"#,
+            "v",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("frame 1: `N/A` in column `pts_time`"),
+            "{e}"
+        );
     }
 
     #[test]
