@@ -17,39 +17,68 @@ use crate::frame::FrameType;
 /// Whether each frame of `kinds` is decodable when `arrived[i]` says whether frame `i` arrived
 /// (both in display order; a missing `arrived` entry counts as not arrived).
 pub fn decodable(kinds: &[FrameType], arrived: &[bool]) -> Vec<bool> {
-    let got = |i: usize| arrived.get(i).copied().unwrap_or(false);
     let mut ok = vec![false; kinds.len()];
-    // Anchors first, in order: each needs the anchor before it (a P frame; I frames need none).
-    let mut prev_anchor: Option<bool> = None;
-    for (i, &kind) in kinds.iter().enumerate() {
-        match kind {
-            FrameType::I => {
-                ok[i] = got(i);
-                prev_anchor = Some(ok[i]);
-            }
-            FrameType::P => {
-                ok[i] = got(i) && prev_anchor.unwrap_or(true);
-                prev_anchor = Some(ok[i]);
-            }
-            FrameType::B => {}
-        }
-    }
-    // Then B frames: the anchors on both sides.
-    let mut before: Option<bool> = None;
-    let mut next_anchor = kinds.iter().position(|k| k.is_anchor());
-    for (i, &kind) in kinds.iter().enumerate() {
-        if kind.is_anchor() {
-            before = Some(ok[i]);
-            next_anchor = kinds[i + 1..]
-                .iter()
-                .position(|k| k.is_anchor())
-                .map(|j| i + 1 + j);
-            continue;
-        }
-        let after = next_anchor.is_none_or(|j| ok[j]);
-        ok[i] = got(i) && before.unwrap_or(true) && after;
-    }
+    Decoder::default().advance(
+        |i| kinds[i],
+        |i| arrived.get(i).copied().unwrap_or(false),
+        kinds.len(),
+        true,
+        |i, d| ok[i] = d,
+    );
     ok
+}
+
+/// The rules above as a stream: frames are fed in display order and each is decided once its
+/// references are known, an anchor at once, a B frame when the anchor after it is decided (or
+/// when the sequence is declared finished). A player decides frames as they play with it,
+/// without keeping or rescanning the sequence.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Decoder {
+    /// The next frame not yet fed.
+    next: usize,
+    /// Whether the last anchor fed is decodable (`None`: no anchor yet).
+    before: Option<bool>,
+    /// The first B frame waiting for the anchor after it.
+    b_start: usize,
+}
+
+impl Decoder {
+    /// Feeds frames from the next one not yet fed up to `end` (exclusive), frame `i` of type
+    /// `kind(i)` having arrived when `got(i)`; `out(i, decodable)` is called once per frame as
+    /// it is decided. With `finished`, the B frames after the last anchor are decided too (their
+    /// later reference lies outside the sequence and is not required). `got` is asked about
+    /// waiting B frames only when they are decided.
+    pub fn advance(
+        &mut self,
+        kind: impl Fn(usize) -> FrameType,
+        got: impl Fn(usize) -> bool,
+        end: usize,
+        finished: bool,
+        mut out: impl FnMut(usize, bool),
+    ) {
+        for i in self.next..end {
+            let ok = match kind(i) {
+                FrameType::B => continue,
+                FrameType::I => got(i),
+                FrameType::P => got(i) && self.before.unwrap_or(true),
+            };
+            let before = self.before.unwrap_or(true);
+            for b in self.b_start..i {
+                out(b, got(b) && before && ok);
+            }
+            out(i, ok);
+            self.before = Some(ok);
+            self.b_start = i + 1;
+        }
+        self.next = self.next.max(end);
+        if finished {
+            let before = self.before.unwrap_or(true);
+            for b in self.b_start..self.next {
+                out(b, got(b) && before);
+            }
+            self.b_start = self.next;
+        }
+    }
 }
 
 /// How many frames arrived and how many of them are decodable.

@@ -10,7 +10,9 @@
 //! - [`scale`]: the five media scales of paper 001 (MM_APP / MPEG_APP) and which frames each
 //!   scale sends (the paper's Table 2, for both of its GOP patterns), with the rate of each scale;
 //! - [`decode`]: which frames are decodable given the I/P/B dependencies and what arrived;
-//! - [`encoding`]: multi-rate encodings (levels, each a bit rate and a frame trace).
+//! - [`encoding`]: multi-rate encodings (levels, each a bit rate and a frame trace);
+//! - [`playout`]: a player's playout buffer: start-up buffering, playout, stalls and their
+//!   refill, late frames, decodable frames and inter-arrival jitter (paper 000, Section II).
 //!
 //! Frame sizes are the encoded frame's bytes (the payload a transport carries); times are
 //! offsets from the trace's start. Nothing here allocates per packet: endpoints hold a trace
@@ -31,9 +33,11 @@ pub mod decode;
 pub mod encoding;
 pub mod ffprobe;
 pub mod frame;
+pub mod playout;
 pub mod scale;
 pub mod trace;
 
 pub use encoding::{Encoding, EncodingError, Level};
 pub use frame::{Frame, FrameType, GopPattern, PatternError};
+pub use playout::{PlayState, Playout, PlayoutConfig, PlayoutStats};
 pub use trace::{FrameTrace, SyntheticGop, TraceError, TraceProblem};

@@ -32,6 +32,7 @@ mod metric;
 pub mod multfrc;
 mod packet;
 mod protocols;
+pub mod surestream;
 pub mod tcp;
 pub mod tfrc;
 pub mod vtp;
@@ -41,7 +42,7 @@ pub use endpoint::{Endpoint, EndpointStats};
 pub use metric::{Metric, MetricSink, NullSink, VecSink};
 pub use packet::{
     Direction, Header, IP_TCP_HEADER, IP_UDP_HEADER, LossRate, MediaData, MediaFeedback, Packet,
-    TcpFlags, TcpSegment, TfrcData, TfrcFeedback, UdpDatagram, VtpData, VtpFeedback,
+    StreamReport, TcpFlags, TcpSegment, TfrcData, TfrcFeedback, UdpDatagram, VtpData, VtpFeedback,
 };
 pub use protocols::{AnyEndpoint, FlowDemand, FlowProtocol, ProtocolConfig, TcpFlowConfig};
 pub use vtp::{VtpConfig, VtpReceiver, VtpSender};

@@ -51,6 +51,26 @@ pub enum Metric {
     ScaleTimeout,
     /// A media-scaling sender heard no report for its feedback timeout.
     FeedbackTimeout,
+    /// The encoded level a multi-rate media server sends (0: the lowest).
+    Level(u8),
+    /// The nominal encoded rate of the level a media server sends.
+    EncodedRate(Bitrate),
+    /// Frames a media player received whole so far (cumulative; late ones included).
+    FramesDelivered(u64),
+    /// Frames a media player could decode at their playout turn so far (cumulative).
+    FramesDecodable(u64),
+    /// Frames that reached a media player after their playout turn so far (cumulative).
+    FramesLate(u64),
+    /// Stalls a media player's playout has had so far (cumulative).
+    Stalls(u64),
+    /// Time a media player's playout has been stalled so far (cumulative).
+    StallTime(Duration),
+    /// From a media player's start to its first frame played.
+    StartupDelay(Duration),
+    /// A media player's RFC 3550 inter-arrival jitter of frames.
+    Jitter(Duration),
+    /// Media a player holds ahead of its playout point.
+    Buffered(Duration),
 }
 
 impl Metric {
@@ -80,6 +100,16 @@ impl Metric {
             Self::FramesSent(_) => "frames_sent",
             Self::ScaleTimeout => "scale_timeout",
             Self::FeedbackTimeout => "feedback_timeout",
+            Self::Level(_) => "level",
+            Self::EncodedRate(_) => "encoded_rate",
+            Self::FramesDelivered(_) => "frames_delivered",
+            Self::FramesDecodable(_) => "frames_decodable",
+            Self::FramesLate(_) => "frames_late",
+            Self::Stalls(_) => "stalls",
+            Self::StallTime(_) => "stall_time",
+            Self::StartupDelay(_) => "startup_delay",
+            Self::Jitter(_) => "jitter",
+            Self::Buffered(_) => "buffered",
         }
     }
 
@@ -88,16 +118,27 @@ impl Metric {
     pub fn value(&self) -> f64 {
         match *self {
             Self::Cwnd(v) | Self::Ssthresh(v) => v,
-            Self::RttSample(d) | Self::Srtt(d) | Self::Rto(d) => d.as_secs_f64(),
+            Self::RttSample(d)
+            | Self::Srtt(d)
+            | Self::Rto(d)
+            | Self::StallTime(d)
+            | Self::StartupDelay(d)
+            | Self::Jitter(d)
+            | Self::Buffered(d) => d.as_secs_f64(),
             Self::Rate(r)
             | Self::ReceiveRate(r)
             | Self::EquationRate(r)
-            | Self::AchievedRate(r) => r.as_bps_f64(),
+            | Self::AchievedRate(r)
+            | Self::EncodedRate(r) => r.as_bps_f64(),
             Self::Timeout | Self::FastRetransmit | Self::ScaleTimeout | Self::FeedbackTimeout => {
                 1.0
             }
-            Self::Scale(s) | Self::ReceiverScale(s) => f64::from(s),
-            Self::FramesSent(n) => n as f64,
+            Self::Scale(s) | Self::ReceiverScale(s) | Self::Level(s) => f64::from(s),
+            Self::FramesSent(n)
+            | Self::FramesDelivered(n)
+            | Self::FramesDecodable(n)
+            | Self::FramesLate(n)
+            | Self::Stalls(n) => n as f64,
             Self::LossEventRate(v) | Self::WirelessLossEstimate(v) | Self::ConnectionTarget(v) => v,
             Self::CongestionLoss(n) | Self::WirelessLoss(n) | Self::Connections(n) => f64::from(n),
             Self::Spike(on) => f64::from(u8::from(on)),

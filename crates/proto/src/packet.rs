@@ -56,6 +56,8 @@ pub enum Header {
     MediaData(MediaData),
     /// A media-scaling receiver's scale report over UDP.
     MediaFeedback(MediaFeedback),
+    /// A SureStream-like player's report over UDP (paper 000).
+    StreamReport(StreamReport),
 }
 
 /// Flags of a TCP segment.
@@ -65,6 +67,9 @@ pub struct TcpFlags {
     pub syn: bool,
     /// The segment is a retransmission (for tracing only; receivers must not rely on it).
     pub retransmit: bool,
+    /// The segment carries the last byte of an application record (TCP's PSH; see
+    /// [`crate::tcp::SendBuffer`]).
+    pub push: bool,
 }
 
 /// A TCP segment in packet-numbered (ns-2) form.
@@ -252,6 +257,34 @@ impl MediaFeedback {
     pub const WIRE_LEN: u64 = 20;
 }
 
+/// A SureStream-like player's report (paper 000; `surestream` over UDP): what arrived since the
+/// last report, an echo for the server's RTT samples, and how much media the player holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamReport {
+    /// Report number, from 0, one per report.
+    pub number: u32,
+    /// Timestamp of the newest data packet received (the server's clock).
+    pub t_echo: Instant,
+    /// Time between receiving that packet and sending this report.
+    pub t_delay: Duration,
+    /// Highest sequence number received so far.
+    pub highest_seq: u64,
+    /// Data packets received since the last report.
+    pub received: u32,
+    /// Data packets found missing (sequence gaps) since the last report.
+    pub lost: u32,
+    /// Payload bytes received since the last report over the time since it.
+    pub receive_rate: Bitrate,
+    /// Media the player holds ahead of its playout point.
+    pub buffered: Duration,
+}
+
+impl StreamReport {
+    /// Bytes after the UDP header: number 4, t_echo 4, t_delay 4, highest seq 4, received 2,
+    /// lost 2, receive rate 4, buffered 4 (milliseconds).
+    pub const WIRE_LEN: u64 = 28;
+}
+
 impl Header {
     /// The sequence number the packet trace shows: a TCP data packet's number, an ACK's
     /// cumulative acknowledgement, a UDP, TFRC, VTP or media data packet's number, the highest
@@ -268,6 +301,7 @@ impl Header {
             Self::VtpFeedback(f) => wide(f.highest_seq),
             Self::MediaData(d) => wide(d.seq),
             Self::MediaFeedback(f) => wide(f.highest_seq),
+            Self::StreamReport(r) => wide(r.highest_seq),
         }
     }
 }

@@ -313,6 +313,13 @@ protocols! {
         /// MPEG_APP receiver.
         MpegAppReceiver(Box<crate::media_scaling::MediaReceiver>),
     },
+    /// A SureStream-like streamer over UDP or TCP: multi-rate clip, playout buffer (paper 000).
+    Surestream(crate::surestream::SurestreamConfig) => {
+        /// Streaming server.
+        SurestreamServer(Box<crate::surestream::Server>),
+        /// Streaming player.
+        SurestreamPlayer(Box<crate::surestream::Player>),
+    },
 }
 
 impl Endpoint for AnyEndpoint {

@@ -87,6 +87,7 @@ mod tests {
             flags: TcpFlags {
                 syn,
                 retransmit: false,
+                push: false,
             },
         })
     }

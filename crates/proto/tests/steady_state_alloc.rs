@@ -123,6 +123,18 @@ fn allocations_in_steady_state(protocol: ProtocolConfig) -> (u64, u64) {
     (fewest, path.packets - before)
 }
 
+/// A streamer over `transport` whose levels straddle the path's rate.
+fn streamer(transport: fairstream_proto::surestream::Transport) -> ProtocolConfig {
+    use fairstream_proto::surestream::SurestreamConfig;
+    let rates = [1, 3, 6, 9, 12].map(Bitrate::mbps);
+    ProtocolConfig::Surestream(SurestreamConfig {
+        transport,
+        encoding: std::sync::Arc::new(SurestreamConfig::synthetic_encoding(&rates, 30.0).unwrap()),
+        clip_length: Duration::from_secs(300),
+        ..Default::default()
+    })
+}
+
 /// One test for all protocols: the counter is global, so they must not run concurrently.
 #[test]
 fn no_protocol_allocates_per_packet_in_steady_state() {
@@ -165,6 +177,10 @@ fn no_protocol_allocates_per_packet_in_steady_state() {
             },
             ..Default::default()
         }),
+        // The streamer with levels around the path's 10 Mbit/s, so that the level moves, for a
+        // clip longer than the test.
+        streamer(fairstream_proto::surestream::Transport::Udp),
+        streamer(fairstream_proto::surestream::Transport::Tcp),
     ];
     for protocol in protocols {
         let name = protocol.name();

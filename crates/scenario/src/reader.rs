@@ -11,7 +11,7 @@ use std::ops::Range;
 use std::str::FromStr;
 
 use fairstream_core::{Bitrate, DataSize, Duration, Probability};
-use toml::de::{DeTable, DeValue};
+use toml::de::{DeArray, DeTable, DeValue};
 use toml::{Spanned, Value};
 
 use crate::error::{ScenarioError, Source};
@@ -231,14 +231,7 @@ impl<'t, 'i> Section<'t, 'i> {
         let Some(v) = self.raw(key) else {
             return Ok(None);
         };
-        let x = match v.get_ref() {
-            DeValue::Integer(i) => i64::from_str_radix(&i.as_str().replace('_', ""), i.radix())
-                .ok()
-                .map(|n| n as f64),
-            DeValue::Float(f) => f.as_str().replace('_', "").parse::<f64>().ok(),
-            _ => None,
-        };
-        match x {
+        match number(v.get_ref()) {
             Some(x) if x.is_finite() && (min..=max).contains(&x) => {
                 self.set(key, Value::Float(x));
                 Ok(Some(x))
@@ -410,6 +403,22 @@ impl<'t, 'i> Section<'t, 'i> {
             .collect()
     }
 
+    /// `key` as an array: its items, each with its span, for the caller to read (and resolve
+    /// with [`Section::set`]).
+    pub(crate) fn opt_array(&mut self, key: &str) -> Result<Option<&'t DeArray<'i>>> {
+        self.ask(key);
+        let Some(v) = self.raw(key) else {
+            return Ok(None);
+        };
+        match v.get_ref() {
+            DeValue::Array(items) => Ok(Some(items)),
+            other => Err(self.error(
+                key,
+                format!("expected an array, found {}", a(other.type_str())),
+            )),
+        }
+    }
+
     /// `key` as an array of strings.
     pub(crate) fn opt_str_list(&mut self, key: &str) -> Result<Option<Vec<Named<'t>>>> {
         self.ask(key);
@@ -458,6 +467,17 @@ fn control_character(c: char) -> String {
         "contains the control character U+{:04X}; scenario strings are printed in tables and messages, so they may hold none",
         u32::from(c)
     )
+}
+
+/// A TOML integer or float as a real number (`None` for anything else or an unreadable one).
+pub(crate) fn number(v: &DeValue<'_>) -> Option<f64> {
+    match v {
+        DeValue::Integer(i) => i64::from_str_radix(&i.as_str().replace('_', ""), i.radix())
+            .ok()
+            .map(|n| n as f64),
+        DeValue::Float(f) => f.as_str().replace('_', "").parse::<f64>().ok(),
+        _ => None,
+    }
 }
 
 /// A TOML type's name with its article: "an integer", "a string".

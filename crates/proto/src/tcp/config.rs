@@ -50,6 +50,10 @@ pub struct TcpConfig {
     pub stop: Option<Instant>,
     /// Application data to send in packets (`None`: an FTP source that always has data).
     pub packets: Option<u64>,
+    /// A send buffer of this size that the application writes into
+    /// ([`TcpSender::write`](super::TcpSender::write)); the sender then sends only what was
+    /// written, and `packets` is not used. `None`: the source of `packets`.
+    pub send_buffer: Option<DataSize>,
 }
 
 impl Default for TcpConfig {
@@ -72,6 +76,7 @@ impl Default for TcpConfig {
             start: Instant::ZERO,
             stop: None,
             packets: None,
+            send_buffer: None,
         }
     }
 }

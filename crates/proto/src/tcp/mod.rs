@@ -6,14 +6,18 @@
 //! - [`sender`]: the sender state machine (Reno or NewReno loss recovery);
 //! - [`control`]: window control, the congestion-control interface (AIMD, binomial);
 //! - [`rtt`]: the tick-based RTT estimator and RTO (ns-2 `rtt_update`/`rtt_timeout`);
-//! - [`sink`]: the receiver.
+//! - [`sink`]: the receiver;
+//! - [`app`]: the application interface: a bounded send buffer the sending application writes
+//!   into, cut into segments that end at its records, and in-order delivery at the sink.
 
+pub mod app;
 pub mod config;
 pub mod control;
 pub mod rtt;
 pub mod sender;
 pub mod sink;
 
+pub use app::SendBuffer;
 pub use config::{TcpConfig, TcpSinkConfig, TcpVariant};
 pub use control::{Aimd, Binomial, Control, WindowControl};
 pub use rtt::RttEstimator;

@@ -9,11 +9,16 @@
 //! [`Endpoint::handle_packet`] and its timers (application start, retransmission) through
 //! [`Endpoint::handle_timeout`]; whatever it decides to send is queued and drained through
 //! [`Endpoint::poll_transmit`].
+//!
+//! With [`TcpConfig::send_buffer`] the application writes bytes with [`TcpSender::write`] and the
+//! sender sends only those, cut into segments by a [`SendBuffer`] (the TCP application
+//! interface, [`super::app`]); otherwise it is ns-2's FTP or finite source.
 
 use std::collections::VecDeque;
 
 use fairstream_core::{DataSize, Duration, FlowId, Instant, RngStream};
 
+use super::app::SendBuffer;
 use super::control::WindowControl;
 use super::rtt::RttEstimator;
 use super::{TcpConfig, TcpVariant};
@@ -94,6 +99,8 @@ pub struct TcpSender {
     rtt_ts: Instant,
 
     timers: [Option<Instant>; Timer::COUNT],
+    /// The application's send buffer, when the application writes its data.
+    app: Option<SendBuffer>,
     started: bool,
     stopped: bool,
     out: VecDeque<Packet>,
@@ -150,6 +157,13 @@ impl TcpSender {
             rtt_seq: -1,
             rtt_ts: Instant::ZERO,
             timers,
+            app: config.send_buffer.map(|capacity| {
+                SendBuffer::new(
+                    capacity,
+                    config.packet_size.as_bytes().saturating_sub(IP_TCP_HEADER),
+                    i64::from(config.syn),
+                )
+            }),
             started: false,
             stopped: never,
             out: VecDeque::with_capacity(Self::QUEUE_CAPACITY),
@@ -274,6 +288,49 @@ impl TcpSender {
             && self.highest_ack >= self.curseq - 1
     }
 
+    /// The application's send buffer (`None` without [`TcpConfig::send_buffer`]).
+    pub fn send_buffer(&self) -> Option<&SendBuffer> {
+        self.app.as_ref()
+    }
+
+    /// Room in the send buffer (zero without one).
+    pub fn free_space(&self) -> u64 {
+        self.app.as_ref().map_or(0, SendBuffer::free)
+    }
+
+    /// Writes up to `bytes` of application data into the send buffer at `now` and sends what
+    /// the window allows; returns how many bytes were accepted (none without a send buffer, or
+    /// after `config.stop`). When all were accepted, `push` ends a record with the last of them
+    /// (its segment carries [`TcpFlags::push`]).
+    pub fn write(&mut self, now: Instant, bytes: u64, push: bool) -> u64 {
+        self.apply_stop(now);
+        if self.stopped {
+            return 0;
+        }
+        let Some(app) = self.app.as_mut() else {
+            return 0;
+        };
+        let n = app.write(bytes, push);
+        if n > 0 {
+            self.update_app_limit();
+            if self.started {
+                self.send_much(now, self.config.max_burst);
+            }
+        }
+        n
+    }
+
+    /// With a send buffer, packets below `curseq` may be sent: those already cut, the SYN, and
+    /// one more while bytes are unsent (the next is allowed once that one is cut).
+    fn update_app_limit(&mut self) {
+        if let Some(app) = &self.app
+            && !self.stopped
+        {
+            self.curseq =
+                (self.maxseq + 1).max(i64::from(self.config.syn)) + i64::from(app.unsent() > 0);
+        }
+    }
+
     // ----------------------------------------------------------------- machinery
 
     fn window_packets(&self) -> i64 {
@@ -302,6 +359,11 @@ impl TcpSender {
     fn start(&mut self, now: Instant) {
         self.started = true;
         if self.stopped {
+            return;
+        }
+        if self.app.is_some() {
+            self.update_app_limit();
+            self.send_much(now, self.config.max_burst);
             return;
         }
         self.curseq = match self.config.packets {
@@ -344,10 +406,22 @@ impl TcpSender {
     fn output(&mut self, now: Instant, seq: i64) {
         let syn = seq == 0 && self.config.syn;
         let retransmit = seq <= self.maxseq;
-        let (size, payload) = if syn {
-            (DataSize::bytes(IP_TCP_HEADER), 0)
+        let (size, payload, push) = if syn {
+            (DataSize::bytes(IP_TCP_HEADER), 0, false)
+        } else if let Some(app) = self.app.as_mut() {
+            let (bytes, push) = if retransmit {
+                app.segment(seq)
+            } else {
+                app.cut()
+            }
+            .unwrap_or((0, false));
+            (
+                DataSize::bytes(IP_TCP_HEADER + bytes),
+                u32::try_from(bytes).unwrap_or(u32::MAX),
+                push,
+            )
         } else {
-            (self.config.packet_size, self.data_payload)
+            (self.config.packet_size, self.data_payload, false)
         };
         self.out.push_back(Packet {
             flow: self.flow,
@@ -359,7 +433,11 @@ impl TcpSender {
                 seq,
                 ack: -1,
                 is_ack: false,
-                flags: TcpFlags { syn, retransmit },
+                flags: TcpFlags {
+                    syn,
+                    retransmit,
+                    push,
+                },
             }),
         });
         self.stats.count_sent(size);
@@ -369,6 +447,7 @@ impl TcpSender {
         let nothing_outstanding = self.highest_ack == self.maxseq;
         if seq > self.maxseq {
             self.maxseq = seq;
+            self.update_app_limit();
             if !self.rtt_active {
                 // Karn: only packets sent once are timed.
                 self.rtt_active = true;
@@ -432,6 +511,9 @@ impl TcpSender {
 
     /// Processes an ACK of new data (ns-2 `newack`).
     fn newack(&mut self, now: Instant, a: i64, metrics: &mut dyn MetricSink) {
+        if let Some(app) = self.app.as_mut() {
+            app.ack(a);
+        }
         self.dupacks = 0;
         self.last_ack = a;
         self.highest_ack = a;
@@ -539,6 +621,9 @@ impl TcpSender {
                 }
                 self.last_ack = a;
                 self.highest_ack = a;
+                if let Some(app) = self.app.as_mut() {
+                    app.ack(a);
+                }
                 if self.t_seqno < a + 1 {
                     self.t_seqno = a + 1;
                 }
@@ -745,6 +830,77 @@ mod tests {
         for _ in 0..3 {
             ack(s, a, now);
         }
+    }
+
+    /// (seq, payload, push) of every packet queued at `now`.
+    fn drain_app(s: &mut TcpSender, now: Instant) -> Vec<(i64, u32, bool)> {
+        std::iter::from_fn(|| s.poll_transmit(now))
+            .map(|p| {
+                let h = p.tcp().unwrap();
+                assert_eq!(p.size.as_bytes(), 40 + u64::from(p.payload));
+                (h.seq, p.payload, h.flags.push)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_application_sender_sends_what_was_written_in_segments_ending_at_records() {
+        // SYN, 1040 B packets (1000 B payload), a 3000 B send buffer, initial window 2.
+        let cfg = TcpConfig {
+            send_buffer: Some(DataSize::bytes(3000)),
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(FlowId(1), cfg, &mut RngStream::from_seed(1));
+        // Nothing written: the start sends the SYN only.
+        s.handle_timeout(t(0), &mut NullSink);
+        assert_eq!(drain_app(&mut s, t(0)), [(0, 0, false)]);
+        // A 1500 B record and a 2000 B one, of which 1500 B fit.
+        assert_eq!(s.write(t(1), 1500, true), 1500);
+        assert_eq!(s.write(t(1), 2000, true), 1500);
+        assert_eq!(s.free_space(), 0);
+        // Nothing leaves before the SYN's ACK (cwnd 1, the SYN outstanding).
+        assert_eq!(drain_app(&mut s, t(1)), []);
+        // SYN ACKed: window 2: 1000 B, then the record's last 500 B with the push mark.
+        s.handle_packet(t(100), &ack_packet(0, t(100)), &mut NullSink);
+        assert_eq!(
+            drain_app(&mut s, t(100)),
+            [(1, 1000, false), (2, 500, true)]
+        );
+        // ACK of 1: cwnd 3, room for 1000 B more of the second record (not all of it: no push).
+        s.handle_packet(t(200), &ack_packet(1, t(200)), &mut NullSink);
+        assert_eq!(
+            drain_app(&mut s, t(200)),
+            [(3, 1000, false), (4, 500, false)]
+        );
+        assert_eq!(s.free_space(), 1000);
+        // The rest of the record (500 B) is accepted but waits for the window (2, 3, 4 are
+        // outstanding with cwnd 3); the ACK of 4 lets it go, with the push mark.
+        assert_eq!(s.write(t(250), 500, true), 500);
+        assert_eq!(drain_app(&mut s, t(250)), []);
+        s.handle_packet(t(300), &ack_packet(4, t(300)), &mut NullSink);
+        assert_eq!(drain_app(&mut s, t(300)), [(5, 500, true)]);
+        // Everything ACKed: the buffer is empty, nothing more to send, the transfer complete.
+        s.handle_packet(t(350), &ack_packet(5, t(350)), &mut NullSink);
+        assert_eq!(drain_app(&mut s, t(350)), []);
+        let b = s.send_buffer().unwrap();
+        assert_eq!((b.written(), b.acked(), b.unacked()), (3500, 3500, 0));
+        assert!(s.is_complete());
+        // Idle, then a new record: sent at once, the retransmission timer armed again.
+        assert_eq!(s.write(t(1000), 100, true), 100);
+        assert_eq!(drain_app(&mut s, t(1000)), [(6, 100, true)]);
+        assert!(s.poll_timeout().is_some());
+        // It is lost: the timeout resends the same 100 B, the same push mark.
+        let due = s.poll_timeout().unwrap();
+        s.handle_timeout(due, &mut NullSink);
+        assert_eq!(drain_app(&mut s, due), [(6, 100, true)]);
+    }
+
+    #[test]
+    fn a_sender_without_a_send_buffer_takes_no_writes() {
+        let (mut s, sent) = started(|_| {});
+        assert_eq!(sent.len(), 2);
+        assert_eq!((s.write(t(1), 100, true), s.free_space()), (0, 0));
+        assert!(s.send_buffer().is_none());
     }
 
     #[test]

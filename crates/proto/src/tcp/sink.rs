@@ -16,11 +16,15 @@ use crate::{
     TcpSegment,
 };
 
+/// The flag of a held segment that ends an application record (above any `payload + 1`).
+const PUSH_BIT: u64 = 1 << 40;
+
 /// Smallest ring allocated on the first out-of-order packet.
 const MIN_RING: usize = 64;
 
 /// Out-of-order packets waiting for the gap before them to fill: slot `seq & mask` holds
-/// `payload + 1` for a received packet `seq` in `[next, next + capacity)`, 0 otherwise.
+/// `payload + 1` (plus [`PUSH_BIT`] for a segment ending a record) for a received packet `seq`
+/// in `[next, next + capacity)`, 0 otherwise.
 #[derive(Clone, Debug, Default)]
 struct ReorderRing {
     slots: Vec<u64>,
@@ -61,23 +65,23 @@ impl ReorderRing {
         !self.slots.is_empty() && self.slots[self.index(seq)] != 0
     }
 
-    /// Holds `seq` with its payload (`reserve` was called for it).
+    /// Holds `seq` with its payload and push mark (`reserve` was called for it).
     #[inline]
-    fn put(&mut self, seq: i64, payload: u32) {
+    fn put(&mut self, seq: i64, payload: u32, push: bool) {
         let i = self.index(seq);
-        self.slots[i] = u64::from(payload) + 1;
+        self.slots[i] = u64::from(payload) + 1 + if push { PUSH_BIT } else { 0 };
     }
 
-    /// Removes `seq` and returns its payload, if held.
+    /// Removes `seq` and returns its payload and push mark, if held.
     #[inline]
-    fn take(&mut self, seq: i64) -> Option<u32> {
+    fn take(&mut self, seq: i64) -> Option<(u32, bool)> {
         if self.slots.is_empty() {
             return None;
         }
         let i = self.index(seq);
         let v = std::mem::take(&mut self.slots[i]);
-        // v = payload + 1 with payload a u32, so v - 1 fits.
-        (v != 0).then(|| (v - 1) as u32)
+        // v = payload + 1 (+ PUSH_BIT) with payload a u32, so the payload fits.
+        (v != 0).then(|| (((v & (PUSH_BIT - 1)) - 1) as u32, v & PUSH_BIT != 0))
     }
 }
 
@@ -97,6 +101,8 @@ pub struct TcpSink {
     out: VecDeque<Packet>,
     stats: EndpointStats,
     duplicates: u64,
+    /// Records (segments with the push mark) delivered in order.
+    records: u64,
 }
 
 impl TcpSink {
@@ -115,6 +121,7 @@ impl TcpSink {
             out: VecDeque::with_capacity(Self::QUEUE_CAPACITY),
             stats: EndpointStats::default(),
             duplicates: 0,
+            records: 0,
         }
     }
 
@@ -143,24 +150,35 @@ impl TcpSink {
         self.duplicates
     }
 
+    /// Application bytes delivered in order so far.
+    pub fn delivered_bytes(&self) -> u64 {
+        self.stats.app_bytes_received
+    }
+
+    /// Application records (see [`super::SendBuffer`]) whose last byte was delivered in order
+    /// so far.
+    pub fn records_delivered(&self) -> u64 {
+        self.records
+    }
+
     /// Whether an ACK is being held back (delayed ACKs only).
     pub fn ack_pending(&self) -> bool {
         self.delayed.is_some()
     }
 
     /// Records packet `seq`; returns whether it was new. Delivers what became in order.
-    fn receive(&mut self, seq: i64, payload: u32) -> bool {
+    fn receive(&mut self, seq: i64, payload: u32, push: bool) -> bool {
         if seq < self.next {
             return false;
         }
         if seq == self.next {
-            self.deliver(payload);
+            self.deliver(payload, push);
             self.next += 1;
             self.maxseen = self.maxseen.max(seq);
             while self.next <= self.maxseen {
                 match self.ring.take(self.next) {
-                    Some(p) => {
-                        self.deliver(p);
+                    Some((p, push)) => {
+                        self.deliver(p, push);
                         self.next += 1;
                     }
                     None => break,
@@ -172,14 +190,15 @@ impl TcpSink {
         if self.ring.contains(seq) {
             return false;
         }
-        self.ring.put(seq, payload);
+        self.ring.put(seq, payload, push);
         self.maxseen = self.maxseen.max(seq);
         true
     }
 
     #[inline]
-    fn deliver(&mut self, payload: u32) {
+    fn deliver(&mut self, payload: u32, push: bool) {
         self.stats.app_bytes_received += u64::from(payload);
+        self.records += u64::from(push);
     }
 
     /// Queues an ACK of `seq` carrying the current cumulative ACK.
@@ -214,7 +233,7 @@ impl Endpoint for TcpSink {
         }
         self.stats.packets_received += 1;
         let seq = seg.seq;
-        if !self.receive(seq, packet.payload) {
+        if !self.receive(seq, packet.payload, seg.flags.push) {
             self.duplicates += 1;
         }
         let Some(interval) = self.config.delayed_ack else {
@@ -279,6 +298,7 @@ mod tests {
                 flags: TcpFlags {
                     syn,
                     retransmit: false,
+                    push: false,
                 },
             }),
         }
@@ -313,6 +333,35 @@ mod tests {
                 delayed_ack: Some(Duration::from_millis(100)),
             },
         )
+    }
+
+    /// Data packet `seq` of `payload` bytes, ending a record when `push`.
+    fn app_data(seq: i64, payload: u32, push: bool) -> Packet {
+        let mut p = data(seq, false);
+        p.payload = payload;
+        p.size = DataSize::bytes(40 + u64::from(payload));
+        if let Header::Tcp(h) = &mut p.header {
+            h.flags.push = push;
+        }
+        p
+    }
+
+    #[test]
+    fn records_are_delivered_when_their_last_byte_is_in_order() {
+        let mut s = plain();
+        let feed = |s: &mut TcpSink, seq, payload, push| {
+            s.handle_packet(t(1), &app_data(seq, payload, push), &mut NullSink);
+            (s.delivered_bytes(), s.records_delivered())
+        };
+        // Record A = packets 0 (1000 B) and 1 (300 B, push); record B = packet 2 (200 B, push).
+        assert_eq!(feed(&mut s, 0, 1000, false), (1000, 0));
+        // Packet 2 arrives before 1: B cannot be delivered before A.
+        assert_eq!(feed(&mut s, 2, 200, true), (1000, 0));
+        // Packet 1 fills the gap: both records, 1500 B, in order.
+        assert_eq!(feed(&mut s, 1, 300, true), (1500, 2));
+        // A duplicate delivers nothing twice.
+        assert_eq!(feed(&mut s, 2, 200, true), (1500, 2));
+        assert_eq!(s.duplicates(), 1);
     }
 
     #[test]

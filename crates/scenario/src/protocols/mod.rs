@@ -6,6 +6,7 @@ mod media_scaling;
 mod mmapp;
 mod mpegapp;
 mod multfrc;
+mod surestream;
 mod tcp;
 mod tcp_control;
 mod tfrc;
@@ -70,6 +71,11 @@ pub(crate) const READERS: &[ProtocolReader] = &[
         name: "mpegapp",
         keys: mpegapp::keys,
         read: mpegapp::read,
+    },
+    ProtocolReader {
+        name: "surestream",
+        keys: || surestream::KEYS.to_vec(),
+        read: surestream::read,
     },
 ];
 

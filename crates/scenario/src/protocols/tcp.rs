@@ -105,6 +105,8 @@ pub(crate) fn read(
         start: Instant::ZERO,
         stop: None,
         packets,
+        // The FTP or finite source; the send buffer is for applications (the streamer).
+        send_buffer: None,
     };
     Ok(ProtocolConfig::Tcp(TcpFlowConfig {
         sender: config,

@@ -1,0 +1,196 @@
+//! A `protocol = "surestream"` flow: a SureStream-like streamer (paper 000) over UDP or TCP, a
+//! clip encoded at several levels played out by a buffering player.
+
+use std::sync::Arc;
+
+use fairstream_core::{Bitrate, DataSize, Duration};
+use fairstream_proto::ProtocolConfig;
+use fairstream_proto::surestream::config::UDP_DATA_HEADERS;
+use fairstream_proto::surestream::{SurestreamConfig, TcpRule, Transport, UdpRule};
+use toml::Value;
+
+use super::read_packet_size;
+use crate::error::ScenarioError;
+use crate::reader::{Result, Section, a, number};
+
+/// The keys only a streamer flow takes (`packet_size` is every protocol's).
+pub(crate) const KEYS: &[&str] = &[
+    "transport",
+    "levels",
+    "frame_rate",
+    "clip_length",
+    "speedup",
+    "prebuffer",
+    "rebuffer",
+    "max_stall",
+    "send_buffer",
+    "report_interval",
+    "initial_level",
+    "loss_down",
+    "down_hold",
+    "up_hold",
+    "feedback_timeout",
+    "lag_down",
+];
+
+/// Reads a streamer flow's parameters.
+pub(crate) fn read(
+    f: &mut Section<'_, '_>,
+    _warnings: &mut Vec<ScenarioError>,
+) -> Result<ProtocolConfig> {
+    let d = SurestreamConfig::default();
+    let transport = match f.choice("transport", &["udp", "tcp"], "udp")? {
+        "tcp" => Transport::Tcp,
+        _ => Transport::Udp,
+    };
+    let rates = read_levels(f)?;
+    let frame_rate = f
+        .opt_float("frame_rate", 0.0, 1000.0)?
+        .unwrap_or(SurestreamConfig::DEFAULT_FRAME_RATE);
+    if frame_rate <= 0.0 {
+        return Err(f.error(
+            "frame_rate",
+            "expected frames per second above 0, at most 1000",
+        ));
+    }
+    f.set("frame_rate", Value::Float(frame_rate));
+    let encoding = SurestreamConfig::synthetic_encoding(&rates, frame_rate)
+        .map_err(|e| f.error("levels", e.to_string()))?;
+    let clip_length: Duration = f.unit_or("clip_length", d.clip_length)?;
+    if clip_length.is_zero() {
+        return Err(f.error("clip_length", "must be longer than zero"));
+    }
+    let speedup = f.opt_float("speedup", 0.0, 1000.0)?.unwrap_or(d.speedup);
+    if speedup < 1.0 {
+        return Err(f.error(
+            "speedup",
+            format!(
+                "{speedup} would send slower than the clip plays; expected a number from 1 to 1000"
+            ),
+        ));
+    }
+    f.set("speedup", Value::Float(speedup));
+    let prebuffer: Duration = f.unit_or("prebuffer", d.prebuffer)?;
+    let rebuffer: Duration = f.unit_or("rebuffer", d.rebuffer)?;
+    let max_stall: Duration = f.unit_or("max_stall", d.max_stall)?;
+    let headers = match transport {
+        Transport::Udp => UDP_DATA_HEADERS,
+        Transport::Tcp => fairstream_proto::IP_TCP_HEADER,
+    };
+    let packet_size = read_packet_size(
+        f,
+        d.packet_size,
+        headers + 1,
+        "a streamer packet (its headers and at least one byte)",
+    )?;
+    let send_buffer: DataSize = f.unit_or("send_buffer", d.send_buffer)?;
+    if send_buffer.as_bytes() == 0 {
+        return Err(f.error("send_buffer", "must hold at least one byte"));
+    }
+    let report_interval: Duration = f.unit_or("report_interval", d.report_interval)?;
+    if report_interval.is_zero() {
+        return Err(f.error("report_interval", "must be longer than zero"));
+    }
+    let top = rates.len() as i64 - 1;
+    let initial_level = f.int_or("initial_level", 0, top, top)? as usize;
+    let udp = UdpRule {
+        loss_down: f
+            .opt_float("loss_down", 0.0, 1.0)?
+            .unwrap_or(d.udp.loss_down),
+        down_hold: f.unit_or("down_hold", d.udp.down_hold)?,
+        up_hold: f.unit_or("up_hold", d.udp.up_hold)?,
+        feedback_timeout: f.unit_or("feedback_timeout", d.udp.feedback_timeout)?,
+    };
+    f.set("loss_down", Value::Float(udp.loss_down));
+    if udp.feedback_timeout.is_zero() {
+        return Err(f.error("feedback_timeout", "must be longer than zero"));
+    }
+    let tcp_rule = TcpRule {
+        lag_down: f.unit_or("lag_down", d.tcp_rule.lag_down)?,
+        up_hold: udp.up_hold,
+    };
+    Ok(ProtocolConfig::Surestream(SurestreamConfig {
+        transport,
+        encoding: Arc::new(encoding),
+        clip_length,
+        speedup,
+        prebuffer,
+        rebuffer,
+        max_stall,
+        packet_size,
+        send_buffer,
+        report_interval,
+        initial_level: Some(initial_level),
+        udp,
+        tcp_rule,
+        ..d
+    }))
+}
+
+/// `levels`: the level rates, lowest first, each a number of kbps or a rate with its unit.
+fn read_levels(f: &mut Section<'_, '_>) -> Result<Vec<Bitrate>> {
+    let field = f.field("levels");
+    let expected = "a list of rates in kbps, lowest first, such as [20, 45, 100, 225, 450]";
+    let rates: Vec<Bitrate> = match f.opt_array("levels")? {
+        None => SurestreamConfig::DEFAULT_LEVELS_KBPS
+            .iter()
+            .map(|&k| Bitrate::kbps(k))
+            .collect(),
+        Some(items) => {
+            let mut v = Vec::new();
+            for item in items.iter() {
+                let rate = match item.get_ref() {
+                    toml::de::DeValue::String(s) => {
+                        s.parse::<Bitrate>()
+                            .map_err(|e: fairstream_core::UnitError| {
+                                f.src.error(item.span(), &field, e.to_string())
+                            })?
+                    }
+                    other => match number(other) {
+                        Some(k) if k.is_finite() && k > 0.0 => Bitrate::from_bps_f64(k * 1000.0),
+                        Some(k) => {
+                            return Err(f.src.error(
+                                item.span(),
+                                &field,
+                                format!("{k} kbps is not a rate above 0; expected {expected}"),
+                            ));
+                        }
+                        None => {
+                            return Err(f.src.error(
+                                item.span(),
+                                &field,
+                                format!("expected {expected}, found {}", a(other.type_str())),
+                            ));
+                        }
+                    },
+                };
+                if rate.is_zero() {
+                    return Err(f
+                        .src
+                        .error(item.span(), &field, "a level's rate is above 0"));
+                }
+                if let Some(&prev) = v.last()
+                    && rate <= prev
+                {
+                    return Err(f.src.error(
+                        item.span(),
+                        &field,
+                        format!(
+                            "{rate} is not above the level before it ({prev}); expected {expected}"
+                        ),
+                    ));
+                }
+                v.push(rate);
+            }
+            v
+        }
+    };
+    if rates.is_empty() {
+        return Err(f.error("levels", format!("no levels; expected {expected}")));
+    }
+    f.set(
+        "levels",
+        Value::Array(rates.iter().map(|r| Value::String(r.to_string())).collect()),
+    );
+    Ok(rates)
+}
