@@ -163,6 +163,7 @@ def _section(result: Mapping[str, Any], out: Path) -> dict[str, Any]:
         "phase": _phase(result),
         "no_replicas": "phase" in result,
         "points": _points(result["points"]),
+        "playout": _playout(out / result["id"]),
         "figures": [],
         "figures_unknown": False,
         "figures_error": None,
@@ -321,6 +322,18 @@ def _figures(result: Mapping[str, Any], out: Path) -> dict[str, Any]:
             for fig in figures
         ]
     }
+
+
+def _playout(exp_dir: Path) -> dict[str, Any] | None:
+    """The playout summary of the streamer flows in the experiment's runs (`reproduce.media`), if
+    any: a table, and how many rows were left out."""
+    from .reproduce.media import report_rows
+
+    runs = exp_dir / "runs"
+    dirs = sorted(p for p in runs.iterdir() if p.is_dir()) if runs.is_dir() else []
+    rows, more = report_rows(dirs)
+    table = _points(rows)
+    return None if table is None else {**table, "more": more}
 
 
 def _points(points: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:

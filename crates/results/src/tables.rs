@@ -18,6 +18,15 @@ use crate::ResultsError;
 fn u64s(v: &[u64]) -> ArrayRef {
     Arc::new(UInt64Array::from(v.to_vec()))
 }
+/// A column of values that may be missing (null).
+fn opt_u64s(v: impl Iterator<Item = Option<u64>>) -> ArrayRef {
+    Arc::new(UInt64Array::from_iter(v))
+}
+fn opt_f64s(v: impl Iterator<Item = Option<f64>>) -> ArrayRef {
+    Arc::new(Float64Array::from_iter(
+        v.map(|x| x.filter(|x| x.is_finite())),
+    ))
+}
 fn u32s(v: &[u32]) -> ArrayRef {
     Arc::new(UInt32Array::from(v.to_vec()))
 }
@@ -133,6 +142,40 @@ pub(crate) fn flow_summary_columns(out: &RunOutput) -> Columns {
         ("goodput_bps", col_f64(|x| x.goodput_bps)),
         ("loss_rate", col_f64(|x| x.loss_rate)),
         ("mean_rtt_s", col_f64(|x| x.mean_rtt_s)),
+        (
+            "frames_sent",
+            opt_u64s(f.iter().map(|x| x.media.frames_sent)),
+        ),
+        (
+            "frames_delivered",
+            opt_u64s(f.iter().map(|x| x.media.frames_delivered)),
+        ),
+        (
+            "frames_decodable",
+            opt_u64s(f.iter().map(|x| x.media.frames_decodable)),
+        ),
+        (
+            "frames_late",
+            opt_u64s(f.iter().map(|x| x.media.frames_late)),
+        ),
+        ("stalls", opt_u64s(f.iter().map(|x| x.media.stalls))),
+        (
+            "stall_time_s",
+            opt_f64s(f.iter().map(|x| x.media.stall_time_s)),
+        ),
+        (
+            "startup_delay_s",
+            opt_f64s(f.iter().map(|x| x.media.startup_delay_s)),
+        ),
+        ("jitter_s", opt_f64s(f.iter().map(|x| x.media.jitter_s))),
+        (
+            "level_changes",
+            opt_u64s(f.iter().map(|x| x.media.level_changes)),
+        ),
+        (
+            "mean_encoded_rate_bps",
+            opt_f64s(f.iter().map(|x| x.media.mean_encoded_rate_bps)),
+        ),
     ]
 }
 

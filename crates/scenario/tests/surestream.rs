@@ -204,3 +204,38 @@ fn bad_parameters_name_file_line_and_field() {
         "out of range",
     );
 }
+
+#[test]
+fn the_example_scenario_loads_resolves_to_a_fixed_point_and_plays_both_clips() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/surestream-h2h.toml"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let sc = load(&text, path, None).unwrap();
+    let again = load(&sc.resolved, "resolved.toml", None).unwrap();
+    assert_eq!(again.resolved, sc.resolved);
+    let out = Simulator::new(sc.network).unwrap().run();
+    for flow in [0, 1] {
+        // 120 s at 15 frame/s: every frame sent, and the clip played out within the run.
+        assert_eq!(last(&out, flow, "frames_sent"), 1800.0, "flow {flow}");
+        assert!(last(&out, flow, "frames_delivered") > 0.0, "flow {flow}");
+        assert!(
+            last(&out, flow, "buffered") == 0.0,
+            "flow {flow} still holds media"
+        );
+        // The flow summary holds the last values, and a mean encoded rate between the levels.
+        let m = &out.flows[flow as usize].media;
+        assert_eq!(m.frames_sent, Some(1800));
+        assert_eq!(
+            m.frames_delivered,
+            Some(last(&out, flow, "frames_delivered") as u64)
+        );
+        assert_eq!(m.stalls, Some(last(&out, flow, "stalls") as u64));
+        let changes = series(&out, flow, "level").len() as u64 - 1;
+        assert_eq!(m.level_changes, Some(changes));
+        assert!(changes > 0);
+        let mean = m.mean_encoded_rate_bps.unwrap();
+        assert!((20_000.0..450_000.0).contains(&mean), "{mean}");
+    }
+}

@@ -55,7 +55,7 @@ pub use network::{
     PERTURBATION_PACKET, RecordConfig,
 };
 pub use record::{
-    FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, PacketEvent, PacketTrace,
-    RunOutput,
+    FlowSeries, FlowSummary, LinkSeries, LinkSummary, MediaSummary, MetricRecords, PacketEvent,
+    PacketTrace, RunOutput,
 };
 pub use simulator::Simulator;

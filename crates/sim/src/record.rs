@@ -42,6 +42,89 @@ pub struct FlowSummary {
     pub loss_rate: f64,
     /// Mean of the sender's RTT samples, seconds (NaN if none).
     pub mean_rtt_s: f64,
+    /// Playout and quality of a media flow (all `None` for a flow that reports none).
+    pub media: MediaSummary,
+}
+
+/// The last playout and quality metrics a media flow reported (see `docs/results.md`); each
+/// `None` when the flow never reported it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MediaSummary {
+    /// Frames the sender sent.
+    pub frames_sent: Option<u64>,
+    /// Frames the player received whole.
+    pub frames_delivered: Option<u64>,
+    /// Frames decodable at their playout turn.
+    pub frames_decodable: Option<u64>,
+    /// Frames received after their playout turn.
+    pub frames_late: Option<u64>,
+    /// Playout stalls.
+    pub stalls: Option<u64>,
+    /// Seconds stalled.
+    pub stall_time_s: Option<f64>,
+    /// Seconds from the start to the first frame played.
+    pub startup_delay_s: Option<f64>,
+    /// RFC 3550 inter-arrival jitter of frames, seconds.
+    pub jitter_s: Option<f64>,
+    /// Changes of the encoded level (or scale) after the first.
+    pub level_changes: Option<u64>,
+    /// Time-weighted mean of the encoded rate from its first record to the flow's stop (or the
+    /// end of the run), bit/s.
+    pub mean_encoded_rate_bps: Option<f64>,
+}
+
+impl MediaSummary {
+    /// Takes in one metric record of the flow at `t` seconds.
+    pub fn record(&mut self, t: f64, metric: &fairstream_proto::Metric, rate: &mut RateMean) {
+        use fairstream_proto::Metric as M;
+        match *metric {
+            M::FramesSent(n) => self.frames_sent = Some(n),
+            M::FramesDelivered(n) => self.frames_delivered = Some(n),
+            M::FramesDecodable(n) => self.frames_decodable = Some(n),
+            M::FramesLate(n) => self.frames_late = Some(n),
+            M::Stalls(n) => self.stalls = Some(n),
+            M::StallTime(d) => self.stall_time_s = Some(d.as_secs_f64()),
+            M::StartupDelay(d) => self.startup_delay_s = Some(d.as_secs_f64()),
+            M::Jitter(d) => self.jitter_s = Some(d.as_secs_f64()),
+            M::Level(_) | M::Scale(_) => {
+                self.level_changes = Some(self.level_changes.map_or(0, |n| n + 1));
+            }
+            M::EncodedRate(r) => rate.step(t, r.as_bps_f64()),
+            _ => {}
+        }
+    }
+}
+
+/// The time-weighted mean of a step function fed its steps in time order.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RateMean {
+    /// The first step's time, the last step (time, value) and the integral up to it.
+    first: Option<f64>,
+    last: (f64, f64),
+    area: f64,
+}
+
+impl RateMean {
+    /// The function takes `value` from `t` on.
+    pub fn step(&mut self, t: f64, value: f64) {
+        if self.first.is_some() {
+            self.area += self.last.1 * (t - self.last.0);
+        } else {
+            self.first = Some(t);
+        }
+        self.last = (t, value);
+    }
+
+    /// The mean from the first step to `end` (`None` before any step; the last value when no
+    /// time has passed).
+    pub fn mean(&self, end: f64) -> Option<f64> {
+        let first = self.first?;
+        let span = end - first;
+        if span <= 0.0 {
+            return Some(self.last.1);
+        }
+        Some((self.area + self.last.1 * (end - self.last.0).max(0.0)) / span)
+    }
 }
 
 /// Totals of one link over the run.

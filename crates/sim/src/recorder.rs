@@ -10,8 +10,8 @@ use crate::RecordConfig;
 use crate::link::{Link, LinkCounters};
 use crate::pcap::PcapCapture;
 use crate::record::{
-    FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, PacketEvent, PacketTrace,
-    RunOutput,
+    FlowSeries, FlowSummary, LinkSeries, LinkSummary, MediaSummary, MetricRecords, PacketEvent,
+    PacketTrace, RateMean, RunOutput,
 };
 
 /// Cumulative counters of one flow.
@@ -24,6 +24,8 @@ struct FlowCounters {
     packets_dropped: u64,
     rtt_sum: f64,
     rtt_samples: u64,
+    media: MediaSummary,
+    encoded_rate: RateMean,
 }
 
 /// Routes a flow's metric records into its counters and, if enabled, the metric table.
@@ -40,6 +42,9 @@ impl MetricSink for FlowSink<'_> {
             self.counters.rtt_sum += d.as_secs_f64();
             self.counters.rtt_samples += 1;
         }
+        let c = &mut *self.counters;
+        c.media
+            .record(now.as_secs_f64(), &metric, &mut c.encoded_rate);
         if let Some(r) = self.records.as_deref_mut() {
             r.t.push(now.as_secs_f64());
             r.flow_id.push(self.flow);
@@ -302,6 +307,10 @@ impl Recorder {
                 f64::NAN
             } else {
                 c.rtt_sum / c.rtt_samples as f64
+            },
+            media: MediaSummary {
+                mean_encoded_rate_bps: c.encoded_rate.mean(stop.as_secs_f64()),
+                ..c.media
             },
         }
     }

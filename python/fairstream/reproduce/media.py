@@ -1,0 +1,75 @@
+"""Playout and quality of media flows, for the reproductions and the report: the playout summary
+of a run's media flows (the media columns of its flow summary, docs/results.md) and a figure of
+each media flow's encoded rate over time (the ``encoded_rate`` metric of the streamer).
+
+A reproduction of paper 000 (``h2h-*``) calls `level_figure` from its ``figures`` and puts
+`playout_rows` in its points; the report shows, for every experiment whose runs hold a streamer,
+the playout summary of its runs (`report_rows`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..results import RunResult
+
+#: The flow summary's media columns, in order (null for flows that are not media flows).
+PLAYOUT_COLUMNS = (
+    "frames_sent",
+    "frames_delivered",
+    "frames_decodable",
+    "frames_late",
+    "stalls",
+    "stall_time_s",
+    "startup_delay_s",
+    "jitter_s",
+    "level_changes",
+    "mean_encoded_rate_bps",
+)
+
+
+def playout_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per flow of `summary` (summary.json as a dict) with a player (a streamer): its name,
+    protocol and media columns."""
+    return [
+        {"flow": f["name"], "protocol": f["protocol"], **{c: f.get(c) for c in PLAYOUT_COLUMNS}}
+        for f in summary.get("flows", [])
+        if f.get("frames_delivered") is not None
+    ]
+
+
+def report_rows(run_dirs: Sequence[Path], limit: int = 20) -> tuple[list[dict[str, Any]], int]:
+    """The playout rows of the runs in `run_dirs` (a ``run`` column naming each), at most `limit`
+    of them, and how many more there were."""
+    rows: list[dict[str, Any]] = []
+    for d in run_dirs:
+        if not (d / "summary.json").is_file():
+            continue
+        rows.extend({"run": d.name, **r} for r in playout_rows(RunResult(d).summary))
+    return rows[:limit], max(0, len(rows) - limit)
+
+
+def level_figure(run: RunResult, path: Path, *, title: str, bottleneck_kbps: float | None = None) -> Path:
+    """Each streamer flow's encoded rate over time (kbit/s, a step per level change), with the
+    bottleneck's rate as a line when given; written to `path`."""
+    from .plots import plt, save
+
+    m = run.metrics
+    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    if len(m):
+        import polars as pl
+
+        rates = m.filter(pl.col("metric") == "encoded_rate").sort("t")
+        for flow in rates["flow"].unique(maintain_order=True).to_list():
+            r = rates.filter(pl.col("flow") == flow)
+            ax.step(r["t"].to_list(), [v / 1000 for v in r["value"].to_list()], where="post", label=flow)
+    if bottleneck_kbps is not None:
+        ax.axhline(bottleneck_kbps, color="grey", linestyle=":", label="bottleneck")
+    ax.set_xlabel("time (s)", fontsize="small")
+    ax.set_ylabel("encoded rate (kbit/s)", fontsize="small")
+    ax.set_title(title, fontsize="small")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="x-small")
+    return save(fig, path)
