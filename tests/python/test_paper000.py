@@ -58,3 +58,24 @@ def test_every_h2h_experiment_streams_the_population():
     assert len(full) == paper000.CLIPS * 4 >= 320
     assert len({p.key for p in full}) == len(full)
     assert not math.isnan(full[0].params["rtt_ms"])
+
+
+def test_one_head_to_head_run_gives_a_row_from_its_series():
+    from fairstream import run
+    from fairstream.reproduce.experiment import Point
+
+    exp = EXPERIMENTS["h2h-share"]
+    clip = paper000.Clip(0, (30, 100, 250, 400), 80.0, 60.0, 0.0)
+    scenario = clip_scenario(exp.base_scenario(), clip, 150, "10KB", 3)
+    result = run(scenario)
+    row = paper000.clip_row(Point("x", paper000._params(clip, 150, 1.0), scenario), result)
+    summary = {f["name"]: f for f in result.summary["flows"]}
+    for flow in ("udp", "tcp"):
+        # The metric series' level changes are the flow summary's (the streamer's own count).
+        assert row[f"{flow}_changes"] == summary[flow]["level_changes"]
+        assert 0 < row[f"{flow}_kbps"] < 150 * 1.2
+        assert row[f"{flow}_startup_s"] == summary[flow]["startup_delay_s"]
+        # Both start at 400 kbps, above the bucket, and both get below it during the run.
+        assert 0 < row[f"{flow}_below_s"] < 60
+    assert row["diff"] == pytest.approx((row["tcp_kbps"] - row["udp_kbps"]) / 150)
+    assert 0 < row["loss"] < 0.5 and 0.08 <= row["rtt_s"] < 1.0

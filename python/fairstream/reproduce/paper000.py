@@ -29,6 +29,7 @@ from ..results import RunResult
 from . import h2h_metrics as hm
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
 from .measure import binned_bps
+from .media import level_figure, playout_rows
 from .rate_control_validation import metric_series
 
 PAPER = "000"
@@ -177,6 +178,11 @@ def clip_row(point: Point, run: RunResult) -> dict[str, Any]:
         )
         row[f"{flow}_changes"] = hm.scale_changes(levels)
         row[f"{flow}_below_s"] = hm.time_below(te, rates, bottleneck)
+    for playout in playout_rows(run.summary):
+        flow = playout["flow"]
+        row[f"{flow}_stalls"] = playout["stalls"]
+        row[f"{flow}_stall_time_s"] = playout["stall_time_s"]
+        row[f"{flow}_startup_s"] = playout["startup_delay_s"]
     row["diff"] = hm.normalised_difference(row["tcp_kbps"] * 1e3, row["udp_kbps"] * 1e3, bottleneck)
     return row
 
@@ -570,6 +576,16 @@ class H2hBuffering(HeadToHead):
                     "published": "UDP up to 6×; TCP ≈ 2×",
                 }
             )
+        for flow in ("udp", "tcp"):
+            startup = _median([r.get(f"{flow}_startup_s") for r in rows])
+            stalled = hm.fraction([bool(r.get(f"{flow}_stalls")) for r in rows])
+            comparison.append(
+                {
+                    "quantity": f"{flow.upper()}: median start-up delay (s); runs with a stall",
+                    "ours": f"{startup:.1f}; {_pct(stalled)}",
+                    "published": "not given",
+                }
+            )
         checks = [
             Check(
                 f"UDP buffers faster than it plays: median buffering ratio > 1 ({len(udp_all)} runs)",
@@ -691,12 +707,28 @@ class H2hScaling(HeadToHead):
             title=f"{self.id}: time until the encoded rate is below {SCALING_KBPS} kbps (paper 000 Fig. 18)",
             xlabel="seconds",
         )
-        return [
+        out = [
             Figure(
                 path,
                 "CDF over the clips that can adapt of the time until the encoded rate is below the bucket.",
             )
         ]
+        if rows:
+            example = max(rows, key=lambda r: (r["levels"], -r["clip"]))
+            key = f"c{example['clip']:03d}-{SCALING_KBPS}k"
+            out.append(
+                Figure(
+                    level_figure(
+                        RunResult(exp_dir / result["runs"][key]),
+                        fig_dir / f"{self.id}-levels.png",
+                        title=f"{self.id}: clip {example['clip']}, encoded rate over time (cf. Fig. 18)",
+                        bottleneck_kbps=SCALING_KBPS,
+                    ),
+                    f"The clip with the most levels ({example['levels']}): each stream's encoded rate over "
+                    f"time against the {SCALING_KBPS} kbps bucket.",
+                )
+            )
+        return out
 
 
 # ---------------------------------------------------------------------------------------------
