@@ -17,7 +17,7 @@ use crate::error::ScenarioError;
 use crate::reader::{Result, Section};
 
 /// The keys of the synthetic trace, which a `trace` file replaces.
-const SYNTHETIC_KEYS: [&str; 7] = [
+const SYNTHETIC_KEYS: &[&str] = &[
     "gop",
     "frame_rate",
     "i_frame",
@@ -32,21 +32,7 @@ const NOISY_GOPS: i64 = 100;
 
 /// The keys only an MPEG_APP flow takes.
 pub(crate) fn keys() -> Vec<&'static str> {
-    [
-        &[
-            "trace",
-            "gop",
-            "frame_rate",
-            "i_frame",
-            "p_frame",
-            "b_frame",
-            "size_noise",
-            "gops",
-            "max_packet",
-        ],
-        SCALING_KEYS,
-    ]
-    .concat()
+    [&["trace"], SYNTHETIC_KEYS, &["max_packet"], SCALING_KEYS].concat()
 }
 
 /// Reads an MPEG_APP flow's parameters.
