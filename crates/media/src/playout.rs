@@ -12,8 +12,9 @@
 //! filled again"); a stall that reaches `max_stall` with nothing buffered lasts until the next
 //! frame arrives. The clip is **finished** when its last frame's turn has passed.
 //!
-//! Media buffered = frames from the playout point to the highest frame received, whether or
-//! not the ones between arrived (a lost frame is a hole that plays as a skip).
+//! Media buffered = frames from the playout point to the highest frame received or seen in part
+//! ([`Playout::seen`]: a piece of it arrived), whether or not the ones between arrived (a lost
+//! frame is a hole that plays as a skip).
 //!
 //! Statistics ([`PlayoutStats`]): frames delivered (arrived, once each), late (arrived after
 //! their turn), played on time, decodable (by [`crate::decode`]'s rules over the frames that were
@@ -326,6 +327,20 @@ impl Playout {
             self.late += 1;
             return;
         }
+        self.extend(now, k);
+    }
+
+    /// A piece of frame `k` arrived at `now` (the frame may still be incomplete): the buffer
+    /// reaches at least to it.
+    pub fn seen(&mut self, now: Instant, k: u64) {
+        self.advance(now);
+        if k >= self.pos && k < self.config.frames {
+            self.extend(now, k);
+        }
+    }
+
+    /// The buffer reaches to frame `k` (`k >= pos`): a buffering or stalled player may play.
+    fn extend(&mut self, now: Instant, k: u64) {
         self.received_end = self.received_end.max(k + 1);
         if self.may_play(now) {
             self.play_from(now);
@@ -496,5 +511,26 @@ mod tests {
         q.arrive(t(116), 1);
         let j = q.stats(t(116)).jitter.as_secs_f64();
         assert!((j - 0.001).abs() < 1e-9, "{j}");
+    }
+
+    #[test]
+    fn a_piece_of_a_frame_extends_the_buffer_without_delivering_it() {
+        let mut p = player();
+        // Pieces of frames 0..=9 only: 1 s of media buffered, playout starts at 90 ms (frame 0
+        // plays as a hole at once, 0.9 s left); none delivered.
+        for k in 0..10 {
+            p.seen(t(10 * k), k);
+        }
+        let s = p.stats(t(90));
+        assert_eq!(
+            (s.state, s.delivered, s.buffered),
+            (PlayState::Playing, 0, ms(900))
+        );
+        // Their turns pass as holes; the clip's last frame seen in part lets a stall resume.
+        p.advance(t(1090));
+        assert_eq!(p.state(), PlayState::Stalled);
+        p.seen(t(1200), 29);
+        assert_eq!(p.state(), PlayState::Playing);
+        assert_eq!(p.stats(t(1200)).on_time, 0);
     }
 }

@@ -26,6 +26,9 @@
 //! but is never a loss, nor does it take one back. Packets missing before the first one that
 //! arrives count as a loss.
 //!
+//! It counts the frames that arrive whole (every fragment of the frame; a frame missing one is not
+//! delivered) and records the count (`frames_delivered`) at each checkpoint where it changed.
+//!
 //! The receiver trusts data headers as a TCP receiver does: a forged packet with a huge
 //! sequence number or RTT can blind its loss detection or slow its checkpoints (it never
 //! panics). It allocates nothing after it is built.
@@ -65,6 +68,11 @@ pub struct MediaReceiver {
     losses: u64,
     timeouts: u64,
     late: u64,
+    /// The frame being reassembled: its number, fragments got and fragments in all.
+    assembling: Option<(u64, u16, u16)>,
+    frames_delivered: u64,
+    /// `frames_delivered` as last recorded.
+    frames_recorded: u64,
 }
 
 impl MediaReceiver {
@@ -90,6 +98,9 @@ impl MediaReceiver {
             losses: 0,
             timeouts: 0,
             late: 0,
+            assembling: None,
+            frames_delivered: 0,
+            frames_recorded: 0,
         }
     }
 
@@ -232,6 +243,27 @@ impl MediaReceiver {
             Some(_) => self.late += 1,
         }
         self.timeout_at = Some(now.saturating_add(self.toi()));
+        self.reassemble(d);
+    }
+
+    /// Counts frame `d.frame` delivered once all its fragments arrived (a frame missing one is
+    /// not); `frames_delivered` is recorded at each checkpoint where it changed.
+    fn reassemble(&mut self, d: &MediaData) {
+        let got = match self.assembling {
+            Some((frame, got, _)) if frame == d.frame => got + 1,
+            _ => 1,
+        };
+        if got >= d.fragments {
+            self.assembling = None;
+            self.frames_delivered += 1;
+        } else {
+            self.assembling = Some((d.frame, got, d.fragments));
+        }
+    }
+
+    /// Frames received whole so far.
+    pub fn frames_delivered(&self) -> u64 {
+        self.frames_delivered
     }
 
     /// When the next increase check is due (`None` before data or when idle).
@@ -263,6 +295,10 @@ impl MediaReceiver {
             }
             self.checkpoint_at(now);
             self.report_due = true;
+            if self.frames_delivered != self.frames_recorded {
+                self.frames_recorded = self.frames_delivered;
+                metrics.record(now, Metric::FramesDelivered(self.frames_delivered));
+            }
         }
     }
 

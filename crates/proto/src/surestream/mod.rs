@@ -106,50 +106,46 @@ pub enum Player {
     Tcp(TcpPlayer),
 }
 
-macro_rules! either {
-    ($self:ident, $e:ident => $body:expr) => {
-        match $self {
-            Self::Udp($e) => $body,
-            Self::Tcp($e) => $body,
+/// `Endpoint` for an enum of a UDP and a TCP variant, dispatching to the variant.
+macro_rules! endpoint_by_transport {
+    ($t:ty) => {
+        impl Endpoint for $t {
+            fn handle_packet(&mut self, now: Instant, p: &Packet, m: &mut dyn MetricSink) {
+                match self {
+                    Self::Udp(e) => e.handle_packet(now, p, m),
+                    Self::Tcp(e) => e.handle_packet(now, p, m),
+                }
+            }
+            fn handle_timeout(&mut self, now: Instant, m: &mut dyn MetricSink) {
+                match self {
+                    Self::Udp(e) => e.handle_timeout(now, m),
+                    Self::Tcp(e) => e.handle_timeout(now, m),
+                }
+            }
+            fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
+                match self {
+                    Self::Udp(e) => e.poll_transmit(now),
+                    Self::Tcp(e) => e.poll_transmit(now),
+                }
+            }
+            fn poll_timeout(&self) -> Option<Instant> {
+                match self {
+                    Self::Udp(e) => e.poll_timeout(),
+                    Self::Tcp(e) => e.poll_timeout(),
+                }
+            }
+            fn stats(&self) -> EndpointStats {
+                match self {
+                    Self::Udp(e) => e.stats(),
+                    Self::Tcp(e) => e.stats(),
+                }
+            }
         }
     };
 }
 
-impl Endpoint for Server {
-    fn handle_packet(&mut self, now: Instant, packet: &Packet, metrics: &mut dyn MetricSink) {
-        either!(self, e => e.handle_packet(now, packet, metrics))
-    }
-    fn handle_timeout(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
-        either!(self, e => e.handle_timeout(now, metrics))
-    }
-    fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
-        either!(self, e => e.poll_transmit(now))
-    }
-    fn poll_timeout(&self) -> Option<Instant> {
-        either!(self, e => e.poll_timeout())
-    }
-    fn stats(&self) -> EndpointStats {
-        either!(self, e => e.stats())
-    }
-}
-
-impl Endpoint for Player {
-    fn handle_packet(&mut self, now: Instant, packet: &Packet, metrics: &mut dyn MetricSink) {
-        either!(self, e => e.handle_packet(now, packet, metrics))
-    }
-    fn handle_timeout(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
-        either!(self, e => e.handle_timeout(now, metrics))
-    }
-    fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
-        either!(self, e => e.poll_transmit(now))
-    }
-    fn poll_timeout(&self) -> Option<Instant> {
-        either!(self, e => e.poll_timeout())
-    }
-    fn stats(&self) -> EndpointStats {
-        either!(self, e => e.stats())
-    }
-}
+endpoint_by_transport!(Server);
+endpoint_by_transport!(Player);
 
 impl SurestreamConfig {
     /// The server and player of `flow` (over TCP, `rng` draws the TCP clock phase).

@@ -251,3 +251,43 @@ impl Endpoint for TcpPlayer {
         self.sink.stats()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::VecSink;
+
+    #[test]
+    fn a_server_whose_buffer_stays_full_steps_down_every_lag_down() {
+        // No ACK ever comes back: the 64 KB send buffer fills with the 450 kbps level's frames
+        // (released at 6×) and the writes fall behind the schedule.
+        let ms = |x: u64| Instant::from_nanos(x * 1_000_000);
+        let mut s = TcpServer::new(
+            FlowId(0),
+            &SurestreamConfig {
+                transport: super::super::Transport::Tcp,
+                ..SurestreamConfig::default()
+            },
+            &mut RngStream::from_seed(1),
+        );
+        let mut m = VecSink::default();
+        while let Some(t) = s.poll_timeout().filter(|&t| t <= ms(9_000)) {
+            s.handle_timeout(t, &mut m);
+            while s.poll_transmit(t).is_some() {}
+        }
+        assert_eq!(s.tcp().free_space(), 0);
+        // The frame blocked is the first that did not fit, written at level 4 (released at
+        // once); the rule steps down every 2 s while it lags, but the level only applies to the
+        // next frame, which never comes: the server still writes level 4, aiming at level 0.
+        let levels: Vec<u8> =
+            m.0.iter()
+                .filter_map(|(_, x)| match x {
+                    Metric::Level(l) => Some(*l),
+                    _ => None,
+                })
+                .collect();
+        assert_eq!(levels, [4]);
+        assert_eq!((s.level(), s.rule.level()), (4, 0));
+        assert!(s.lag(ms(9_000)) > Duration::from_secs(8));
+    }
+}

@@ -8,8 +8,8 @@
 //! the next I frame (where a decoder can switch streams). Data packets are [`MediaData`] with
 //! the level in `scale`.
 //!
-//! **Player.** A frame is delivered when all its packets arrived; sequence gaps count as lost
-//! packets. Every `report_interval` from its first packet it sends a [`StreamReport`] (what
+//! **Player.** A frame is delivered when all its packets arrived (a piece of it already extends
+//! the buffer to it); sequence gaps count as lost packets. Every `report_interval` from its first packet it sends a [`StreamReport`] (what
 //! arrived since the last, the newest packet's timestamp to echo, its buffered media) and
 //! records its playout metrics.
 
@@ -342,6 +342,7 @@ impl UdpPlayer {
             self.next_report = Some(now.saturating_add(self.interval));
             self.period_start = now;
         }
+        self.playout.seen(now, d.frame);
         let a = match self.assembling {
             Some(a) if a.frame == d.frame => a,
             _ => Assembling {
@@ -440,5 +441,75 @@ impl Endpoint for UdpPlayer {
 
     fn stats(&self) -> EndpointStats {
         self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{NullSink, VecSink};
+    use fairstream_media::FrameType;
+
+    /// Drives `s` until `until`, returning (time, frame, level, kind) of every packet.
+    fn run(s: &mut UdpServer, until: Instant) -> Vec<(Instant, u64, u8, FrameType)> {
+        let mut out = Vec::new();
+        while let Some(t) = s.poll_timeout().filter(|&t| t <= until) {
+            s.handle_timeout(t, &mut NullSink);
+            while let Some(p) = s.poll_transmit(t) {
+                let Header::MediaData(d) = p.header else {
+                    panic!("not data")
+                };
+                out.push((t, d.frame, d.scale, d.kind.unwrap()));
+            }
+        }
+        out
+    }
+
+    fn report(number: u32, t_echo: Instant, received: u32, lost: u32) -> Packet {
+        Packet {
+            flow: FlowId(0),
+            direction: Direction::Reverse,
+            size: DataSize::bytes(56),
+            payload: 0,
+            sent_at: t_echo,
+            header: Header::StreamReport(StreamReport {
+                number,
+                t_echo,
+                t_delay: Duration::ZERO,
+                highest_seq: 0,
+                received,
+                lost,
+                receive_rate: fairstream_core::Bitrate::ZERO,
+                buffered: Duration::ZERO,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_lossy_report_steps_the_level_down_at_the_next_i_frame() {
+        let ms = |x: u64| Instant::from_nanos(x * 1_000_000);
+        let mut s = UdpServer::new(FlowId(0), &SurestreamConfig::default());
+        // Top level (4) from the start; 10 s of media at 6× by 1.67 s, then 15 frame/s (a GOP of 9
+        // frames every 0.6 s).
+        let sent = run(&mut s, ms(2_150));
+        assert!(sent.iter().all(|p| p.2 == 4));
+        // 2.2 s (past down_hold): a report with 10 % loss. The rule asks for level 3 at once;
+        // frames already begun at level 4 finish at it, the switch waits for an I frame.
+        let mut m = VecSink::default();
+        s.handle_packet(ms(2_200), &report(0, ms(2_100), 90, 10), &mut m);
+        assert_eq!((s.target_level(), s.level()), (3, 4));
+        // An RTT sample: 2.2 − 2.1 s.
+        assert!(
+            m.0.iter()
+                .any(|(_, x)| *x == Metric::RttSample(Duration::from_millis(100)))
+        );
+        let after = run(&mut s, ms(3_000));
+        let first_i = after.iter().position(|p| p.3 == FrameType::I).unwrap();
+        assert!(first_i > 0);
+        assert!(after[..first_i].iter().all(|p| p.2 == 4));
+        assert!(after[first_i..].iter().all(|p| p.2 == 3));
+        // A stale report (number not newer) is ignored.
+        s.handle_packet(ms(3_100), &report(0, ms(3_000), 0, 100), &mut NullSink);
+        assert_eq!(s.target_level(), 3);
     }
 }

@@ -39,7 +39,11 @@ fn first_packet_is_reported_then_one_step_up_per_loss_free_rtt() {
         (t, f.t_echo, f.t_delay, f.highest_seq),
         (ms(65), ms(55), dms(10), 5)
     );
-    let scales: Vec<Metric> = m.0.iter().map(|&(_, x)| x).collect();
+    let scales: Vec<Metric> =
+        m.0.iter()
+            .map(|&(_, x)| x)
+            .filter(|x| !matches!(x, Metric::FramesDelivered(_)))
+            .collect();
     assert_eq!(
         scales,
         [1, 2, 3, 4].map(Metric::ReceiverScale).to_vec(),

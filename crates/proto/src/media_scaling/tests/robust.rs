@@ -300,6 +300,37 @@ fn mpeg_app_runs_at_scale_4_when_the_path_has_room() {
     run(&mut s, &mut r, &mut link, ms(10_000), &mut m, |_, _, _| {});
     assert_eq!((link.drops, r.losses(), r.timeouts()), (0, 0, 0));
     assert_eq!(mean_scale(&m, ms(2_000), ms(10_000)), 4.0);
-    // Scale 4 sends every frame: 30 per second.
+    // Scale 4 sends every frame: 30 per second; nothing lost, every frame sent arrives whole
+    // (all but those in flight at the end).
     assert!(s.frames_sent() > 280, "{} frames", s.frames_sent());
+    let got = r.frames_delivered();
+    assert!(
+        got <= s.frames_sent() && got + 3 >= s.frames_sent(),
+        "{got} of {}",
+        s.frames_sent()
+    );
+}
+
+#[test]
+fn a_frame_missing_a_fragment_is_not_delivered() {
+    // MPEG_APP's I frames (11 000 B) take 8 packets of 1500 B; through an overloaded link some
+    // lose one: fewer frames delivered than sent, and fewer than the packets received suggest.
+    let (mut s, mut r) = MpegAppConfig {
+        scaling: ScalingConfig {
+            initial_scale: 4,
+            ..ScalingConfig::default()
+        },
+        ..MpegAppConfig::default()
+    }
+    .build(FLOW, RngStream::from_seed(1));
+    let mut link = bottleneck(600);
+    let mut m = VecSink::default();
+    run(&mut s, &mut r, &mut link, ms(10_000), &mut m, |_, _, _| {});
+    assert!(link.drops > 0);
+    let delivered = r.frames_delivered();
+    assert!(
+        delivered < s.frames_sent(),
+        "{delivered} of {}",
+        s.frames_sent()
+    );
 }
