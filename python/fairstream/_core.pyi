@@ -105,6 +105,12 @@ def mpeg_scale_rates(
     sends it: (encoded, wire), the frames alone and with the headers of the packets of at most
     `max_packet_bytes` they are split into."""
 
+def import_video(path: str | os.PathLike[str]) -> list[tuple[float, str, int]]:
+    """The frames of the first video stream of the file at `path`, read with `ffprobe` (FFmpeg):
+    (time, type, bytes) per frame in presentation order, time in seconds from the first frame,
+    type "I", "P" or "B", bytes the encoded frame's size. ValueError naming the file when ffprobe
+    is not installed, fails on the file, or reports a frame that cannot be used."""
+
 @final
 class ArrowTable:
     """One table of a run as an Arrow record batch, handed over through the Arrow PyCapsule

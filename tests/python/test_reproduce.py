@@ -43,6 +43,11 @@ KNOWN_FAILURES = {
     ("cmp-multfrc-n", "PER 5 %: n keeps growing through the run (mean over the last 10 % > over 40-50 %)"),
     ("vtp-friendly", "PER 1 %: TCP's throughput beside VTP ≥ 95 % of its throughput beside TCP"),
     ("vtp-friendly", "PER 5 %: TCP's throughput beside VTP ≥ 95 % of its throughput beside TCP"),
+    # Paper 000's smoothness: our UDP streams carry their synthetic GOP's I:P:B sizes (a 0.6 s GOP
+    # against 0.5 s bins) as released, and come out rougher than TCP's, whose ACK clock spreads the
+    # same frames; RealServer paces its UDP packets (see h2h-smooth's notes). Left failing, not tuned.
+    ("h2h-smooth", "150 kbps: UDP smoother than TCP: median |log ratio| UDP < TCP; ours: UDP / TCP"),
+    ("h2h-smooth", "75 kbps: UDP smoother than TCP: median |log ratio| UDP < TCP; ours: UDP / TCP"),
 }
 
 

@@ -126,16 +126,7 @@ pub fn parse(text: &str, file: &str) -> Result<FrameTrace, TraceError> {
         }
         frames.push(Frame { time, kind, size });
     }
-    let (Some(first), Some(last)) = (frames.first(), frames.last()) else {
-        return Err(err(0, TraceProblem::Empty));
-    };
-    let tail = if frames.len() > 1 {
-        (last.time - first.time) / (frames.len() as u64 - 1)
-    } else {
-        Duration::from_secs(1)
-    };
-    let duration = Duration::from_nanos(last.time.as_nanos().saturating_add(tail.as_nanos()));
-    FrameTrace::new(frames, duration).map_err(|p| err(0, p))
+    FrameTrace::with_mean_tail(frames).map_err(|p| err(0, p))
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 //!   size noise from a seeded [`RngStream`](fairstream_core::RngStream)) and the errors a trace
 //!   can have;
 //! - [`csv`]: traces read from CSV files (`time,type,bytes`), with errors naming file and line;
+//! - [`ffprobe`]: traces imported from a real video file (frame types, sizes and times) through
+//!   FFmpeg's `ffprobe`, with errors naming the file (and saying what to install without it);
 //! - [`scale`]: the five media scales of paper 001 (MM_APP / MPEG_APP) and which frames each
 //!   scale sends (the paper's Table 2, for both of its GOP patterns), with the rate of each scale;
 //! - [`decode`]: which frames are decodable given the I/P/B dependencies and what arrived;
@@ -25,12 +27,11 @@
 //! assert_eq!(rates[4].as_bps(), 1_040_000); // all frames: 39 000 B per 0.3 s
 //! assert_eq!(rates[0].as_bps(), 293_333); // I frames only
 //! ```
-//!
-//! Frame sizes imported from a real video file through `ffprobe` are not here yet.
 
 pub mod csv;
 pub mod decode;
 pub mod encoding;
+pub mod ffprobe;
 pub mod frame;
 pub mod playout;
 pub mod scale;

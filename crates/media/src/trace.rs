@@ -108,6 +108,25 @@ impl FrameTrace {
         Ok(Self { frames, duration })
     }
 
+    /// A trace of `frames` (in time order, at least one) whose pass lasts until the last frame
+    /// plus the mean frame interval (`(last − first)/(n − 1)`; one second for a single frame),
+    /// so that a looping source keeps the frame rate across the seam: how traces read from
+    /// files ([`crate::csv`], [`crate::ffprobe`]) end.
+    pub fn with_mean_tail(frames: Vec<Frame>) -> Result<Self, TraceProblem> {
+        let (Some(first), Some(last)) = (frames.first(), frames.last()) else {
+            return Err(TraceProblem::Empty);
+        };
+        let tail = match frames.len() {
+            1 => Duration::from_secs(1),
+            n => {
+                Duration::from_nanos(last.time.as_nanos().saturating_sub(first.time.as_nanos()))
+                    / (n as u64 - 1)
+            }
+        };
+        let duration = Duration::from_nanos(last.time.as_nanos().saturating_add(tail.as_nanos()));
+        Self::new(frames, duration)
+    }
+
     /// `gops` GOPs (at least one) of `gop`. Frame k is due at k/frame_rate (rounded to the
     /// nanosecond, so that long traces do not drift); the pass lasts as many frame intervals as
     /// it has frames. With [`SyntheticGop::size_noise`] above zero each frame's size is drawn

@@ -438,6 +438,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tfrc_equation, m)?)?;
     m.add_function(wrap_pyfunction!(media::mpeg_policy_table, m)?)?;
     m.add_function(wrap_pyfunction!(media::mpeg_scale_rates, m)?)?;
+    m.add_function(wrap_pyfunction!(media::import_video, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,8 +1,11 @@
-//! The media model's tables for Python: paper 001's scale → frames-sent policy of a GOP pattern
-//! and the rate of each scale of a synthetic MPEG-1 stream, as MPEG_APP sends it.
+//! The media model for Python: paper 001's scale → frames-sent policy of a GOP pattern, the rate
+//! of each scale of a synthetic MPEG-1 stream as MPEG_APP sends it, and the frames of a real
+//! video file imported through ffprobe.
 
 use fairstream_core::{DataSize, RngStream};
-use fairstream_media::{FrameTrace, GopPattern, SyntheticGop, scale};
+use std::path::PathBuf;
+
+use fairstream_media::{FrameTrace, GopPattern, SyntheticGop, ffprobe, scale};
 use fairstream_proto::media_scaling::{MpegAppConfig, MpegTrace};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -58,4 +61,18 @@ pub(crate) fn mpeg_scale_rates(
         bps(&scale::scale_rates(&trace)),
         bps(&config.wire_rates(&trace)),
     ))
+}
+
+/// The frames of the first video stream of the file at `path`, read with `ffprobe` (FFmpeg):
+/// `(time, type, bytes)` per frame in presentation order, time in seconds from the first frame,
+/// type `"I"`, `"P"` or `"B"`, bytes the encoded frame's size. ValueError naming the file when
+/// ffprobe is not installed, fails on the file, or reports a frame that cannot be used.
+#[pyfunction]
+pub(crate) fn import_video(path: PathBuf) -> PyResult<Vec<(f64, String, u64)>> {
+    let trace = ffprobe::import(&path).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(trace
+        .frames()
+        .iter()
+        .map(|f| (f.time.as_secs_f64(), f.kind.to_string(), f.size.as_bytes()))
+        .collect())
 }

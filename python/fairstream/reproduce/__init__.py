@@ -9,6 +9,7 @@ from . import (
     binomial,
     engine_checks,
     fair_queue,
+    paper000,
     paper001,
     paper002,
     paper003,
@@ -30,6 +31,7 @@ EXPERIMENTS: dict[str, Experiment] = {
         *paper002.EXPERIMENTS,
         *rate_control_validation.EXPERIMENTS,
         *paper001.EXPERIMENTS,
+        *paper000.EXPERIMENTS,
     )
 }
 

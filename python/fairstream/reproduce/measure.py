@@ -1,5 +1,5 @@
-"""Measurements the reproductions take from a run: delivered throughput over a window, cumulative
-bytes per flow, a link's utilisation and its rate by name."""
+"""Measurements the reproductions take from a run: delivered throughput over a window or per bin,
+cumulative bytes per flow, a link's utilisation and its rate by name."""
 
 from __future__ import annotations
 
@@ -29,6 +29,14 @@ def window_bps(
         (pl.col("flow") == flow) & (pl.col("t_start") >= since_s - 1e-9) & (pl.col("t_start") < end - 1e-9)
     )
     return float(rows[column].sum()) * 8.0 / (end - since_s)
+
+
+def binned_bps(run: RunResult, flow: str, column: str = "bytes_delivered") -> list[float]:
+    """Bit/s of `flow`'s `column` in each bin of the interval series (``[record] interval``), in
+    time order; empty for a flow absent from the run."""
+    rows = run.flow_series.filter(pl.col("flow") == flow).sort("t_start")
+    widths = (rows["t_end"] - rows["t_start"]).to_list()
+    return [b * 8.0 / w for b, w in zip(rows[column].to_list(), widths, strict=True)]
 
 
 def delivered_bps(run: RunResult, flow: str, since_s: float = 0.0) -> float:

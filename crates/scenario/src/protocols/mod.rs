@@ -11,6 +11,7 @@ mod tcp;
 mod tcp_control;
 mod tfrc;
 mod tfrc_wireless;
+mod trace_file;
 mod vtp;
 
 use fairstream_core::DataSize;

@@ -1,6 +1,7 @@
 //! A `protocol = "mpegapp"` flow: MPEG_APP, media scaling over UDP that sends, at each frame
-//! time of a synthetic MPEG-1 trace, the frames the receiver's scale selects (paper 001's
-//! Table 2; PROTOCOLS.md §6).
+//! time of a frame trace, the frames the receiver's scale selects (paper 001's Table 2;
+//! PROTOCOLS.md §6). The trace is a synthetic MPEG-1 stream (`gop`, `frame_rate`, frame sizes)
+//! unless `trace` names a CSV trace or a video file.
 
 use fairstream_core::DataSize;
 use fairstream_media::{GopPattern, SyntheticGop};
@@ -11,28 +12,27 @@ use toml::Value;
 
 use super::MAX_PACKET;
 use super::media_scaling::{SCALING_KEYS, read_scaling};
+use super::trace_file::read_trace;
 use crate::error::ScenarioError;
 use crate::reader::{Result, Section};
+
+/// The keys of the synthetic trace, which a `trace` file replaces.
+const SYNTHETIC_KEYS: &[&str] = &[
+    "gop",
+    "frame_rate",
+    "i_frame",
+    "p_frame",
+    "b_frame",
+    "size_noise",
+    "gops",
+];
 
 /// GOPs of a noisy synthetic trace before it repeats, unless `gops` says otherwise.
 const NOISY_GOPS: i64 = 100;
 
 /// The keys only an MPEG_APP flow takes.
 pub(crate) fn keys() -> Vec<&'static str> {
-    [
-        &[
-            "gop",
-            "frame_rate",
-            "i_frame",
-            "p_frame",
-            "b_frame",
-            "size_noise",
-            "gops",
-            "max_packet",
-        ],
-        SCALING_KEYS,
-    ]
-    .concat()
+    [&["trace"], SYNTHETIC_KEYS, &["max_packet"], SCALING_KEYS].concat()
 }
 
 /// Reads an MPEG_APP flow's parameters.
@@ -47,6 +47,39 @@ pub(crate) fn read(
         ));
     }
     let d = MpegAppConfig::default();
+    let trace = match read_trace(f, "trace")? {
+        Some(frames) => {
+            if let Some(key) = SYNTHETIC_KEYS.iter().find(|k| f.raw(k).is_some()) {
+                return Err(f.error(
+                    key,
+                    "does not apply with `trace`: the trace file gives the frames",
+                ));
+            }
+            MpegTrace::Frames(frames)
+        }
+        None => read_synthetic(f)?,
+    };
+    let max_packet: DataSize = f.unit_or("max_packet", d.max_packet)?;
+    if max_packet.as_bytes() <= DATA_HEADERS || max_packet.as_bytes() > MAX_PACKET {
+        return Err(f.error(
+            "max_packet",
+            format!(
+                "expected {} to {MAX_PACKET} bytes (the IP, UDP and media headers take {DATA_HEADERS})",
+                DATA_HEADERS + 1
+            ),
+        ));
+    }
+    let scaling = read_scaling(f)?;
+    Ok(ProtocolConfig::MpegApp(MpegAppConfig {
+        trace,
+        max_packet,
+        scaling,
+        ..d
+    }))
+}
+
+/// Reads the synthetic MPEG-1 trace's keys.
+fn read_synthetic(f: &mut Section<'_, '_>) -> Result<MpegTrace> {
     let base = SyntheticGop::paper001();
     let pattern_text = f
         .opt_str("gop", "a GOP pattern such as \"IBBPBBPBB\"")?
@@ -77,31 +110,15 @@ pub(crate) fn read(
     f.set("size_noise", Value::Float(size_noise));
     let default_gops = if size_noise > 0.0 { NOISY_GOPS } else { 1 };
     let gops = f.int_or("gops", 1, 100_000, default_gops)? as usize;
-    let max_packet: DataSize = f.unit_or("max_packet", d.max_packet)?;
-    if max_packet.as_bytes() <= DATA_HEADERS || max_packet.as_bytes() > MAX_PACKET {
-        return Err(f.error(
-            "max_packet",
-            format!(
-                "expected {} to {MAX_PACKET} bytes (the IP, UDP and media headers take {DATA_HEADERS})",
-                DATA_HEADERS + 1
-            ),
-        ));
-    }
-    let scaling = read_scaling(f)?;
-    Ok(ProtocolConfig::MpegApp(MpegAppConfig {
-        trace: MpegTrace::Synthetic {
-            gop: SyntheticGop {
-                pattern,
-                frame_rate,
-                i_size,
-                p_size,
-                b_size,
-                size_noise,
-            },
-            gops,
+    Ok(MpegTrace::Synthetic {
+        gop: SyntheticGop {
+            pattern,
+            frame_rate,
+            i_size,
+            p_size,
+            b_size,
+            size_noise,
         },
-        max_packet,
-        scaling,
-        ..d
-    }))
+        gops,
+    })
 }
