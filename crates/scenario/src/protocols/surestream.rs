@@ -4,12 +4,14 @@
 use std::sync::Arc;
 
 use fairstream_core::{Bitrate, DataSize, Duration};
+use fairstream_media::{Encoding, Level};
 use fairstream_proto::ProtocolConfig;
 use fairstream_proto::surestream::config::UDP_DATA_HEADERS;
 use fairstream_proto::surestream::{SurestreamConfig, TcpRule, Transport, UdpRule};
 use toml::Value;
 
 use super::read_packet_size;
+use super::trace_file::read_trace;
 use crate::error::ScenarioError;
 use crate::reader::{Result, Section, a, number};
 
@@ -31,6 +33,7 @@ pub(crate) const KEYS: &[&str] = &[
     "up_hold",
     "feedback_timeout",
     "lag_down",
+    "level",
 ];
 
 /// Reads a streamer flow's parameters.
@@ -43,19 +46,25 @@ pub(crate) fn read(
         "tcp" => Transport::Tcp,
         _ => Transport::Udp,
     };
-    let rates = read_levels(f)?;
-    let frame_rate = f
-        .opt_float("frame_rate", 0.0, 1000.0)?
-        .unwrap_or(SurestreamConfig::DEFAULT_FRAME_RATE);
-    if frame_rate <= 0.0 {
-        return Err(f.error(
-            "frame_rate",
-            "expected frames per second above 0, at most 1000",
-        ));
-    }
-    f.set("frame_rate", Value::Float(frame_rate));
-    let encoding = SurestreamConfig::synthetic_encoding(&rates, frame_rate)
-        .map_err(|e| f.error("levels", e.to_string()))?;
+    let encoding = match read_trace_levels(f)? {
+        Some(encoding) => encoding,
+        None => {
+            let rates = read_levels(f)?;
+            let frame_rate = f
+                .opt_float("frame_rate", 0.0, 1000.0)?
+                .unwrap_or(SurestreamConfig::DEFAULT_FRAME_RATE);
+            if frame_rate <= 0.0 {
+                return Err(f.error(
+                    "frame_rate",
+                    "expected frames per second above 0, at most 1000",
+                ));
+            }
+            f.set("frame_rate", Value::Float(frame_rate));
+            SurestreamConfig::synthetic_encoding(&rates, frame_rate)
+                .map_err(|e| f.error("levels", e.to_string()))?
+        }
+    };
+    let rates: Vec<Bitrate> = encoding.levels().iter().map(|l| l.bitrate).collect();
     let clip_length: Duration = f.unit_or("clip_length", d.clip_length)?;
     if clip_length.is_zero() {
         return Err(f.error("clip_length", "must be longer than zero"));
@@ -125,6 +134,65 @@ pub(crate) fn read(
         tcp_rule,
         ..d
     }))
+}
+
+/// `[[flow.level]]`: each level a frame trace (`trace`, as `mpegapp` reads it) and an optional
+/// nominal `rate` (the trace's mean rate if absent), lowest rate first; `None` when the flow
+/// has no such tables (its levels are then synthetic, from `levels`). Every level must have the
+/// frames of level 0, of the same types (encodings of one clip with one GOP structure): the
+/// server switches level at I frames and the player decodes with level 0's structure.
+fn read_trace_levels(f: &mut Section<'_, '_>) -> Result<Option<Encoding>> {
+    let tables = f.tables("level", &["trace", "rate"])?;
+    if tables.is_empty() {
+        return Ok(None);
+    }
+    for other in ["levels", "frame_rate"] {
+        if f.raw(other).is_some() {
+            return Err(f.error(
+                other,
+                "levels read from traces ([[flow.level]]) take their rates and frame timing \
+                 from the traces; give either `levels` and `frame_rate` or [[flow.level]] tables",
+            ));
+        }
+    }
+    let mut levels: Vec<Level> = Vec::with_capacity(tables.len());
+    let mut resolved = Vec::with_capacity(tables.len());
+    for mut t in tables {
+        let Some(trace) = read_trace(&mut t, "trace")? else {
+            return Err(t.error(
+                "trace",
+                "missing; expected a CSV trace file (\"clip.csv\") or a video file \
+                 ({ video = \"clip.mp4\" })",
+            ));
+        };
+        if let Some(first) = levels.first() {
+            let same_types = first.trace.kinds().eq(trace.kinds());
+            if !same_types {
+                return Err(t.error(
+                    "trace",
+                    format!(
+                        "{} frames whose types differ from the first level's {} frames; every \
+                         level is the same clip with the same GOP structure",
+                        trace.len(),
+                        first.trace.len()
+                    ),
+                ));
+            }
+        }
+        let rate: Bitrate = t.unit_or("rate", trace.mean_rate())?;
+        if rate.is_zero() {
+            return Err(t.error("rate", "a level's rate is above 0"));
+        }
+        levels.push(Level {
+            bitrate: rate,
+            trace,
+        });
+        resolved.push(Value::Table(t.take_resolved()));
+    }
+    f.set("level", Value::Array(resolved));
+    Encoding::new(levels)
+        .map(Some)
+        .map_err(|e| f.error("level", e.to_string()))
 }
 
 /// `levels`: the level rates, lowest first, each a number of kbps or a rate with its unit.
