@@ -545,12 +545,13 @@ class H2hSmooth(HeadToHead):
             "Where ours differ: our UDP streams are rougher than TCP's at every bucket rate, the opposite "
             "of the paper's Fig. 14 (left failing, not tuned). Most of it is the encoding, not the "
             "transport: each level is a synthetic IBBPBBPBB trace with paper 001's I:P:B sizes (11:8:2) at "
-            "15 frame/s, a 0.6 s GOP whose I frame falls in alternate 0.5 s bins, and the UDP server sends "
-            "frames as they are released, so even a single-level clip alone behind a 600 kbps bucket "
+            "15 frame/s, a 0.6 s GOP whose I frame falls in alternate 0.5 s bins; the UDP server paces its "
+            "packets at the level's rate, but at these rates a frame is one packet (an I frame of a 27 kbps "
+            "level is 571 B), so pacing cannot spread the I frame and even a single-level clip alone behind a 600 kbps bucket "
             "alternates by about a third from bin to bin (e.g. 27 / 40 kbit/s) where TCP's ACK clock spreads "
             "the same frames (31 / 34 kbit/s); the UDP level rule's steps add to it. RealServer packetises "
             "and paces its UDP streams (the paper's Fig. 5: UDP packets median 640 B, TCP 1100 B); "
-            "smoothing the server's send rate over a GOP would be the change to try."
+            "packetising frames into smaller packets paced over the GOP would be the change to try."
         )
         return Evaluation(rows, comparison, checks, {}, notes)
 
