@@ -22,6 +22,7 @@
 //! assert_eq!(first.size.as_bytes(), 1000);
 //! ```
 
+pub mod abr;
 mod cbr;
 #[cfg(test)]
 mod closed_loop;
