@@ -1,0 +1,211 @@
+//! The fairstream datagram: a [`FrameHeader`], the header's fields, the data payload; and the
+//! [`encode`]/[`decode`] pair over it.
+
+use super::WireError;
+use super::cursor::{Reader, Writer};
+use super::fields::WireFields;
+use crate::{Header, MediaData, MediaFeedback, TfrcData, TfrcFeedback, VtpData, VtpFeedback};
+
+/// The two bytes every fairstream datagram starts with (`"FS"`).
+pub const MAGIC: u16 = 0x4653;
+/// The wire format's version this build speaks.
+pub const VERSION: u8 = 1;
+/// Bytes of the [`FrameHeader`]: magic 2, version 1, packet type 1, connection id 4.
+pub const FRAME_HEADER_LEN: usize = 8;
+
+/// The packet types of the fairstream format (TFRC Wireless and MULTFRC speak TFRC's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum PacketType {
+    /// [`TfrcData`].
+    TfrcData = 1,
+    /// [`TfrcFeedback`].
+    TfrcFeedback = 2,
+    /// [`VtpData`].
+    VtpData = 3,
+    /// [`VtpFeedback`].
+    VtpFeedback = 4,
+    /// [`MediaData`].
+    MediaData = 5,
+    /// [`MediaFeedback`].
+    MediaFeedback = 6,
+}
+
+impl PacketType {
+    /// Every packet type, in number order.
+    pub const ALL: [Self; 6] = [
+        Self::TfrcData,
+        Self::TfrcFeedback,
+        Self::VtpData,
+        Self::VtpFeedback,
+        Self::MediaData,
+        Self::MediaFeedback,
+    ];
+
+    /// The type a number on the wire names.
+    pub fn from_u8(v: u8) -> Result<Self, WireError> {
+        Self::ALL
+            .into_iter()
+            .find(|t| *t as u8 == v)
+            .ok_or(WireError::UnknownType(v))
+    }
+
+    /// Whether packets of this type carry a payload after their fields (data packets do;
+    /// feedback reports end with their fields).
+    pub const fn carries_payload(self) -> bool {
+        matches!(self, Self::TfrcData | Self::VtpData | Self::MediaData)
+    }
+
+    /// Bytes of the type's fields (its header's `WIRE_LEN`).
+    pub const fn fields_len(self) -> usize {
+        (match self {
+            Self::TfrcData => TfrcData::WIRE_LEN,
+            Self::TfrcFeedback => TfrcFeedback::WIRE_LEN,
+            Self::VtpData => VtpData::WIRE_LEN,
+            Self::VtpFeedback => VtpFeedback::WIRE_LEN,
+            Self::MediaData => MediaData::WIRE_LEN,
+            Self::MediaFeedback => MediaFeedback::WIRE_LEN,
+        }) as usize
+    }
+}
+
+/// What every datagram starts with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameHeader {
+    /// The packet type.
+    pub packet_type: PacketType,
+    /// The connection the datagram belongs to (chosen by the sender at random).
+    pub conn_id: u32,
+}
+
+impl FrameHeader {
+    /// Reads and checks the frame header at the front of `buf`.
+    pub fn decode(buf: &[u8]) -> Result<Self, WireError> {
+        let mut r = Reader::new(buf);
+        Self::read(&mut r)
+    }
+
+    fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
+        let magic = r.u16()?;
+        if magic != MAGIC {
+            return Err(WireError::BadMagic(magic));
+        }
+        let version = r.u8()?;
+        if version != VERSION {
+            return Err(WireError::UnknownVersion(version));
+        }
+        let packet_type = PacketType::from_u8(r.u8()?)?;
+        Ok(Self {
+            packet_type,
+            conn_id: r.u32()?,
+        })
+    }
+
+    fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+        w.u16(MAGIC)?;
+        w.u8(VERSION)?;
+        w.u8(self.packet_type as u8)?;
+        w.u32(self.conn_id)
+    }
+}
+
+/// A decoded datagram: borrowed from the input, nothing allocated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Frame<'a> {
+    /// The connection id it carries.
+    pub conn_id: u32,
+    /// The protocol header.
+    pub header: Header,
+    /// The data payload (empty for feedback).
+    pub payload: &'a [u8],
+}
+
+/// Bytes `header` takes encoded with `payload` bytes of data after it, or why it cannot be.
+pub fn encoded_len(header: &Header, payload: u32) -> Result<usize, WireError> {
+    let t = packet_type(header)?;
+    if payload > 0 && !t.carries_payload() {
+        return Err(WireError::FieldOutOfRange("payload"));
+    }
+    Ok(FRAME_HEADER_LEN + t.fields_len() + payload as usize)
+}
+
+fn packet_type(header: &Header) -> Result<PacketType, WireError> {
+    Ok(match header {
+        Header::Tcp(_) => return Err(WireError::NotEncodable("TCP")),
+        Header::Udp(_) => return Err(WireError::NotEncodable("plain UDP")),
+        Header::TfrcData(_) => TfrcData::TYPE,
+        Header::TfrcFeedback(_) => TfrcFeedback::TYPE,
+        Header::VtpData(_) => VtpData::TYPE,
+        Header::VtpFeedback(_) => VtpFeedback::TYPE,
+        Header::MediaData(_) => MediaData::TYPE,
+        Header::MediaFeedback(_) => MediaFeedback::TYPE,
+    })
+}
+
+/// Writes `header` of connection `conn_id` and `payload` zero bytes of data after it into
+/// `out`; returns the datagram's length. Fails (writing a prefix at most) when `out` is too
+/// short or a field does not fit its width.
+pub fn encode(
+    conn_id: u32,
+    header: &Header,
+    payload: u32,
+    out: &mut [u8],
+) -> Result<usize, WireError> {
+    let len = encoded_len(header, payload)?;
+    if out.len() < len {
+        return Err(WireError::Short {
+            needed: len,
+            got: out.len(),
+        });
+    }
+    let mut w = Writer::new(&mut out[..len]);
+    let packet_type = packet_type(header)?;
+    FrameHeader {
+        packet_type,
+        conn_id,
+    }
+    .write(&mut w)?;
+    match header {
+        Header::TfrcData(h) => h.write(&mut w)?,
+        Header::TfrcFeedback(h) => h.write(&mut w)?,
+        Header::VtpData(h) => h.write(&mut w)?,
+        Header::VtpFeedback(h) => h.write(&mut w)?,
+        Header::MediaData(h) => h.write(&mut w)?,
+        Header::MediaFeedback(h) => h.write(&mut w)?,
+        Header::Tcp(_) | Header::Udp(_) => unreachable!("packet_type refused it"),
+    }
+    let written = w.len();
+    debug_assert_eq!(written, FRAME_HEADER_LEN + packet_type.fields_len());
+    out[written..len].fill(0);
+    Ok(len)
+}
+
+/// Reads one datagram. Never panics, reads nothing past `buf`, allocates nothing.
+pub fn decode(buf: &[u8]) -> Result<Frame<'_>, WireError> {
+    let mut r = Reader::new(buf);
+    let fh = FrameHeader::read(&mut r)?;
+    let header = match fh.packet_type {
+        PacketType::TfrcData => Header::TfrcData(TfrcData::read(&mut r)?),
+        PacketType::TfrcFeedback => Header::TfrcFeedback(TfrcFeedback::read(&mut r)?),
+        PacketType::VtpData => Header::VtpData(VtpData::read(&mut r)?),
+        PacketType::VtpFeedback => Header::VtpFeedback(VtpFeedback::read(&mut r)?),
+        PacketType::MediaData => Header::MediaData(MediaData::read(&mut r)?),
+        PacketType::MediaFeedback => Header::MediaFeedback(MediaFeedback::read(&mut r)?),
+    };
+    let rest = r.remaining();
+    if rest > 0 && !fh.packet_type.carries_payload() {
+        return Err(WireError::BadLength {
+            expected: FRAME_HEADER_LEN + fh.packet_type.fields_len(),
+            got: buf.len(),
+        });
+    }
+    Ok(Frame {
+        conn_id: fh.conn_id,
+        header,
+        payload: &buf[buf.len() - rest..],
+    })
+}
+
+#[cfg(test)]
+#[path = "codec_tests.rs"]
+mod tests;
