@@ -4,6 +4,7 @@
 use super::WireError;
 use super::cursor::{Reader, Writer};
 use super::fields::WireFields;
+use super::handshake::{ACK_LEN, HELLO_LEN, Handshake};
 use crate::{Header, MediaData, MediaFeedback, TfrcData, TfrcFeedback, VtpData, VtpFeedback};
 
 /// The two bytes every fairstream datagram starts with (`"FS"`).
@@ -29,17 +30,23 @@ pub enum PacketType {
     MediaData = 5,
     /// [`MediaFeedback`].
     MediaFeedback = 6,
+    /// A sender's [`Handshake::Hello`].
+    Hello = 16,
+    /// A receiver's [`Handshake::Ack`].
+    HelloAck = 17,
 }
 
 impl PacketType {
     /// Every packet type, in number order.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 8] = [
         Self::TfrcData,
         Self::TfrcFeedback,
         Self::VtpData,
         Self::VtpFeedback,
         Self::MediaData,
         Self::MediaFeedback,
+        Self::Hello,
+        Self::HelloAck,
     ];
 
     /// The type a number on the wire names.
@@ -59,6 +66,8 @@ impl PacketType {
     /// Bytes of the type's fields (its header's `WIRE_LEN`).
     pub const fn fields_len(self) -> usize {
         (match self {
+            Self::Hello => HELLO_LEN as u64,
+            Self::HelloAck => ACK_LEN as u64,
             Self::TfrcData => TfrcData::WIRE_LEN,
             Self::TfrcFeedback => TfrcFeedback::WIRE_LEN,
             Self::VtpData => VtpData::WIRE_LEN,
@@ -109,13 +118,22 @@ impl FrameHeader {
     }
 }
 
+/// What a datagram carries after its frame header.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Body {
+    /// A protocol packet's header.
+    Packet(Header),
+    /// A handshake message.
+    Handshake(Handshake),
+}
+
 /// A decoded datagram: borrowed from the input, nothing allocated.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Frame<'a> {
     /// The connection id it carries.
     pub conn_id: u32,
-    /// The protocol header.
-    pub header: Header,
+    /// The protocol header or handshake message.
+    pub body: Body,
     /// The data payload (empty for feedback).
     pub payload: &'a [u8],
 }
@@ -180,17 +198,36 @@ pub fn encode(
     Ok(len)
 }
 
+/// Writes handshake message `h` of connection `conn_id` into `out`; returns its length.
+pub fn encode_handshake(conn_id: u32, h: &Handshake, out: &mut [u8]) -> Result<usize, WireError> {
+    let packet_type = match h {
+        Handshake::Hello { .. } => PacketType::Hello,
+        Handshake::Ack { .. } => PacketType::HelloAck,
+    };
+    let mut w = Writer::new(out);
+    FrameHeader {
+        packet_type,
+        conn_id,
+    }
+    .write(&mut w)?;
+    h.write(&mut w)?;
+    Ok(w.len())
+}
+
 /// Reads one datagram. Never panics, reads nothing past `buf`, allocates nothing.
 pub fn decode(buf: &[u8]) -> Result<Frame<'_>, WireError> {
     let mut r = Reader::new(buf);
     let fh = FrameHeader::read(&mut r)?;
-    let header = match fh.packet_type {
-        PacketType::TfrcData => Header::TfrcData(TfrcData::read(&mut r)?),
-        PacketType::TfrcFeedback => Header::TfrcFeedback(TfrcFeedback::read(&mut r)?),
-        PacketType::VtpData => Header::VtpData(VtpData::read(&mut r)?),
-        PacketType::VtpFeedback => Header::VtpFeedback(VtpFeedback::read(&mut r)?),
-        PacketType::MediaData => Header::MediaData(MediaData::read(&mut r)?),
-        PacketType::MediaFeedback => Header::MediaFeedback(MediaFeedback::read(&mut r)?),
+    let packet = |h| Body::Packet(h);
+    let body = match fh.packet_type {
+        PacketType::TfrcData => packet(Header::TfrcData(TfrcData::read(&mut r)?)),
+        PacketType::TfrcFeedback => packet(Header::TfrcFeedback(TfrcFeedback::read(&mut r)?)),
+        PacketType::VtpData => packet(Header::VtpData(VtpData::read(&mut r)?)),
+        PacketType::VtpFeedback => packet(Header::VtpFeedback(VtpFeedback::read(&mut r)?)),
+        PacketType::MediaData => packet(Header::MediaData(MediaData::read(&mut r)?)),
+        PacketType::MediaFeedback => packet(Header::MediaFeedback(MediaFeedback::read(&mut r)?)),
+        PacketType::Hello => Body::Handshake(Handshake::read_hello(&mut r)?),
+        PacketType::HelloAck => Body::Handshake(Handshake::read_ack(&mut r)?),
     };
     let rest = r.remaining();
     if rest > 0 && !fh.packet_type.carries_payload() {
@@ -201,9 +238,28 @@ pub fn decode(buf: &[u8]) -> Result<Frame<'_>, WireError> {
     }
     Ok(Frame {
         conn_id: fh.conn_id,
-        header,
+        body,
         payload: &buf[buf.len() - rest..],
     })
+}
+
+/// The property the fuzz targets and the test suite's replay check on any bytes: decoding
+/// returns (never panics), and a datagram that decodes encodes back to the same bytes' frame.
+/// Panics when the property fails.
+pub fn check_decode_property(data: &[u8]) {
+    let Ok(frame) = decode(data) else { return };
+    let mut buf = [0u8; 65_536];
+    let out = buf
+        .get_mut(..data.len())
+        .expect("a UDP datagram fits 64 KiB");
+    let n = match &frame.body {
+        Body::Packet(h) => encode(frame.conn_id, h, frame.payload.len() as u32, out),
+        Body::Handshake(h) => encode_handshake(frame.conn_id, h, out),
+    }
+    .expect("a decoded frame encodes");
+    assert_eq!(n, data.len(), "re-encoded length");
+    let again = decode(&out[..n]).expect("an encoded frame decodes");
+    assert_eq!((again.conn_id, again.body), (frame.conn_id, frame.body));
 }
 
 #[cfg(test)]

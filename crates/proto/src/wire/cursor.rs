@@ -43,6 +43,9 @@ impl<'a> Reader<'a> {
     pub(super) fn u32(&mut self) -> Result<u32, WireError> {
         Ok(u32::from_be_bytes(self.take()?))
     }
+    pub(super) fn u64(&mut self) -> Result<u64, WireError> {
+        Ok(u64::from_be_bytes(self.take()?))
+    }
     pub(super) fn skip<const N: usize>(&mut self) -> Result<(), WireError> {
         self.take::<N>().map(|_| ())
     }

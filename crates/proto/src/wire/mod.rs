@@ -11,10 +11,13 @@ mod codec;
 mod cursor;
 mod error;
 mod fields;
+mod handshake;
 mod transport;
 
 pub use codec::{
-    FRAME_HEADER_LEN, Frame, FrameHeader, MAGIC, PacketType, VERSION, decode, encode, encoded_len,
+    Body, FRAME_HEADER_LEN, Frame, FrameHeader, MAGIC, PacketType, VERSION, check_decode_property,
+    decode, encode, encode_handshake, encoded_len,
 };
 pub use error::WireError;
+pub use handshake::{ACK_LEN, AckStatus, HELLO_LEN, Handshake};
 pub use transport::{MAX_TRANSPORT_HEADER, TransportContext};
