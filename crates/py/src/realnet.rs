@@ -214,6 +214,7 @@ pub(crate) fn real_send(
         "ignored_datagrams": r.ignored,
         "malformed_datagrams": r.malformed,
         "send_buffer_drops": r.send_drops,
+        "lying_reports": r.lies,
     });
     Ok(RealRun {
         info: RunInfo {

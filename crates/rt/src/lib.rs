@@ -15,6 +15,7 @@
 pub mod clock;
 mod error;
 pub mod pacer;
+pub mod proof;
 pub mod protocol;
 pub mod receiver;
 pub mod record;
@@ -24,6 +25,6 @@ mod socket;
 
 pub use error::RtError;
 pub use protocol::RtProtocol;
-pub use receiver::{RecvConfig, RecvReport, bind_receiver, run_receiver};
+pub use receiver::{Impairment, RecvConfig, RecvReport, bind_receiver, run_receiver};
 pub use sender::{SendConfig, SendReport, run_sender};
 pub use session::StopReason;

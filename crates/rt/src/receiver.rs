@@ -13,6 +13,7 @@ use fairstream_sim::RunOutput;
 
 use crate::clock::Clock;
 use crate::pacer;
+use crate::proof::{self, NONCE_LEN, NonceSums};
 use crate::record::{FlowLabels, Live, Recorder};
 use crate::session::{PeerFilter, StopReason};
 use crate::{RtError, RtProtocol, socket};
@@ -30,6 +31,17 @@ pub struct RecvConfig {
     pub wait_for_sender: Option<Duration>,
     /// Protocols it accepts.
     pub protocols: Vec<RtProtocol>,
+    /// Misbehaviour on purpose, for attack tests and demonstrations (none by default).
+    pub impairment: Impairment,
+}
+
+/// What a receiver can be made to do wrong, to show what a sender does about it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Impairment {
+    /// Treat every `n`-th data packet as lost on the way (0: none).
+    pub drop_every: u32,
+    /// Report no loss whatever was lost (its echo can only sum what it got).
+    pub lie: bool,
 }
 
 impl RecvConfig {
@@ -41,6 +53,7 @@ impl RecvConfig {
             idle_timeout: Duration::from_secs(3),
             wait_for_sender: None,
             protocols: RtProtocol::ALL.to_vec(),
+            impairment: Impairment::default(),
         }
     }
 }
@@ -68,6 +81,8 @@ struct Conn {
     ep: AnyEndpoint,
     last_heard: Instant,
     highest: [Option<u64>; 256],
+    sums: Box<NonceSums>,
+    arrived: u64,
 }
 
 /// Binds `cfg.listen` (so that a port in use fails before anything else).
@@ -152,6 +167,8 @@ pub fn run_receiver(
                                 ep,
                                 last_heard: now,
                                 highest: [None; 256],
+                                sums: Box::default(),
+                                arrived: 0,
                             });
                             Some(AckStatus::Accepted)
                         }
@@ -171,6 +188,17 @@ pub fn run_receiver(
                         return;
                     }
                     c.last_heard = now;
+                    c.arrived += 1;
+                    let every = u64::from(cfg.impairment.drop_every);
+                    if every > 0 && c.arrived % every == 0 {
+                        return; // impaired: as if lost on the way
+                    }
+                    if let (Some((conn, seq)), Some(n)) =
+                        (proof::data_seq(&header), f.payload.get(..NONCE_LEN))
+                    {
+                        let nonce = u32::from_be_bytes([n[0], n[1], n[2], n[3]]);
+                        c.sums.received(conn, seq, nonce);
+                    }
                     let size =
                         DataSize::bytes((d.len() - wire::FRAME_HEADER_LEN) as u64 + IP_UDP_HEADER);
                     let p = Packet {
@@ -204,9 +232,21 @@ pub fn run_receiver(
             if c.ep.poll_timeout().is_some_and(|t| t <= now) {
                 c.ep.handle_timeout(now, &mut rec);
             }
-            while let Some(p) = c.ep.poll_transmit(now) {
-                let n = wire::encode(c.filter.conn_id, &p.header, p.payload, &mut outbuf)
+            while let Some(mut p) = c.ep.poll_transmit(now) {
+                let conn = proof::feedback_claim(&p.header).map(|(conn, _)| conn);
+                let (lag, cap) = (proof::echo_lag(&p.header), proof::report_top(&p.header));
+                if cfg.impairment.lie {
+                    hide_loss(&mut p.header);
+                }
+                let trailer = if conn.is_some() { wire::ECHO_LEN } else { 0 };
+                let n = wire::encode(c.filter.conn_id, &p.header, trailer as u32, &mut outbuf)
                     .map_err(|e| std::io::Error::other(e.to_string()))?;
+                if let Some(conn) = conn {
+                    c.sums
+                        .echo(conn, lag, cap)
+                        .write(&mut outbuf[n - trailer..n])
+                        .map_err(|e| std::io::Error::other(e.to_string()))?;
+                }
                 let _ = sock.send_to(&outbuf[..n], c.filter.peer);
             }
             if now >= next_live {
@@ -252,6 +292,15 @@ pub fn run_receiver(
         ignored: ignored + conn.as_ref().map_or(0, |c| c.filter.ignored),
         malformed,
     })
+}
+
+/// What a lying receiver reports: no loss at all.
+fn hide_loss(h: &mut Header) {
+    match h {
+        Header::TfrcFeedback(f) => f.p = fairstream_proto::LossRate::ZERO,
+        Header::VtpFeedback(f) => f.lost = 0,
+        _ => {}
+    }
 }
 
 /// Data packets skipped by `header`'s sequence number (per sub-connection), counting a gap once.

@@ -13,6 +13,7 @@ use fairstream_sim::RunOutput;
 
 use crate::clock::Clock;
 use crate::pacer::{self, Lateness};
+use crate::proof::{self, NONCE_LEN, NonceLedger};
 use crate::record::{FlowLabels, Live, Recorder};
 use crate::session::{CircuitBreaker, PeerFilter, StopReason, random_u64, reported_loss};
 use crate::{RtError, RtProtocol, socket};
@@ -72,6 +73,8 @@ pub struct SendReport {
     pub feedback: u64,
     /// Datagrams the socket refused (its buffer full).
     pub send_drops: u64,
+    /// Feedback reports whose echo did not prove their claim of no loss (taken as heavy loss).
+    pub lies: u64,
 }
 
 const HELLO_WAIT: Duration = Duration::from_millis(250);
@@ -158,6 +161,7 @@ pub fn run_sender(
             malformed: 0,
             feedback: 0,
             send_drops: 0,
+            lies: 0,
         });
     };
     let start = clock.now();
@@ -169,7 +173,9 @@ pub fn run_sender(
     let mut breaker = CircuitBreaker::new(start);
     breaker.min_silence = cfg.breaker_silence;
     let mut lateness = Lateness::default();
-    let (mut malformed, mut feedback, mut send_drops) = (0u64, 0u64, 0u64);
+    let (mut malformed, mut feedback, mut send_drops, mut lies) = (0u64, 0u64, 0u64, 0u64);
+    let mut ledger = NonceLedger::default();
+    let mut nonces = RngStream::from_seed(random_u64());
     let mut loss = 0.0;
     let (mut inbuf, mut outbuf) = (vec![0u8; 65_536], vec![0u8; 65_536]);
     let mut next_live = start + Duration::from_secs(1);
@@ -185,10 +191,18 @@ pub fn run_sender(
         socket::drain(&sock, &mut inbuf, 256, |d, from| match wire::decode(d) {
             Ok(f) if !filter.admit(from, f.conn_id) => {}
             Ok(wire::Frame {
-                body: Body::Packet(header),
+                body: Body::Packet(mut header),
+                payload: trailer,
                 ..
             }) => {
                 feedback += 1;
+                if let Some((conn, true)) = proof::feedback_claim(&header) {
+                    let proven = wire::Echo::read(trailer).map(|e| ledger.verify(conn, &e));
+                    if matches!(proven, None | Some(Some(false))) {
+                        lies += 1;
+                        proof::forge_loss(&mut header);
+                    }
+                }
                 let size =
                     DataSize::bytes((d.len() - wire::FRAME_HEADER_LEN) as u64 + IP_UDP_HEADER);
                 let p = Packet {
@@ -217,6 +231,14 @@ pub fn run_sender(
         while let Some(p) = ep.poll_transmit(now) {
             let n = wire::encode(conn_id, &p.header, p.payload, &mut outbuf)
                 .map_err(|e| std::io::Error::other(e.to_string()))?;
+            if let Some((conn, seq)) = proof::data_seq(&p.header)
+                && p.payload as usize >= NONCE_LEN
+            {
+                let nonce = nonces.next_u64() as u32;
+                let at = n - p.payload as usize;
+                outbuf[at..at + NONCE_LEN].copy_from_slice(&nonce.to_be_bytes());
+                ledger.sent(conn, seq, nonce);
+            }
             match sock.send_to(&outbuf[..n], cfg.to) {
                 Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => send_drops += 1,
@@ -254,6 +276,7 @@ pub fn run_sender(
         malformed,
         feedback,
         send_drops,
+        lies,
     })
 }
 

@@ -9,14 +9,19 @@ use std::thread;
 use fairstream_core::{Bitrate, Duration};
 use fairstream_proto::wire::{self, AckStatus, Body, Handshake};
 use fairstream_rt::{
-    RecvConfig, RecvReport, RtError, RtProtocol, SendConfig, SendReport, StopReason, bind_receiver,
-    run_receiver, run_sender,
+    Impairment, RecvConfig, RecvReport, RtError, RtProtocol, SendConfig, SendReport, StopReason,
+    bind_receiver, run_receiver, run_sender,
 };
 
 const CAP: Bitrate = Bitrate::mbps(50);
 
 fn receiver() -> (SocketAddr, thread::JoinHandle<RecvReport>) {
+    impaired_receiver(Impairment::default())
+}
+
+fn impaired_receiver(impairment: Impairment) -> (SocketAddr, thread::JoinHandle<RecvReport>) {
     let mut cfg = RecvConfig::new("127.0.0.1:0".parse().unwrap());
+    cfg.impairment = impairment;
     cfg.idle_timeout = Duration::from_millis(500);
     cfg.wait_for_sender = Some(Duration::from_secs(10));
     let sock = bind_receiver(&cfg).expect("binds");
@@ -222,4 +227,36 @@ fn bad_peers_get_one_clear_error() {
         format!("the receiver at {to} does not speak vtp")
     );
     rx.join().unwrap().unwrap();
+}
+
+#[test]
+fn a_receiver_that_hides_its_losses_does_not_raise_the_sender() {
+    let mut rates = Vec::new();
+    for lie in [false, true] {
+        for p in [RtProtocol::Tfrc, RtProtocol::Vtp] {
+            // The path drops 5 % (every 20th packet); the liar reports no loss at all.
+            let (addr, rx) = impaired_receiver(Impairment {
+                drop_every: 20,
+                lie,
+            });
+            let s = send(addr, p, 3);
+            rx.join().unwrap();
+            eprintln!(
+                "{p:?} lie={lie}: {:.1} Mbit/s, {} lies of {} reports, stop {:?}",
+                steady_rate(&s) / 1e6,
+                s.lies,
+                s.feedback,
+                s.stop
+            );
+            if lie {
+                assert!(s.lies > 0, "{p:?}: no lie caught");
+            } else {
+                assert_eq!(s.lies, 0, "{p:?}: an honest receiver taken for a liar");
+            }
+            rates.push(steady_rate(&s));
+        }
+    }
+    for (honest, liar) in rates[..2].iter().zip(&rates[2..]) {
+        assert!(liar <= &(honest * 1.1), "liar {liar} vs honest {honest}");
+    }
 }

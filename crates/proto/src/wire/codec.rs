@@ -63,6 +63,18 @@ impl PacketType {
         matches!(self, Self::TfrcData | Self::VtpData | Self::MediaData)
     }
 
+    /// Whether `rest` bytes may follow the type's fields: any payload after a data packet's,
+    /// nothing or an [`Echo`] after a feedback report's, nothing after a handshake's.
+    pub const fn allows_trailer(self, rest: usize) -> bool {
+        match self {
+            Self::TfrcData | Self::VtpData | Self::MediaData => true,
+            Self::TfrcFeedback | Self::VtpFeedback | Self::MediaFeedback => {
+                rest == 0 || rest == ECHO_LEN
+            }
+            Self::Hello | Self::HelloAck => rest == 0,
+        }
+    }
+
     /// Bytes of the type's fields (its header's `WIRE_LEN`).
     pub const fn fields_len(self) -> usize {
         (match self {
@@ -138,10 +150,48 @@ pub struct Frame<'a> {
     pub payload: &'a [u8],
 }
 
-/// Bytes `header` takes encoded with `payload` bytes of data after it, or why it cannot be.
+/// Bytes of the echo a real receiver appends to a feedback report.
+pub const ECHO_LEN: usize = 12;
+
+/// What a receiver's feedback proves: the wrapping sum of the nonces of the data packets it
+/// received with sequence numbers from `from_seq` to `highest_seq` (of the report's
+/// sub-connection). It can only know the nonces of packets it received.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Echo {
+    /// First sequence number the sum covers (one past the previous report's `highest_seq`).
+    pub from_seq: u32,
+    /// Highest data sequence number received.
+    pub highest_seq: u32,
+    /// Wrapping sum of the nonces received in `from_seq..=highest_seq`.
+    pub nonce_sum: u32,
+}
+
+impl Echo {
+    /// Writes the echo into `out` (at least [`ECHO_LEN`] bytes).
+    pub fn write(&self, out: &mut [u8]) -> Result<(), WireError> {
+        let mut w = Writer::new(out);
+        w.u32(self.from_seq)?;
+        w.u32(self.highest_seq)?;
+        w.u32(self.nonce_sum)
+    }
+
+    /// The echo a feedback frame's trailer carries, if it carries one.
+    pub fn read(trailer: &[u8]) -> Option<Self> {
+        let mut r = Reader::new(trailer);
+        let e = Self {
+            from_seq: r.u32().ok()?,
+            highest_seq: r.u32().ok()?,
+            nonce_sum: r.u32().ok()?,
+        };
+        (r.remaining() == 0).then_some(e)
+    }
+}
+
+/// Bytes `header` takes encoded with `payload` bytes of data (or a feedback's [`Echo`])
+/// after it, or why it cannot be.
 pub fn encoded_len(header: &Header, payload: u32) -> Result<usize, WireError> {
     let t = packet_type(header)?;
-    if payload > 0 && !t.carries_payload() {
+    if !t.allows_trailer(payload as usize) {
         return Err(WireError::FieldOutOfRange("payload"));
     }
     Ok(FRAME_HEADER_LEN + t.fields_len() + payload as usize)
@@ -230,7 +280,7 @@ pub fn decode(buf: &[u8]) -> Result<Frame<'_>, WireError> {
         PacketType::HelloAck => Body::Handshake(Handshake::read_ack(&mut r)?),
     };
     let rest = r.remaining();
-    if rest > 0 && !fh.packet_type.carries_payload() {
+    if !fh.packet_type.allows_trailer(rest) {
         return Err(WireError::BadLength {
             expected: FRAME_HEADER_LEN + fh.packet_type.fields_len(),
             got: buf.len(),

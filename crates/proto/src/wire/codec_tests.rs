@@ -198,6 +198,20 @@ fn typed_errors_name_what_is_wrong() {
         encoded_len(&h, 1),
         Err(WireError::FieldOutOfRange("payload"))
     );
+    // A feedback report may carry an echo, and nothing else.
+    let m = encode(7, &h, ECHO_LEN as u32, &mut buf).unwrap();
+    let echo = Echo {
+        from_seq: 30,
+        highest_seq: 41,
+        nonce_sum: 0xfeed,
+    };
+    echo.write(&mut buf[m - ECHO_LEN..m]).unwrap();
+    let f = decode(&buf[..m]).unwrap();
+    assert_eq!(Echo::read(f.payload), Some(echo));
+    assert!(matches!(
+        decode(&buf[..m - 1]),
+        Err(WireError::BadLength { .. })
+    ));
     // A media packet whose fragment is not below its fragment count means nothing.
     let m = Header::MediaData(MediaData {
         seq: 0,

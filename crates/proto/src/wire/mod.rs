@@ -15,8 +15,8 @@ mod handshake;
 mod transport;
 
 pub use codec::{
-    Body, FRAME_HEADER_LEN, Frame, FrameHeader, MAGIC, PacketType, VERSION, check_decode_property,
-    decode, encode, encode_handshake, encoded_len,
+    Body, ECHO_LEN, Echo, FRAME_HEADER_LEN, Frame, FrameHeader, MAGIC, PacketType, VERSION,
+    check_decode_property, decode, encode, encode_handshake, encoded_len,
 };
 pub use error::WireError;
 pub use handshake::{ACK_LEN, AckStatus, HELLO_LEN, Handshake};
