@@ -77,3 +77,34 @@ def test_bad_arguments_get_one_line_exit_2_and_nothing_written(
     )
     assert "duration `soon`" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_ctrl_c_stops_both_ends_with_results_written_and_exit_130(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    port = _free_port()
+    fs = [sys.executable, "-m", "fairstream"]
+    recv = subprocess.Popen([*fs, "recv", "--listen", f"127.0.0.1:{port}", "-q", "-o", str(tmp_path / "r")])
+    time.sleep(1.0)
+    send = subprocess.Popen(
+        [*fs, "send", "--to", f"127.0.0.1:{port}", "--protocol", "tfrc", "--duration", "60s"]
+        + ["--rate-cap", "10Mbps", "-q", "-o", str(tmp_path / "s")],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(2.5)
+    start = time.monotonic()
+    send.send_signal(signal.SIGINT)
+    recv.send_signal(signal.SIGINT)
+    _, err = send.communicate(timeout=20)
+    assert recv.wait(timeout=20) == 130
+    assert send.returncode == 130, err
+    assert time.monotonic() - start < 5
+    assert "interrupted" in err and len(err.strip().splitlines()) == 1
+    for side in ("s", "r"):
+        assert (tmp_path / side / "INCOMPLETE").is_file()
+        summary = json.loads((tmp_path / side / "summary.json").read_text())
+        assert summary["flows"][0]["packets_sent" if side == "s" else "packets_delivered"] > 100
