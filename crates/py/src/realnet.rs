@@ -109,6 +109,30 @@ impl RealRun {
     }
 }
 
+impl RealRun {
+    fn new(
+        name: &str,
+        resolved: String,
+        t0: std::time::Instant,
+        output: RunOutput,
+        stop: StopReason,
+        extra: serde_json::Value,
+    ) -> Self {
+        let info = RunInfo {
+            name: name.to_string(),
+            resolved,
+            wall_time_s: t0.elapsed().as_secs_f64(),
+            stopped_at_s: (stop == StopReason::Interrupted).then(|| output.duration.as_secs_f64()),
+        };
+        Self {
+            output,
+            info,
+            stop,
+            extra,
+        }
+    }
+}
+
 /// Runs `work` on a thread of its own; passes its live lines to `on_live` and checks Python's
 /// signals between them. Ctrl-C sets the stop flag: the run ends and returns what it has.
 fn drive<T: Send + 'static>(
@@ -216,18 +240,7 @@ pub(crate) fn real_send(
         "send_buffer_drops": r.send_drops,
         "lying_reports": r.lies,
     });
-    Ok(RealRun {
-        info: RunInfo {
-            name: "send".to_string(),
-            resolved,
-            wall_time_s: t0.elapsed().as_secs_f64(),
-            stopped_at_s: (r.stop == StopReason::Interrupted)
-                .then(|| r.output.duration.as_secs_f64()),
-        },
-        output: r.output,
-        stop: r.stop,
-        extra,
-    })
+    Ok(RealRun::new("send", resolved, t0, r.output, r.stop, extra))
 }
 
 /// Receives one sender's flow on `listen` (`host:port`) until the sender has been silent for
@@ -257,16 +270,5 @@ pub(crate) fn real_recv(
         "ignored_datagrams": r.ignored,
         "malformed_datagrams": r.malformed,
     });
-    Ok(RealRun {
-        info: RunInfo {
-            name: "recv".to_string(),
-            resolved,
-            wall_time_s: t0.elapsed().as_secs_f64(),
-            stopped_at_s: (r.stop == StopReason::Interrupted)
-                .then(|| r.output.duration.as_secs_f64()),
-        },
-        output: r.output,
-        stop: r.stop,
-        extra,
-    })
+    Ok(RealRun::new("recv", resolved, t0, r.output, r.stop, extra))
 }

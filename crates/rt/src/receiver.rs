@@ -6,9 +6,9 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use fairstream_core::{DataSize, Duration, FlowId, Instant, RngStream};
+use fairstream_core::{Duration, FlowId, Instant, RngStream};
 use fairstream_proto::wire::{self, AckStatus, Body, Handshake, WireError};
-use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Header, IP_UDP_HEADER, Packet};
+use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Header};
 use fairstream_sim::RunOutput;
 
 use crate::clock::Clock;
@@ -199,16 +199,9 @@ pub fn run_receiver(
                         let nonce = u32::from_be_bytes([n[0], n[1], n[2], n[3]]);
                         c.sums.received(conn, seq, nonce);
                     }
-                    let size =
-                        DataSize::bytes((d.len() - wire::FRAME_HEADER_LEN) as u64 + IP_UDP_HEADER);
-                    let p = Packet {
-                        flow: FlowId(0),
-                        direction: Direction::Forward,
-                        size,
-                        payload: f.payload.len() as u32,
-                        sent_at: now,
-                        header,
-                    };
+                    let p =
+                        socket::arrived(now, d.len(), f.payload.len(), Direction::Forward, header);
+                    let size = p.size;
                     c.ep.handle_packet(now, &p, &mut rec);
                     rec.delivered(now, size, f.payload.len() as u64);
                     live_bytes += size.as_bytes();

@@ -6,9 +6,9 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use fairstream_core::{Bitrate, DataSize, Duration, FlowId, RngStream};
+use fairstream_core::{Bitrate, Duration, FlowId, RngStream};
 use fairstream_proto::wire::{self, AckStatus, Body, Handshake, WireError};
-use fairstream_proto::{Direction, Endpoint, IP_UDP_HEADER, Packet};
+use fairstream_proto::{Direction, Endpoint};
 use fairstream_sim::RunOutput;
 
 use crate::clock::Clock;
@@ -203,16 +203,7 @@ pub fn run_sender(
                         proof::forge_loss(&mut header);
                     }
                 }
-                let size =
-                    DataSize::bytes((d.len() - wire::FRAME_HEADER_LEN) as u64 + IP_UDP_HEADER);
-                let p = Packet {
-                    flow: FlowId(0),
-                    direction: Direction::Reverse,
-                    size,
-                    payload: 0,
-                    sent_at: now,
-                    header,
-                };
+                let p = socket::arrived(now, d.len(), 0, Direction::Reverse, header);
                 ep.handle_packet(now, &p, &mut rec);
                 if let Some(l) = reported_loss(&header) {
                     loss = l;

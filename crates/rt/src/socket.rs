@@ -3,6 +3,8 @@
 
 use std::net::{SocketAddr, UdpSocket};
 
+use fairstream_core::{DataSize, FlowId, Instant};
+use fairstream_proto::{Direction, Header, IP_UDP_HEADER, Packet, wire};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::RtError;
@@ -41,4 +43,24 @@ pub(crate) fn drain(
         }
     }
     Ok(max)
+}
+
+/// The packet an endpoint is fed for a datagram of `len` bytes that arrived at `now` carrying
+/// `header` and `payload` bytes after it: its size counted as the simulator counts it (IP/UDP
+/// headers, no frame header).
+pub(crate) fn arrived(
+    now: Instant,
+    len: usize,
+    payload: usize,
+    direction: Direction,
+    header: Header,
+) -> Packet {
+    Packet {
+        flow: FlowId(0),
+        direction,
+        size: DataSize::bytes(len.saturating_sub(wire::FRAME_HEADER_LEN) as u64 + IP_UDP_HEADER),
+        payload: payload as u32,
+        sent_at: now,
+        header,
+    }
 }
