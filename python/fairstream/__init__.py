@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ._core import ScenarioError
     from .api import run, validate
     from .interrupt import Interrupted
+    from .realnet import recv, send
     from .results import RunResult
     from .sweeps import SweepResult, sweep
 
@@ -29,7 +30,9 @@ __all__ = [
     "ScenarioError",
     "SweepResult",
     "__version__",
+    "recv",
     "run",
+    "send",
     "sweep",
     "validate",
 ]
@@ -37,6 +40,8 @@ __all__ = [
 _LAZY = {
     "run": "api",
     "validate": "api",
+    "send": "realnet",
+    "recv": "realnet",
     "RunResult": "results",
     "sweep": "sweeps",
     "SweepResult": "sweeps",

@@ -6,7 +6,7 @@ parameters. A change to crates/py/src/lib.rs changes this file too.
 """
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final, final
 
 __version__: Final[str]
@@ -150,3 +150,51 @@ def padhye_approx(
 
 def tfrc_equation(s_bytes: float, rtt_s: float, p: float, t_rto_s: float) -> float:
     """TFRC's throughput equation (RFC 5348 §3.1, b = 1, no cap on the timeout term), bytes/s."""
+
+@final
+class RealRun:
+    """One end of a finished real run (`real_send`, `real_recv`)."""
+
+    @property
+    def stop_reason(self) -> str:
+        """Why the run stopped: `finished`, `interrupted`, or what tripped the circuit breaker."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether the run went to its end (not interrupted by Ctrl-C)."""
+
+    def resolved_toml(self) -> str:
+        """What the run was asked to do, as TOML."""
+
+    def summary(self) -> dict[str, Any]:
+        """The run's summary (as in `summary.json`)."""
+
+    def rt_stats(self) -> dict[str, Any]:
+        """What the real-time driver saw besides the tables (as in `rt.json`)."""
+
+    def table(self, name: str) -> ArrowTable | None:
+        """Table `name` as Arrow data; None for a table a real run does not record."""
+
+    def write_results(self, out_dir: str | os.PathLike[str]) -> None:
+        """Writes the result files and `rt.json` into `out_dir` (created when absent, refused
+        unless empty)."""
+
+def real_send(
+    to: str,
+    protocol: str,
+    duration: str = "30s",
+    rate_cap: str | None = None,
+    on_live: Callable[[float, float, float | None, float], object] | None = None,
+) -> RealRun:
+    """Sends a flow of `protocol` to the receiver at `to` (`host:port`) for `duration`, at most
+    `rate_cap`; `on_live(t_s, rate_bps, rtt_s, loss)` is called about once a second. Ctrl-C
+    stops the run and returns what it has (`complete` False)."""
+
+def real_recv(
+    listen: str,
+    on_live: Callable[[float, float, float | None, float], object] | None = None,
+    idle_timeout_s: float = 3.0,
+    wait_s: float | None = None,
+) -> RealRun:
+    """Receives one sender's flow on `listen` (`host:port`) until the sender has been silent for
+    `idle_timeout_s` (or Ctrl-C); `wait_s`: how long to wait for a sender at all (None: forever)."""

@@ -303,6 +303,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the experiments and exit")
     p.set_defaults(func=_cmd_reproduce)
 
+    p = sub.add_parser("recv", help="receive one sender's flow over UDP and write its results")
+    p.add_argument("--listen", required=True, metavar="ADDR:PORT", help="address and port to listen on")
+    p.add_argument("-o", "--output", type=_output_path, required=True, help="output directory")
+    p.add_argument("--force", action="store_true", help=_FORCE_HELP)
+    p.add_argument("-q", "--quiet", action="store_true", help="no live line")
+    p.set_defaults(func=_cmd_recv)
+
+    p = sub.add_parser("send", help="send a flow over UDP to a `fairstream recv` and write its results")
+    p.add_argument("--to", required=True, metavar="ADDR:PORT", help="the receiver")
+    p.add_argument("--protocol", required=True, help="tfrc, tfrc-wireless, multfrc or vtp")
+    p.add_argument("--duration", default="30s", help="how long to send (default 30s)")
+    p.add_argument("--rate-cap", metavar="RATE", help="the most to send, e.g. 50Mbps")
+    p.add_argument("-o", "--output", type=_output_path, required=True, help="output directory")
+    p.add_argument("--force", action="store_true", help=_FORCE_HELP)
+    p.add_argument("-q", "--quiet", action="store_true", help="no live line")
+    p.set_defaults(func=_cmd_send)
+
     p = sub.add_parser("report", help="write DIR/report.html from a reproduce output directory")
     p.add_argument("dir", type=Path, metavar="DIR")
     p.set_defaults(func=_cmd_report)
@@ -361,6 +378,34 @@ def _cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         max_memory=args.max_memory,
     )
     # summary.json through `json` only: reading no table keeps polars out of this process.
+    print(_flow_table(result.summary["flows"]))
+    print(f"results: {result.output_dir}")
+    return 0
+
+
+def _cmd_send(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .realnet import send
+
+    _output_target(args.output)
+    result = send(
+        args.to,
+        args.protocol,
+        args.duration,
+        args.rate_cap,
+        output_dir=args.output,
+        live=not args.quiet,
+        force=args.force,
+    )
+    print(_flow_table(result.summary["flows"]))
+    print(f"results: {result.output_dir}")
+    return 0
+
+
+def _cmd_recv(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .realnet import recv
+
+    _output_target(args.output)
+    result = recv(args.listen, output_dir=args.output, live=not args.quiet, force=args.force)
     print(_flow_table(result.summary["flows"]))
     print(f"results: {result.output_dir}")
     return 0

@@ -19,7 +19,7 @@ from conftest import small_scenario
 from fairstream import cli, tomlio
 from fairstream.cli import BAD_INPUT, EXIT_CODES, FAILED, main
 
-COMMANDS = ["run", "validate", "sweep", "reproduce", "report", "bench"]
+COMMANDS = ["run", "validate", "sweep", "reproduce", "report", "bench", "send", "recv"]
 
 
 @pytest.fixture
@@ -143,6 +143,24 @@ CASES: list[tuple[str, list[str]]] = [
     ("bench: --json under a file", ["bench", "B1", "--json", "{under_file}"]),
     ("bench: --scaling with ids", ["bench", "B1", "--scaling"]),
     ("bench: --scaling-ns3 alone", ["bench", "--scaling-ns3"]),
+    # send, recv (bounded: nothing is sent before the arguments are checked)
+    ("send: no --to", ["send", "--protocol", "tfrc", "-o", "{out}"]),
+    (
+        "send: unresolvable address",
+        ["send", "--to", "no-such-host.invalid:9", "--protocol", "tfrc", "-o", "{out}"],
+    ),
+    ("send: unknown protocol", ["send", "--to", "127.0.0.1:9", "--protocol", "tcp", "-o", "{out}"]),
+    (
+        "send: bad duration",
+        ["send", "--to", "127.0.0.1:9", "--protocol", "vtp", "--duration", "x", "-o", "{out}"],
+    ),
+    (
+        "send: bad rate cap",
+        ["send", "--to", "127.0.0.1:9", "--protocol", "vtp", "--rate-cap", "fast", "-o", "{out}"],
+    ),
+    ("send: a file as output", ["send", "--to", "127.0.0.1:9", "--protocol", "vtp", "-o", "{file}"]),
+    ("recv: no --listen", ["recv", "-o", "{out}"]),
+    ("recv: unresolvable address", ["recv", "--listen", "no-such-host.invalid:9", "-o", "{out}"]),
 ]
 
 

@@ -1,7 +1,7 @@
 //! Packets as typed values: a header and a size on the wire.
 //!
 //! Inside the simulator packets are never serialised; the wire encoding for real networks
-//! lives elsewhere and maps to and from these values.
+//! ([`crate::wire`]) maps to and from these values.
 
 use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant};
 use fairstream_media::FrameType;
@@ -142,6 +142,11 @@ impl LossRate {
     /// The raw 32-bit encoding.
     pub const fn raw(self) -> u32 {
         self.0
+    }
+
+    /// The rate a raw 32-bit encoding stands for (what a decoder reads off the wire).
+    pub const fn from_raw(raw: u32) -> Self {
+        Self(raw)
     }
 }
 

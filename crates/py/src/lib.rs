@@ -3,7 +3,8 @@
 //! It exposes scenario validation, a [`Simulation`] that Python advances in chunks (to draw
 //! progress) without holding the GIL, result writing, the run's tables as Arrow data (an
 //! [`ArrowTable`] exports the Arrow PyCapsule stream interface, which polars imports without a
-//! copy through a file), and the pure metric functions. All logic lives in the Rust crates;
+//! copy through a file), the real-time driver's two ends (`real_send`, `real_recv`), and the pure
+//! metric functions. All logic lives in the Rust crates;
 //! this module only converts types and errors.
 //!
 //! Ctrl-C: however long a chunk is in simulated time, `advance` takes the GIL back every
@@ -12,6 +13,7 @@
 //! say they are incomplete.
 
 mod media;
+mod realnet;
 
 use std::path::PathBuf;
 
@@ -439,6 +441,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(media::mpeg_policy_table, m)?)?;
     m.add_function(wrap_pyfunction!(media::mpeg_scale_rates, m)?)?;
     m.add_function(wrap_pyfunction!(media::import_video, m)?)?;
+    m.add_class::<realnet::RealRun>()?;
+    m.add_function(wrap_pyfunction!(realnet::real_send, m)?)?;
+    m.add_function(wrap_pyfunction!(realnet::real_recv, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,5 +1,5 @@
-//! How a header is written on the wire: each header type emits its own transport header, so
-//! that a capture (and later the real-network driver) never matches on protocol headers.
+//! Transport headers for captures: each header type emits its own transport (TCP or UDP)
+//! header, so that a capture never matches on protocol headers.
 //!
 //! The simulator's packets are typed values; for a pcap capture a packet becomes an IPv4 packet
 //! whose transport header each [`Header`] writes itself. TCP sequence and acknowledgement numbers

@@ -1,0 +1,317 @@
+//! The fairstream datagram: a [`FrameHeader`], the header's fields, the data payload; and the
+//! [`encode`]/[`decode`] pair over it.
+
+use super::WireError;
+use super::cursor::{Reader, Writer};
+use super::fields::WireFields;
+use super::handshake::{ACK_LEN, HELLO_LEN, Handshake};
+use crate::{Header, MediaData, MediaFeedback, TfrcData, TfrcFeedback, VtpData, VtpFeedback};
+
+/// The two bytes every fairstream datagram starts with (`"FS"`).
+pub const MAGIC: u16 = 0x4653;
+/// The wire format's version this build speaks.
+pub const VERSION: u8 = 1;
+/// Bytes of the [`FrameHeader`]: magic 2, version 1, packet type 1, connection id 4.
+pub const FRAME_HEADER_LEN: usize = 8;
+
+/// The packet types of the fairstream format (TFRC Wireless and MULTFRC speak TFRC's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum PacketType {
+    /// [`TfrcData`].
+    TfrcData = 1,
+    /// [`TfrcFeedback`].
+    TfrcFeedback = 2,
+    /// [`VtpData`].
+    VtpData = 3,
+    /// [`VtpFeedback`].
+    VtpFeedback = 4,
+    /// [`MediaData`].
+    MediaData = 5,
+    /// [`MediaFeedback`].
+    MediaFeedback = 6,
+    /// A sender's [`Handshake::Hello`].
+    Hello = 16,
+    /// A receiver's [`Handshake::Ack`].
+    HelloAck = 17,
+}
+
+impl PacketType {
+    /// Every packet type, in number order.
+    pub const ALL: [Self; 8] = [
+        Self::TfrcData,
+        Self::TfrcFeedback,
+        Self::VtpData,
+        Self::VtpFeedback,
+        Self::MediaData,
+        Self::MediaFeedback,
+        Self::Hello,
+        Self::HelloAck,
+    ];
+
+    /// The type a number on the wire names.
+    pub fn from_u8(v: u8) -> Result<Self, WireError> {
+        Self::ALL
+            .into_iter()
+            .find(|t| *t as u8 == v)
+            .ok_or(WireError::UnknownType(v))
+    }
+
+    /// Whether packets of this type carry a payload after their fields (data packets do;
+    /// feedback reports end with their fields).
+    pub const fn carries_payload(self) -> bool {
+        matches!(self, Self::TfrcData | Self::VtpData | Self::MediaData)
+    }
+
+    /// Whether `rest` bytes may follow the type's fields: any payload after a data packet's,
+    /// nothing or an [`Echo`] after a feedback report's, nothing after a handshake's.
+    pub const fn allows_trailer(self, rest: usize) -> bool {
+        match self {
+            Self::TfrcData | Self::VtpData | Self::MediaData => true,
+            Self::TfrcFeedback | Self::VtpFeedback | Self::MediaFeedback => {
+                rest == 0 || rest == ECHO_LEN
+            }
+            Self::Hello | Self::HelloAck => rest == 0,
+        }
+    }
+
+    /// Bytes of the type's fields (its header's `WIRE_LEN`).
+    pub const fn fields_len(self) -> usize {
+        (match self {
+            Self::Hello => HELLO_LEN as u64,
+            Self::HelloAck => ACK_LEN as u64,
+            Self::TfrcData => TfrcData::WIRE_LEN,
+            Self::TfrcFeedback => TfrcFeedback::WIRE_LEN,
+            Self::VtpData => VtpData::WIRE_LEN,
+            Self::VtpFeedback => VtpFeedback::WIRE_LEN,
+            Self::MediaData => MediaData::WIRE_LEN,
+            Self::MediaFeedback => MediaFeedback::WIRE_LEN,
+        }) as usize
+    }
+}
+
+/// What every datagram starts with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameHeader {
+    /// The packet type.
+    pub packet_type: PacketType,
+    /// The connection the datagram belongs to (chosen by the sender at random).
+    pub conn_id: u32,
+}
+
+impl FrameHeader {
+    /// Reads and checks the frame header at the front of `buf`.
+    pub fn decode(buf: &[u8]) -> Result<Self, WireError> {
+        let mut r = Reader::new(buf);
+        Self::read(&mut r)
+    }
+
+    fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
+        let magic = r.u16()?;
+        if magic != MAGIC {
+            return Err(WireError::BadMagic(magic));
+        }
+        let version = r.u8()?;
+        if version != VERSION {
+            return Err(WireError::UnknownVersion(version));
+        }
+        let packet_type = PacketType::from_u8(r.u8()?)?;
+        Ok(Self {
+            packet_type,
+            conn_id: r.u32()?,
+        })
+    }
+
+    fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+        w.u16(MAGIC)?;
+        w.u8(VERSION)?;
+        w.u8(self.packet_type as u8)?;
+        w.u32(self.conn_id)
+    }
+}
+
+/// What a datagram carries after its frame header.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Body {
+    /// A protocol packet's header.
+    Packet(Header),
+    /// A handshake message.
+    Handshake(Handshake),
+}
+
+/// A decoded datagram: borrowed from the input, nothing allocated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Frame<'a> {
+    /// The connection id it carries.
+    pub conn_id: u32,
+    /// The protocol header or handshake message.
+    pub body: Body,
+    /// The data payload (empty for feedback).
+    pub payload: &'a [u8],
+}
+
+/// Bytes of the echo a real receiver appends to a feedback report.
+pub const ECHO_LEN: usize = 12;
+
+/// What a receiver's feedback proves: the wrapping sum of the nonces of the data packets it
+/// received with sequence numbers from `from_seq` to `highest_seq` (of the report's
+/// sub-connection). It can only know the nonces of packets it received.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Echo {
+    /// First sequence number the sum covers (one past the previous report's `highest_seq`).
+    pub from_seq: u32,
+    /// Highest data sequence number received.
+    pub highest_seq: u32,
+    /// Wrapping sum of the nonces received in `from_seq..=highest_seq`.
+    pub nonce_sum: u32,
+}
+
+impl Echo {
+    /// Writes the echo into `out` (at least [`ECHO_LEN`] bytes).
+    pub fn write(&self, out: &mut [u8]) -> Result<(), WireError> {
+        let mut w = Writer::new(out);
+        w.u32(self.from_seq)?;
+        w.u32(self.highest_seq)?;
+        w.u32(self.nonce_sum)
+    }
+
+    /// The echo a feedback frame's trailer carries, if it carries one.
+    pub fn read(trailer: &[u8]) -> Option<Self> {
+        let mut r = Reader::new(trailer);
+        let e = Self {
+            from_seq: r.u32().ok()?,
+            highest_seq: r.u32().ok()?,
+            nonce_sum: r.u32().ok()?,
+        };
+        (r.remaining() == 0).then_some(e)
+    }
+}
+
+/// Bytes `header` takes encoded with `payload` bytes of data (or a feedback's [`Echo`])
+/// after it, or why it cannot be.
+pub fn encoded_len(header: &Header, payload: u32) -> Result<usize, WireError> {
+    let t = packet_type(header)?;
+    if !t.allows_trailer(payload as usize) {
+        return Err(WireError::FieldOutOfRange("payload"));
+    }
+    Ok(FRAME_HEADER_LEN + t.fields_len() + payload as usize)
+}
+
+fn packet_type(header: &Header) -> Result<PacketType, WireError> {
+    Ok(match header {
+        Header::Tcp(_) => return Err(WireError::NotEncodable("TCP")),
+        Header::Udp(_) => return Err(WireError::NotEncodable("plain UDP")),
+        Header::TfrcData(_) => TfrcData::TYPE,
+        Header::TfrcFeedback(_) => TfrcFeedback::TYPE,
+        Header::VtpData(_) => VtpData::TYPE,
+        Header::VtpFeedback(_) => VtpFeedback::TYPE,
+        Header::MediaData(_) => MediaData::TYPE,
+        Header::MediaFeedback(_) => MediaFeedback::TYPE,
+    })
+}
+
+/// Writes `header` of connection `conn_id` and `payload` zero bytes of data after it into
+/// `out`; returns the datagram's length. Fails (writing a prefix at most) when `out` is too
+/// short or a field does not fit its width.
+pub fn encode(
+    conn_id: u32,
+    header: &Header,
+    payload: u32,
+    out: &mut [u8],
+) -> Result<usize, WireError> {
+    let len = encoded_len(header, payload)?;
+    if out.len() < len {
+        return Err(WireError::Short {
+            needed: len,
+            got: out.len(),
+        });
+    }
+    let mut w = Writer::new(&mut out[..len]);
+    let packet_type = packet_type(header)?;
+    FrameHeader {
+        packet_type,
+        conn_id,
+    }
+    .write(&mut w)?;
+    match header {
+        Header::TfrcData(h) => h.write(&mut w)?,
+        Header::TfrcFeedback(h) => h.write(&mut w)?,
+        Header::VtpData(h) => h.write(&mut w)?,
+        Header::VtpFeedback(h) => h.write(&mut w)?,
+        Header::MediaData(h) => h.write(&mut w)?,
+        Header::MediaFeedback(h) => h.write(&mut w)?,
+        Header::Tcp(_) | Header::Udp(_) => unreachable!("packet_type refused it"),
+    }
+    let written = w.len();
+    debug_assert_eq!(written, FRAME_HEADER_LEN + packet_type.fields_len());
+    out[written..len].fill(0);
+    Ok(len)
+}
+
+/// Writes handshake message `h` of connection `conn_id` into `out`; returns its length.
+pub fn encode_handshake(conn_id: u32, h: &Handshake, out: &mut [u8]) -> Result<usize, WireError> {
+    let packet_type = match h {
+        Handshake::Hello { .. } => PacketType::Hello,
+        Handshake::Ack { .. } => PacketType::HelloAck,
+    };
+    let mut w = Writer::new(out);
+    FrameHeader {
+        packet_type,
+        conn_id,
+    }
+    .write(&mut w)?;
+    h.write(&mut w)?;
+    Ok(w.len())
+}
+
+/// Reads one datagram. Never panics, reads nothing past `buf`, allocates nothing.
+pub fn decode(buf: &[u8]) -> Result<Frame<'_>, WireError> {
+    let mut r = Reader::new(buf);
+    let fh = FrameHeader::read(&mut r)?;
+    let packet = |h| Body::Packet(h);
+    let body = match fh.packet_type {
+        PacketType::TfrcData => packet(Header::TfrcData(TfrcData::read(&mut r)?)),
+        PacketType::TfrcFeedback => packet(Header::TfrcFeedback(TfrcFeedback::read(&mut r)?)),
+        PacketType::VtpData => packet(Header::VtpData(VtpData::read(&mut r)?)),
+        PacketType::VtpFeedback => packet(Header::VtpFeedback(VtpFeedback::read(&mut r)?)),
+        PacketType::MediaData => packet(Header::MediaData(MediaData::read(&mut r)?)),
+        PacketType::MediaFeedback => packet(Header::MediaFeedback(MediaFeedback::read(&mut r)?)),
+        PacketType::Hello => Body::Handshake(Handshake::read_hello(&mut r)?),
+        PacketType::HelloAck => Body::Handshake(Handshake::read_ack(&mut r)?),
+    };
+    let rest = r.remaining();
+    if !fh.packet_type.allows_trailer(rest) {
+        return Err(WireError::BadLength {
+            expected: FRAME_HEADER_LEN + fh.packet_type.fields_len(),
+            got: buf.len(),
+        });
+    }
+    Ok(Frame {
+        conn_id: fh.conn_id,
+        body,
+        payload: &buf[buf.len() - rest..],
+    })
+}
+
+/// The property the fuzz targets and the test suite's replay check on any bytes: decoding
+/// returns (never panics), and a datagram that decodes encodes back to the same bytes' frame.
+/// Panics when the property fails.
+pub fn check_decode_property(data: &[u8]) {
+    let Ok(frame) = decode(data) else { return };
+    let mut buf = [0u8; 65_536];
+    let out = buf
+        .get_mut(..data.len())
+        .expect("a UDP datagram fits 64 KiB");
+    let n = match &frame.body {
+        Body::Packet(h) => encode(frame.conn_id, h, frame.payload.len() as u32, out),
+        Body::Handshake(h) => encode_handshake(frame.conn_id, h, out),
+    }
+    .expect("a decoded frame encodes");
+    assert_eq!(n, data.len(), "re-encoded length");
+    let again = decode(&out[..n]).expect("an encoded frame decodes");
+    assert_eq!((again.conn_id, again.body), (frame.conn_id, frame.body));
+}
+
+#[cfg(test)]
+#[path = "codec_tests.rs"]
+mod tests;

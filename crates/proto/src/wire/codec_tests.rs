@@ -1,0 +1,342 @@
+use fairstream_core::{Bitrate, Duration, FlowId, Instant, RngStream};
+use fairstream_media::FrameType;
+use proptest::prelude::*;
+
+use super::*;
+use crate::closed_loop::{Channel, run};
+use crate::multfrc::MultfrcConfig;
+use crate::{Endpoint, IP_UDP_HEADER, LossRate, NullSink, Packet, ProtocolConfig, VtpConfig};
+
+fn round_trip(h: Header, payload: u32) -> Header {
+    let mut buf = [0u8; 2048];
+    let n = encode(0xdead_beef, &h, payload, &mut buf).expect("encodes");
+    assert_eq!(n, encoded_len(&h, payload).unwrap());
+    let f = decode(&buf[..n]).expect("decodes");
+    assert_eq!(
+        (f.conn_id, f.payload.len()),
+        (0xdead_beef, payload as usize)
+    );
+    match f.body {
+        Body::Packet(h) => h,
+        Body::Handshake(h) => panic!("a packet decoded as {h:?}"),
+    }
+}
+
+fn us() -> impl Strategy<Value = u64> {
+    0..=u64::from(u32::MAX)
+}
+fn instant() -> impl Strategy<Value = Instant> {
+    us().prop_map(|u| Instant::from_nanos(u * 1_000))
+}
+fn duration() -> impl Strategy<Value = Duration> {
+    us().prop_map(Duration::from_micros)
+}
+fn rate() -> impl Strategy<Value = Bitrate> {
+    us().prop_map(|b| Bitrate::bps(b * 8))
+}
+fn seq() -> impl Strategy<Value = u64> {
+    0..=u64::from(u32::MAX)
+}
+
+fn header() -> impl Strategy<Value = Header> {
+    let tfrc_data = (any::<u8>(), seq(), instant(), duration(), 0..256u32).prop_map(
+        |(conn, seq, timestamp, rtt, round)| {
+            Header::TfrcData(TfrcData {
+                conn,
+                seq,
+                timestamp,
+                rtt,
+                round,
+            })
+        },
+    );
+    let tfrc_fb = (any::<u8>(), instant(), duration(), rate(), any::<u32>()).prop_map(
+        |(conn, t_recvdata, t_delay, x_recv, p)| {
+            Header::TfrcFeedback(TfrcFeedback {
+                conn,
+                t_recvdata,
+                t_delay,
+                x_recv,
+                p: LossRate::from_raw(p),
+            })
+        },
+    );
+    let vtp_data = (seq(), instant(), duration()).prop_map(|(seq, timestamp, rtt)| {
+        Header::VtpData(VtpData {
+            seq,
+            timestamp,
+            rtt,
+        })
+    });
+    let vtp_fb = (
+        instant(),
+        duration(),
+        rate(),
+        seq(),
+        any::<u16>(),
+        any::<u16>(),
+    )
+        .prop_map(|(t_echo, t_delay, achieved_rate, highest_seq, l, r)| {
+            Header::VtpFeedback(VtpFeedback {
+                t_echo,
+                t_delay,
+                achieved_rate,
+                highest_seq,
+                lost: u32::from(l),
+                received: u32::from(r),
+            })
+        });
+    let kind = prop_oneof![
+        Just(None),
+        Just(Some(FrameType::I)),
+        Just(Some(FrameType::P)),
+        Just(Some(FrameType::B))
+    ];
+    let media = (
+        (seq(), instant(), duration(), seq()),
+        (1..=u16::MAX, any::<u16>(), any::<u8>(), kind),
+    )
+        .prop_map(
+            |((seq, timestamp, rtt, frame), (fragments, f, scale, kind))| {
+                Header::MediaData(MediaData {
+                    seq,
+                    timestamp,
+                    rtt,
+                    frame,
+                    fragment: f % fragments,
+                    fragments,
+                    scale,
+                    kind,
+                })
+            },
+        );
+    let media_fb = (any::<u8>(), any::<u32>(), instant(), duration(), seq()).prop_map(
+        |(scale, number, t_echo, t_delay, highest_seq)| {
+            Header::MediaFeedback(MediaFeedback {
+                scale,
+                number,
+                t_echo,
+                t_delay,
+                highest_seq,
+            })
+        },
+    );
+    prop_oneof![tfrc_data, tfrc_fb, vtp_data, vtp_fb, media, media_fb]
+}
+
+proptest! {
+    #[test]
+    fn every_header_round_trips(h in header(), payload in 0..1500u32) {
+        let payload = if packet_type(&h).unwrap().carries_payload() { payload } else { 0 };
+        prop_assert_eq!(round_trip(h, payload), h);
+    }
+
+    #[test]
+    fn decode_never_panics_on_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+        let _ = decode(&bytes);
+    }
+
+    #[test]
+    fn every_prefix_of_a_datagram_is_short(h in header()) {
+        let mut buf = [0u8; 64];
+        let n = encode(1, &h, 0, &mut buf).unwrap();
+        for cut in 0..n {
+            prop_assert!(matches!(decode(&buf[..cut]), Err(WireError::Short { .. })), "cut {}", cut);
+        }
+    }
+}
+
+#[test]
+fn typed_errors_name_what_is_wrong() {
+    let h = Header::VtpFeedback(VtpFeedback {
+        t_echo: Instant::ZERO,
+        t_delay: Duration::ZERO,
+        achieved_rate: Bitrate::ZERO,
+        highest_seq: 0,
+        lost: 0,
+        received: 0,
+    });
+    let mut buf = [0u8; 64];
+    let n = encode(7, &h, 0, &mut buf).unwrap();
+    assert_eq!(n, FRAME_HEADER_LEN + 20);
+    let mut bad = buf;
+    bad[0] = b'X';
+    assert_eq!(decode(&bad[..n]), Err(WireError::BadMagic(0x5853)));
+    let mut bad = buf;
+    bad[2] = 2;
+    assert_eq!(decode(&bad[..n]), Err(WireError::UnknownVersion(2)));
+    let mut bad = buf;
+    bad[3] = 99;
+    assert_eq!(decode(&bad[..n]), Err(WireError::UnknownType(99)));
+    assert_eq!(
+        decode(&buf[..n + 1]),
+        Err(WireError::BadLength {
+            expected: n,
+            got: n + 1
+        })
+    );
+    assert_eq!(
+        decode(&buf[..5]),
+        Err(WireError::Short { needed: 8, got: 5 })
+    );
+    let big = Header::VtpFeedback(VtpFeedback {
+        lost: 70_000,
+        ..match h {
+            Header::VtpFeedback(f) => f,
+            _ => unreachable!(),
+        }
+    });
+    assert_eq!(
+        encode(7, &big, 0, &mut buf),
+        Err(WireError::FieldOutOfRange("lost"))
+    );
+    assert_eq!(
+        encode(7, &h, 0, &mut buf[..10]),
+        Err(WireError::Short { needed: n, got: 10 })
+    );
+    assert_eq!(
+        encoded_len(&h, 1),
+        Err(WireError::FieldOutOfRange("payload"))
+    );
+    // A feedback report may carry an echo, and nothing else.
+    let m = encode(7, &h, ECHO_LEN as u32, &mut buf).unwrap();
+    let echo = Echo {
+        from_seq: 30,
+        highest_seq: 41,
+        nonce_sum: 0xfeed,
+    };
+    echo.write(&mut buf[m - ECHO_LEN..m]).unwrap();
+    let f = decode(&buf[..m]).unwrap();
+    assert_eq!(Echo::read(f.payload), Some(echo));
+    assert!(matches!(
+        decode(&buf[..m - 1]),
+        Err(WireError::BadLength { .. })
+    ));
+    // A media packet whose fragment is not below its fragment count means nothing.
+    let m = Header::MediaData(MediaData {
+        seq: 0,
+        timestamp: Instant::ZERO,
+        rtt: Duration::ZERO,
+        frame: 0,
+        fragment: 0,
+        fragments: 1,
+        scale: 0,
+        kind: Some(FrameType::I),
+    });
+    let n = encode(7, &m, 0, &mut buf).unwrap();
+    buf[FRAME_HEADER_LEN + 16..FRAME_HEADER_LEN + 18].copy_from_slice(&1u16.to_be_bytes());
+    assert_eq!(
+        decode(&buf[..n]),
+        Err(WireError::FieldOutOfRange("fragment"))
+    );
+    buf[FRAME_HEADER_LEN + 16..FRAME_HEADER_LEN + 18].copy_from_slice(&0u16.to_be_bytes());
+    buf[FRAME_HEADER_LEN + 21] = 4;
+    assert_eq!(
+        decode(&buf[..n]),
+        Err(WireError::FieldOutOfRange("frame type"))
+    );
+}
+
+/// A channel that sends every packet through the wire format: it checks the datagram against
+/// the size the simulator charges and delivers what the decoder read, 10 ms later.
+#[derive(Default)]
+struct WireChannel {
+    seen: std::collections::HashSet<u8>,
+    datagrams: u64,
+}
+
+impl WireChannel {
+    fn carry(&mut self, now: Instant, p: Packet) -> (Instant, Packet) {
+        let mut buf = [0u8; 2048];
+        let n = encode(42, &p.header, p.payload, &mut buf).expect("every packet encodes");
+        // The datagram is the charged size (IP/UDP headers + WIRE_LEN + payload) plus the
+        // frame header, which the simulator does not charge.
+        assert_eq!(
+            (n + IP_UDP_HEADER as usize) as u64,
+            p.size.as_bytes() + FRAME_HEADER_LEN as u64,
+            "{:?}",
+            p.header
+        );
+        let f = decode(&buf[..n]).expect("decodes");
+        self.seen.insert(buf[3]);
+        self.datagrams += 1;
+        let arrive = now + Duration::from_millis(10);
+        (
+            arrive,
+            Packet {
+                header: match f.body {
+                    Body::Packet(h) => h,
+                    Body::Handshake(h) => panic!("{h:?}"),
+                },
+                ..p
+            },
+        )
+    }
+}
+
+impl Channel for WireChannel {
+    fn forward(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
+        let (at, p) = self.carry(now, p);
+        out.push((at, p, true));
+    }
+    fn reverse(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
+        let (at, p) = self.carry(now, p);
+        out.push((at, p, false));
+    }
+}
+
+#[test]
+fn every_protocol_runs_over_the_wire_format_at_the_size_it_is_charged() {
+    let protocols = [
+        ProtocolConfig::Tfrc(Default::default()),
+        ProtocolConfig::TfrcWireless(Default::default()),
+        ProtocolConfig::Multfrc(MultfrcConfig::default()),
+        ProtocolConfig::Vtp(VtpConfig::default()),
+        ProtocolConfig::MmApp(Default::default()),
+    ];
+    let mut types = std::collections::HashSet::new();
+    for config in protocols {
+        let (mut s, mut r) =
+            config.endpoints(FlowId(0), Instant::ZERO, None, RngStream::from_seed(1));
+        let mut ch = WireChannel::default();
+        let end = Instant::ZERO + Duration::from_secs(2);
+        run(&mut s, &mut r, &mut ch, end, &mut NullSink, |_, _, _| {});
+        let (sent, got) = (s.stats(), r.stats());
+        assert!(
+            got.packets_received > 100 && got.packets_sent > 5,
+            "{}: {sent:?} {got:?}",
+            config.name()
+        );
+        types.extend(ch.seen);
+    }
+    let all: std::collections::HashSet<u8> = PacketType::ALL
+        .iter()
+        .filter(|t| !matches!(t, PacketType::Hello | PacketType::HelloAck))
+        .map(|t| *t as u8)
+        .collect();
+    assert_eq!(types, all, "every packet type went over the wire");
+}
+
+#[test]
+fn handshakes_round_trip_and_an_ack_never_outweighs_its_hello() {
+    let mut buf = [0u8; 128];
+    let hello = Handshake::Hello {
+        protocol: 4,
+        token: 0x0123_4567_89ab_cdef,
+    };
+    let n = encode_handshake(9, &hello, &mut buf).unwrap();
+    let f = decode(&buf[..n]).unwrap();
+    assert_eq!((f.conn_id, f.body), (9, Body::Handshake(hello)));
+    let ack = Handshake::Ack {
+        status: super::super::AckStatus::UnknownProtocol,
+        token: 77,
+    };
+    let m = encode_handshake(9, &ack, &mut buf).unwrap();
+    assert_eq!(decode(&buf[..m]).unwrap().body, Body::Handshake(ack));
+    assert!(m <= n, "ack {m} bytes, hello {n}");
+    buf[FRAME_HEADER_LEN] = 9; // no status 9
+    assert_eq!(
+        decode(&buf[..m]),
+        Err(WireError::FieldOutOfRange("ack status"))
+    );
+}

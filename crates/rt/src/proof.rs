@@ -1,0 +1,275 @@
+//! Feedback that must prove what it claims. Every data packet carries a random nonce (the first
+//! four bytes of its payload); every feedback report carries an [`Echo`]: the sum of the nonces
+//! of the packets received in a range of sequence numbers. A report that claims no loss must
+//! echo the sum of every nonce sent in its range, which a receiver that missed a packet cannot
+//! know. A wrong echo is taken as heavy loss ([`forge_loss`]): the sender's rate goes to its
+//! minimum, and if the lies persist the circuit breaker stops it.
+
+use fairstream_core::Bitrate;
+use fairstream_proto::wire::Echo;
+use fairstream_proto::{Header, LossRate};
+
+/// Bytes of a data packet's payload that carry its nonce.
+pub const NONCE_LEN: usize = 4;
+
+/// Sequence numbers a sender remembers nonces for, per sub-connection.
+const RING: u64 = 1 << 16;
+
+/// The sub-connection and sequence number of a data header.
+pub fn data_seq(h: &Header) -> Option<(u8, u64)> {
+    match h {
+        Header::TfrcData(d) => Some((d.conn, d.seq)),
+        Header::VtpData(d) => Some((0, d.seq)),
+        Header::MediaData(d) => Some((0, d.seq)),
+        _ => None,
+    }
+}
+
+/// The sub-connection a feedback report is about, and whether it claims no loss.
+pub fn feedback_claim(h: &Header) -> Option<(u8, bool)> {
+    match h {
+        Header::TfrcFeedback(f) => Some((f.conn, f.p == LossRate::ZERO)),
+        Header::VtpFeedback(f) => Some((0, f.lost == 0)),
+        Header::MediaFeedback(_) => Some((0, false)),
+        _ => None,
+    }
+}
+
+/// The report a lie is replaced with: the heaviest loss it can state, nothing received.
+pub fn forge_loss(h: &mut Header) {
+    match h {
+        Header::TfrcFeedback(f) => {
+            f.p = LossRate::from_raw(u32::MAX);
+            f.x_recv = Bitrate::ZERO;
+        }
+        Header::VtpFeedback(f) => {
+            f.lost = f.received.max(1);
+            f.achieved_rate = Bitrate::ZERO;
+        }
+        _ => {}
+    }
+}
+
+/// A sender's record of the nonces it sent: prefix sums per sub-connection, in a ring.
+#[derive(Debug, Default)]
+pub struct NonceLedger {
+    conns: Vec<Option<Box<Prefix>>>,
+}
+
+#[derive(Debug)]
+struct Prefix {
+    sums: Vec<u32>,
+    next: u64,
+}
+
+impl NonceLedger {
+    /// Notes that data packet `seq` of `conn` went out with `nonce`.
+    pub fn sent(&mut self, conn: u8, seq: u64, nonce: u32) {
+        let i = usize::from(conn);
+        if self.conns.len() <= i {
+            self.conns.resize_with(i + 1, || None);
+        }
+        let p = self.conns[i].get_or_insert_with(|| {
+            Box::new(Prefix {
+                sums: vec![0; RING as usize],
+                next: 0,
+            })
+        });
+        let before = if seq == 0 {
+            0
+        } else {
+            p.sums[((seq - 1) % RING) as usize]
+        };
+        p.sums[(seq % RING) as usize] = before.wrapping_add(nonce);
+        p.next = seq + 1;
+    }
+
+    /// Whether `echo` on a report about `conn` that claims no loss is what the packets sent
+    /// add up to; `None` when it cannot be told (the range is older than the ring). A range must
+    /// reach within [`FRESH`] packets of the newest sent; an empty one proves nothing and is
+    /// taken only at the start, before [`FRESH`] packets have gone.
+    pub fn verify(&self, conn: u8, echo: &Echo) -> Option<bool> {
+        let p = self.conns.get(usize::from(conn))?.as_ref()?;
+        if echo.highest_seq.wrapping_add(1) == echo.from_seq {
+            return Some(echo.nonce_sum == 0 && echo.from_seq == 0 && p.next <= FRESH);
+        }
+        let (from, high) = (u64::from(echo.from_seq), u64::from(echo.highest_seq));
+        if high >= p.next || from > high || high + FRESH < p.next {
+            return Some(false); // packets never sent, a reversed range, or a stale one
+        }
+        if p.next - from > RING {
+            return None;
+        }
+        let at = |s: u64| p.sums[(s % RING) as usize];
+        let expected = at(high).wrapping_sub(if from == 0 { 0 } else { at(from - 1) });
+        Some(echo.nonce_sum == expected)
+    }
+}
+
+/// How far behind the newest packet sent a report's range may end (packets in flight).
+pub const FRESH: u64 = 1024;
+
+/// Sequence numbers a report leaves out at its top, by what the report is: a TFRC receiver
+/// counts a missing packet lost only after three later ones (NDUPACK), so its reports leave out
+/// the newest three; VTP and the media receivers count a gap lost as soon as they see it.
+pub fn echo_lag(h: &Header) -> u64 {
+    match h {
+        Header::TfrcFeedback(_) => 3,
+        _ => 0,
+    }
+}
+
+/// The highest sequence number a report says it covers, if it says one (VTP, media): the
+/// echo covers no further, as a packet that arrived with the report is not counted in it.
+pub fn report_top(h: &Header) -> Option<u64> {
+    match h {
+        Header::VtpFeedback(f) => Some(f.highest_seq),
+        Header::MediaFeedback(f) => Some(f.highest_seq),
+        _ => None,
+    }
+}
+
+/// Received nonces a receiver keeps per sub-connection before they are summed.
+const WINDOW: usize = 256;
+
+/// A receiver's nonces of one sub-connection, for the echo of its next report.
+#[derive(Debug)]
+struct Window {
+    /// `(seq, nonce)` of recent packets by `seq % WINDOW`; `u64::MAX`: empty.
+    slots: Box<[(u64, u32); WINDOW]>,
+    /// Sum of nonces pushed out of `slots` before they were reported.
+    spill: u32,
+    highest: Option<u64>,
+    /// Highest sequence number covered by a report so far.
+    reported: Option<u64>,
+}
+
+impl Default for Window {
+    fn default() -> Self {
+        Self {
+            slots: Box::new([(u64::MAX, 0); WINDOW]),
+            spill: 0,
+            highest: None,
+            reported: None,
+        }
+    }
+}
+
+/// A receiver's nonces, per sub-connection, for the echo of its reports.
+#[derive(Debug, Default)]
+pub struct NonceSums {
+    conns: Vec<Option<Window>>,
+}
+
+impl NonceSums {
+    fn window(&mut self, conn: u8) -> &mut Window {
+        let i = usize::from(conn);
+        if self.conns.len() <= i {
+            self.conns.resize_with(i + 1, || None);
+        }
+        self.conns[i].get_or_insert_with(Window::default)
+    }
+
+    /// Notes data packet `seq` of `conn` received with `nonce`.
+    pub fn received(&mut self, conn: u8, seq: u64, nonce: u32) {
+        let w = self.window(conn);
+        if w.reported.is_some_and(|r| seq <= r) {
+            return; // late: its range was reported already
+        }
+        let slot = &mut w.slots[(seq % WINDOW as u64) as usize];
+        if slot.0 == seq {
+            return; // a duplicate
+        }
+        if slot.0 != u64::MAX {
+            w.spill = w.spill.wrapping_add(slot.1);
+        }
+        *slot = (seq, nonce);
+        w.highest = Some(w.highest.map_or(seq, |h| h.max(seq)));
+    }
+
+    /// The echo for a report about `conn`: the nonces received from one past the previous
+    /// report's range up to `lag` ([`echo_lag`]) below the highest received, and no further
+    /// than `cap` ([`report_top`]).
+    pub fn echo(&mut self, conn: u8, lag: u64, cap: Option<u64>) -> Echo {
+        let w = self.window(conn);
+        let from = w.reported.map_or(0, |r| r + 1);
+        let top = w
+            .highest
+            .and_then(|h| h.checked_sub(lag))
+            .map(|t| cap.map_or(t, |c| t.min(c)));
+        let Some(top) = top.filter(|&t| t >= from) else {
+            return Echo {
+                from_seq: from as u32,
+                highest_seq: from.wrapping_sub(1) as u32,
+                nonce_sum: 0,
+            };
+        };
+        let mut sum = w.spill;
+        for slot in w.slots.iter_mut() {
+            if slot.0 != u64::MAX && slot.0 >= from && slot.0 <= top {
+                sum = sum.wrapping_add(slot.1);
+                *slot = (u64::MAX, 0);
+            }
+        }
+        w.spill = 0;
+        w.reported = Some(top);
+        Echo {
+            from_seq: from as u32,
+            highest_seq: top as u32,
+            nonce_sum: sum,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_honest_echo_verifies_and_one_that_hides_a_loss_does_not() {
+        let mut ledger = NonceLedger::default();
+        let (mut honest, mut liar) = (NonceSums::default(), NonceSums::default());
+        for seq in 0..100u64 {
+            let nonce = (seq as u32).wrapping_mul(0x9e37_79b9) ^ 0x5bd1;
+            ledger.sent(0, seq, nonce);
+            honest.received(0, seq, nonce);
+            if seq != 57 {
+                liar.received(0, seq, nonce); // packet 57 was lost on the way
+            }
+        }
+        assert_eq!(ledger.verify(0, &honest.echo(0, 3, None)), Some(true));
+        assert_eq!(ledger.verify(0, &liar.echo(0, 3, None)), Some(false));
+        // The next range starts after the last report's, and leaves out the newest three:
+        // one of them missing may be only late.
+        for seq in 100..120u64 {
+            ledger.sent(0, seq, 7);
+            if seq != 118 {
+                honest.received(0, seq, 7);
+            }
+        }
+        let e = honest.echo(0, 3, None);
+        assert_eq!((e.from_seq, e.highest_seq), (97, 116));
+        assert_eq!(ledger.verify(0, &e), Some(true));
+        // Claiming packets never sent is a lie too.
+        let ahead = Echo {
+            from_seq: 117,
+            highest_seq: 500,
+            nonce_sum: 0,
+        };
+        assert_eq!(ledger.verify(0, &ahead), Some(false));
+    }
+
+    #[test]
+    fn a_forged_report_states_heavy_loss() {
+        let mut h = Header::TfrcFeedback(fairstream_proto::TfrcFeedback {
+            conn: 0,
+            t_recvdata: fairstream_core::Instant::ZERO,
+            t_delay: fairstream_core::Duration::ZERO,
+            x_recv: Bitrate::mbps(100),
+            p: LossRate::ZERO,
+        });
+        forge_loss(&mut h);
+        assert_eq!(feedback_claim(&h), Some((0, false)));
+        assert_eq!(crate::session::reported_loss(&h), Some(1.0));
+    }
+}

@@ -1,0 +1,262 @@
+//! Loopback runs of the real-time driver, bounded in time: every protocol from a sender to a
+//! receiver on 127.0.0.1 at a 50 Mbit/s cap, results written on both sides; and the attacks a
+//! real endpoint must survive (spoofed feedback, a garbage flood, a silent receiver).
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::AtomicBool;
+use std::thread;
+
+use fairstream_core::{Bitrate, Duration};
+use fairstream_proto::wire::{self, AckStatus, Body, Handshake};
+use fairstream_rt::{
+    Impairment, RecvConfig, RecvReport, RtError, RtProtocol, SendConfig, SendReport, StopReason,
+    bind_receiver, run_receiver, run_sender,
+};
+
+const CAP: Bitrate = Bitrate::mbps(50);
+
+fn receiver() -> (SocketAddr, thread::JoinHandle<RecvReport>) {
+    impaired_receiver(Impairment::default())
+}
+
+fn impaired_receiver(impairment: Impairment) -> (SocketAddr, thread::JoinHandle<RecvReport>) {
+    let mut cfg = RecvConfig::new("127.0.0.1:0".parse().unwrap());
+    cfg.impairment = impairment;
+    cfg.idle_timeout = Duration::from_millis(500);
+    cfg.wait_for_sender = Some(Duration::from_secs(10));
+    let sock = bind_receiver(&cfg).expect("binds");
+    let addr = sock.local_addr().unwrap();
+    let h = thread::spawn(move || {
+        run_receiver(&cfg, &sock, &AtomicBool::new(false), &mut |_| {}).expect("receives")
+    });
+    (addr, h)
+}
+
+fn send(to: SocketAddr, p: RtProtocol, secs: u64) -> SendReport {
+    let mut cfg = SendConfig::new(to, p, Duration::from_secs(secs));
+    cfg.rate_cap = Some(CAP);
+    run_sender(&cfg, &AtomicBool::new(false), &mut |_| {}).expect("sends")
+}
+
+/// Mean rate sent over the series bins after the first second, bits per second.
+fn steady_rate(r: &SendReport) -> f64 {
+    let s = &r.output.flow_series;
+    let rows: Vec<usize> = (0..s.t_start.len())
+        .filter(|&i| s.t_start[i] - s.t_start[0] >= 1.0)
+        .collect();
+    let bytes: u64 = rows.iter().map(|&i| s.bytes_sent[i]).sum();
+    let secs: f64 = rows.iter().map(|&i| s.t_end[i] - s.t_start[i]).sum();
+    bytes as f64 * 8.0 / secs
+}
+
+#[test]
+fn every_protocol_runs_over_loopback_near_its_cap_with_results_on_both_sides() {
+    for p in RtProtocol::ALL {
+        let (addr, rx) = receiver();
+        let s = send(addr, p, 3);
+        let r = rx.join().unwrap();
+        assert_eq!(s.stop, StopReason::Finished, "{p:?}");
+        assert_eq!(r.protocol, Some(p));
+        let rate = steady_rate(&s);
+        eprintln!(
+            "{}: steady {:.1} Mbit/s, pacing p50 {:?} p99 {:?} ({} sends), feedback {}, received {} pkts, loss {:.4}",
+            p.name(),
+            rate / 1e6,
+            s.lateness.quantile(0.5),
+            s.lateness.quantile(0.99),
+            s.lateness.count(),
+            s.feedback,
+            r.output.flows[0].packets_delivered,
+            r.output.flows[0].loss_rate,
+        );
+        assert!(s.feedback > 10, "{p:?}: {} feedback reports", s.feedback);
+        assert!(
+            r.output.flows[0].packets_delivered > 1000,
+            "{p:?}: {:?}",
+            r.output.flows[0]
+        );
+        // MULTFRC caps each of its connections; its sum may exceed the one-flow cap.
+        if p != RtProtocol::Multfrc {
+            assert!(rate <= CAP.as_bps_f64() * 1.05, "{p:?}: {rate}");
+        }
+        assert!(rate >= 0.5 * CAP.as_bps_f64(), "{p:?}: {rate}");
+        let dir = std::env::temp_dir().join(format!("fs-rt-{}-{}", p.name(), std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (side, out) in [("send", &s.output), ("recv", &r.output)] {
+            let d = dir.join(side);
+            fairstream_results::write_dir(&d, &Default::default(), out).expect("writes");
+            for f in [
+                "summary.json",
+                "flow_series.parquet",
+                "flow_summary.parquet",
+            ] {
+                assert!(d.join(f).is_file(), "{side}/{f} missing");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
+fn spoofed_feedback_from_a_third_socket_is_ignored_and_counted() {
+    let (addr, rx) = receiver();
+    let spoofer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut cfg = SendConfig::new(addr, RtProtocol::Tfrc, Duration::from_secs(2));
+    cfg.rate_cap = Some(CAP);
+    // Bind the sender to a known port so that the spoofer can aim at it.
+    let probe = UdpSocket::bind("127.0.0.1:0").unwrap();
+    cfg.bind = probe.local_addr().unwrap();
+    drop(probe);
+    let target = cfg.bind;
+    let spoof = thread::spawn(move || {
+        // Feedback claiming a huge receive rate and no loss, for every connection id it guesses.
+        let fb = fairstream_proto::Header::TfrcFeedback(fairstream_proto::TfrcFeedback {
+            conn: 0,
+            t_recvdata: fairstream_core::Instant::ZERO,
+            t_delay: Duration::ZERO,
+            x_recv: Bitrate::gbps(10),
+            p: fairstream_proto::LossRate::ZERO,
+        });
+        let mut buf = [0u8; 64];
+        for id in 0..20_000u32 {
+            let n = wire::encode(id, &fb, 0, &mut buf).unwrap();
+            let _ = spoofer.send_to(&buf[..n], target);
+            if id % 1000 == 0 {
+                thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+    });
+    let s = run_sender(&cfg, &AtomicBool::new(false), &mut |_| {}).expect("sends");
+    spoof.join().unwrap();
+    rx.join().unwrap();
+    assert!(s.ignored > 1000, "ignored {}", s.ignored);
+    assert!(steady_rate(&s) <= CAP.as_bps_f64() * 1.05);
+}
+
+#[test]
+fn a_garbage_flood_leaves_the_receiver_up_and_the_flow_running() {
+    let (addr, rx) = receiver();
+    let flood = thread::spawn(move || {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..100_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mut d = x.to_be_bytes().repeat(1 + (i % 8) as usize);
+            if i % 2 == 0 {
+                d[..4].copy_from_slice(&[b'F', b'S', 1, (i % 20) as u8]);
+            }
+            let _ = s.send_to(&d, addr);
+            if i % 5_000 == 0 {
+                thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+    });
+    let s = send(addr, RtProtocol::Vtp, 3);
+    flood.join().unwrap();
+    let r = rx.join().unwrap();
+    assert_eq!(s.stop, StopReason::Finished);
+    assert!(
+        r.malformed + r.ignored > 10_000,
+        "{} {}",
+        r.malformed,
+        r.ignored
+    );
+    assert!(steady_rate(&s) >= 0.5 * CAP.as_bps_f64());
+}
+
+#[test]
+fn a_silent_receiver_trips_the_circuit_breaker() {
+    // A receiver that answers the hello and then never reports.
+    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = silent.local_addr().unwrap();
+    let acker = thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        let (n, from) = silent.recv_from(&mut buf).unwrap();
+        let f = wire::decode(&buf[..n]).unwrap();
+        let Body::Handshake(Handshake::Hello { token, .. }) = f.body else {
+            panic!("{f:?}")
+        };
+        let ack = Handshake::Ack {
+            status: AckStatus::Accepted,
+            token,
+        };
+        let m = wire::encode_handshake(f.conn_id, &ack, &mut buf).unwrap();
+        silent.send_to(&buf[..m], from).unwrap();
+        silent // kept open so that the sender's datagrams are not refused
+    });
+    let mut cfg = SendConfig::new(addr, RtProtocol::Tfrc, Duration::from_secs(20));
+    cfg.breaker_silence = Duration::from_secs(1);
+    let t0 = std::time::Instant::now();
+    let s = run_sender(&cfg, &AtomicBool::new(false), &mut |_| {}).expect("runs");
+    let took = t0.elapsed();
+    drop(acker.join().unwrap());
+    assert!(matches!(s.stop, StopReason::NoFeedback(_)), "{:?}", s.stop);
+    assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+}
+
+#[test]
+fn bad_peers_get_one_clear_error() {
+    // No receiver at all.
+    let nobody = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = nobody.local_addr().unwrap();
+    drop(nobody);
+    let mut cfg = SendConfig::new(addr, RtProtocol::Vtp, Duration::from_secs(1));
+    cfg.hello_attempts = 2;
+    let e = run_sender(&cfg, &AtomicBool::new(false), &mut |_| {}).unwrap_err();
+    assert!(matches!(e, RtError::NoAnswer { .. }), "{e}");
+    // A receiver that does not speak the protocol.
+    let mut rcfg = RecvConfig::new("127.0.0.1:0".parse().unwrap());
+    rcfg.protocols = vec![RtProtocol::Tfrc];
+    rcfg.wait_for_sender = Some(Duration::from_secs(2));
+    let sock = bind_receiver(&rcfg).unwrap();
+    let to = sock.local_addr().unwrap();
+    // A port in use.
+    let e = bind_receiver(&RecvConfig::new(to)).unwrap_err();
+    assert!(
+        e.to_string().starts_with(&format!("cannot bind {to}")),
+        "{e}"
+    );
+    let rx =
+        thread::spawn(move || run_receiver(&rcfg, &sock, &AtomicBool::new(false), &mut |_| {}));
+    let cfg = SendConfig::new(to, RtProtocol::Vtp, Duration::from_secs(1));
+    let e = run_sender(&cfg, &AtomicBool::new(false), &mut |_| {}).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("the receiver at {to} does not speak vtp")
+    );
+    rx.join().unwrap().unwrap();
+}
+
+#[test]
+fn a_receiver_that_hides_its_losses_does_not_raise_the_sender() {
+    let mut rates = Vec::new();
+    for lie in [false, true] {
+        for p in [RtProtocol::Tfrc, RtProtocol::Vtp] {
+            // The path drops 5 % (every 20th packet); the liar reports no loss at all.
+            let (addr, rx) = impaired_receiver(Impairment {
+                drop_every: 20,
+                lie,
+            });
+            let s = send(addr, p, 3);
+            rx.join().unwrap();
+            eprintln!(
+                "{p:?} lie={lie}: {:.1} Mbit/s, {} lies of {} reports, stop {:?}",
+                steady_rate(&s) / 1e6,
+                s.lies,
+                s.feedback,
+                s.stop
+            );
+            if lie {
+                assert!(s.lies > 0, "{p:?}: no lie caught");
+            } else {
+                assert_eq!(s.lies, 0, "{p:?}: an honest receiver taken for a liar");
+            }
+            rates.push(steady_rate(&s));
+        }
+    }
+    for (honest, liar) in rates[..2].iter().zip(&rates[2..]) {
+        assert!(liar <= &(honest * 1.1), "liar {liar} vs honest {honest}");
+    }
+}
