@@ -286,7 +286,7 @@ pub struct StreamReport {
 
 impl StreamReport {
     /// Bytes after the UDP header: number 4, t_echo 4, t_delay 4, highest seq 4, received 2,
-    /// lost 2, receive rate 4, buffered 4 (milliseconds).
+    /// lost 2, receive rate 4, buffered 4 (times in microseconds, as every time on the wire).
     pub const WIRE_LEN: u64 = 28;
 }
 

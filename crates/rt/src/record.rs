@@ -175,6 +175,8 @@ impl Recorder {
             } else {
                 f64::NAN
             },
+            // No media protocol runs over the real-time driver yet.
+            media: Default::default(),
         };
         RunOutput {
             duration: end.saturating_since(Instant::ZERO),

@@ -5,7 +5,9 @@ use super::WireError;
 use super::cursor::{Reader, Writer};
 use super::fields::WireFields;
 use super::handshake::{ACK_LEN, HELLO_LEN, Handshake};
-use crate::{Header, MediaData, MediaFeedback, TfrcData, TfrcFeedback, VtpData, VtpFeedback};
+use crate::{
+    Header, MediaData, MediaFeedback, StreamReport, TfrcData, TfrcFeedback, VtpData, VtpFeedback,
+};
 
 /// The two bytes every fairstream datagram starts with (`"FS"`).
 pub const MAGIC: u16 = 0x4653;
@@ -30,6 +32,8 @@ pub enum PacketType {
     MediaData = 5,
     /// [`MediaFeedback`].
     MediaFeedback = 6,
+    /// [`StreamReport`] (the SureStream-like player's report).
+    StreamReport = 7,
     /// A sender's [`Handshake::Hello`].
     Hello = 16,
     /// A receiver's [`Handshake::Ack`].
@@ -38,13 +42,14 @@ pub enum PacketType {
 
 impl PacketType {
     /// Every packet type, in number order.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::TfrcData,
         Self::TfrcFeedback,
         Self::VtpData,
         Self::VtpFeedback,
         Self::MediaData,
         Self::MediaFeedback,
+        Self::StreamReport,
         Self::Hello,
         Self::HelloAck,
     ];
@@ -68,7 +73,7 @@ impl PacketType {
     pub const fn allows_trailer(self, rest: usize) -> bool {
         match self {
             Self::TfrcData | Self::VtpData | Self::MediaData => true,
-            Self::TfrcFeedback | Self::VtpFeedback | Self::MediaFeedback => {
+            Self::TfrcFeedback | Self::VtpFeedback | Self::MediaFeedback | Self::StreamReport => {
                 rest == 0 || rest == ECHO_LEN
             }
             Self::Hello | Self::HelloAck => rest == 0,
@@ -86,6 +91,7 @@ impl PacketType {
             Self::VtpFeedback => VtpFeedback::WIRE_LEN,
             Self::MediaData => MediaData::WIRE_LEN,
             Self::MediaFeedback => MediaFeedback::WIRE_LEN,
+            Self::StreamReport => StreamReport::WIRE_LEN,
         }) as usize
     }
 }
@@ -207,6 +213,7 @@ fn packet_type(header: &Header) -> Result<PacketType, WireError> {
         Header::VtpFeedback(_) => VtpFeedback::TYPE,
         Header::MediaData(_) => MediaData::TYPE,
         Header::MediaFeedback(_) => MediaFeedback::TYPE,
+        Header::StreamReport(_) => StreamReport::TYPE,
     })
 }
 
@@ -240,6 +247,7 @@ pub fn encode(
         Header::VtpFeedback(h) => h.write(&mut w)?,
         Header::MediaData(h) => h.write(&mut w)?,
         Header::MediaFeedback(h) => h.write(&mut w)?,
+        Header::StreamReport(h) => h.write(&mut w)?,
         Header::Tcp(_) | Header::Udp(_) => unreachable!("packet_type refused it"),
     }
     let written = w.len();
@@ -276,6 +284,7 @@ pub fn decode(buf: &[u8]) -> Result<Frame<'_>, WireError> {
         PacketType::VtpFeedback => packet(Header::VtpFeedback(VtpFeedback::read(&mut r)?)),
         PacketType::MediaData => packet(Header::MediaData(MediaData::read(&mut r)?)),
         PacketType::MediaFeedback => packet(Header::MediaFeedback(MediaFeedback::read(&mut r)?)),
+        PacketType::StreamReport => packet(Header::StreamReport(StreamReport::read(&mut r)?)),
         PacketType::Hello => Body::Handshake(Handshake::read_hello(&mut r)?),
         PacketType::HelloAck => Body::Handshake(Handshake::read_ack(&mut r)?),
     };

@@ -121,7 +121,33 @@ fn header() -> impl Strategy<Value = Header> {
             })
         },
     );
-    prop_oneof![tfrc_data, tfrc_fb, vtp_data, vtp_fb, media, media_fb]
+    let stream_report = (
+        (any::<u32>(), instant(), duration(), seq()),
+        (any::<u16>(), any::<u16>(), rate(), duration()),
+    )
+        .prop_map(
+            |((number, t_echo, t_delay, highest_seq), (received, lost, receive_rate, buffered))| {
+                Header::StreamReport(StreamReport {
+                    number,
+                    t_echo,
+                    t_delay,
+                    highest_seq,
+                    received: u32::from(received),
+                    lost: u32::from(lost),
+                    receive_rate,
+                    buffered,
+                })
+            },
+        );
+    prop_oneof![
+        tfrc_data,
+        tfrc_fb,
+        vtp_data,
+        vtp_fb,
+        media,
+        media_fb,
+        stream_report
+    ]
 }
 
 proptest! {
@@ -293,6 +319,10 @@ fn every_protocol_runs_over_the_wire_format_at_the_size_it_is_charged() {
         ProtocolConfig::Multfrc(MultfrcConfig::default()),
         ProtocolConfig::Vtp(VtpConfig::default()),
         ProtocolConfig::MmApp(Default::default()),
+        ProtocolConfig::Surestream(crate::surestream::SurestreamConfig {
+            report_interval: Duration::from_millis(100),
+            ..Default::default()
+        }),
     ];
     let mut types = std::collections::HashSet::new();
     for config in protocols {

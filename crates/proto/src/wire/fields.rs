@@ -5,7 +5,9 @@ use fairstream_media::FrameType;
 
 use super::cursor::{Reader, Writer};
 use super::{PacketType, WireError};
-use crate::{LossRate, MediaData, MediaFeedback, TfrcData, TfrcFeedback, VtpData, VtpFeedback};
+use crate::{
+    LossRate, MediaData, MediaFeedback, StreamReport, TfrcData, TfrcFeedback, VtpData, VtpFeedback,
+};
 
 /// A header type's fields on the wire.
 pub(super) trait WireFields: Sized {
@@ -172,6 +174,32 @@ impl WireFields for MediaFeedback {
             t_echo: r.instant()?,
             t_delay: r.duration()?,
             highest_seq: u64::from(r.u32()?),
+        })
+    }
+}
+
+impl WireFields for StreamReport {
+    const TYPE: PacketType = PacketType::StreamReport;
+    fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+        w.u32(self.number)?;
+        w.instant(self.t_echo, "t_echo")?;
+        w.duration(self.t_delay, "t_delay")?;
+        w.u32_of(self.highest_seq, "highest_seq")?;
+        w.u16_of(self.received, "received")?;
+        w.u16_of(self.lost, "lost")?;
+        w.rate(self.receive_rate, "receive_rate")?;
+        w.duration(self.buffered, "buffered")
+    }
+    fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
+        Ok(Self {
+            number: r.u32()?,
+            t_echo: r.instant()?,
+            t_delay: r.duration()?,
+            highest_seq: u64::from(r.u32()?),
+            received: u32::from(r.u16()?),
+            lost: u32::from(r.u16()?),
+            receive_rate: r.rate()?,
+            buffered: r.duration()?,
         })
     }
 }
