@@ -51,6 +51,7 @@ RUN_ENTRIES = frozenset(
         "flow_series.parquet",
         "flow_summary.parquet",
         "link_series.parquet",
+        "port_series.parquet",
         "metrics.parquet",
         "packets.parquet",
         "pcap",

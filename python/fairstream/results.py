@@ -25,6 +25,7 @@ TABLES = {
     "flow_series": "flow_series.parquet",
     "flow_summary": "flow_summary.parquet",
     "link_series": "link_series.parquet",
+    "port_series": "port_series.parquet",
     "metrics": "metrics.parquet",
     "packets": "packets.parquet",
 }
@@ -36,6 +37,20 @@ _METRICS_SCHEMA = {
     "flow": "String",
     "metric": "String",
     "value": "Float64",
+}
+
+
+#: Columns and polars dtype names of the (possibly empty) ERICA port series.
+_PORT_SERIES_SCHEMA = {
+    "link_id": "UInt32",
+    "link": "String",
+    "t_start": "Float64",
+    "t_end": "Float64",
+    "target_bps": "Float64",
+    "z": "Float64",
+    "fair_share_bps": "Float64",
+    "active_vcs": "UInt32",
+    "queue_cells": "UInt64",
 }
 
 
@@ -57,7 +72,8 @@ _PACKETS_SCHEMA = {
 class RunResult:
     """The results of one run, read from `output_dir` on first access.
 
-    Tables: ``flow_series``, ``flow_summary``, ``link_series``, ``metrics`` (empty when the run
+    Tables: ``flow_series``, ``flow_summary``, ``link_series``, ``port_series`` (ERICA ports;
+    empty without them), ``metrics`` (empty when the run
     recorded none), ``packets`` (empty when not recorded) and ``link_summary`` (from summary.json).
     A run that wrote no directory (``fairstream.run`` without ``output_dir``) has ``output_dir``
     None: its tables come from the simulator's memory, which this object keeps alive.
@@ -124,6 +140,12 @@ class RunResult:
     def link_series(self) -> pl.DataFrame:
         """One row per link per recording interval: queue, forwarded, dropped, utilisation."""
         return self._read("link_series")
+
+    @cached_property
+    def port_series(self) -> pl.DataFrame:
+        """One row per ERICA port per recording interval: target, z, fair share, active VCs,
+        cells waiting; empty (with its columns) when no link runs ERICA."""
+        return self._read("port_series", empty_schema=_PORT_SERIES_SCHEMA)
 
     @cached_property
     def metrics(self) -> pl.DataFrame:

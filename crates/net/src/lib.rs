@@ -12,6 +12,6 @@ pub mod queue;
 
 pub use error::{ErrorModel, GeState};
 pub use queue::{
-    Dequeue, Fq, FqConfig, LimitCounting, Queue, QueueConfig, QueueLimit, QueuedPacket, RedConfig,
-    TbfConfig,
+    Dequeue, EricaPort, EricaPortConfig, Fq, FqConfig, LimitCounting, PacketDiscard, Queue,
+    QueueConfig, QueueLimit, QueuedPacket, RedConfig, TbfConfig,
 };

@@ -71,6 +71,12 @@ pub enum Metric {
     Jitter(Duration),
     /// Media a player holds ahead of its playout point.
     Buffered(Duration),
+    /// An ABR source's allowed cell rate (cells × 53 bytes per second).
+    Acr(Bitrate),
+    /// The explicit rate a backward RM cell brought back to an ABR source.
+    ExplicitRate(Bitrate),
+    /// PDUs an ABR source discarded because its buffer was full (cumulative).
+    SourceDiscards(u64),
 }
 
 impl Metric {
@@ -110,6 +116,9 @@ impl Metric {
             Self::StartupDelay(_) => "startup_delay",
             Self::Jitter(_) => "jitter",
             Self::Buffered(_) => "buffered",
+            Self::Acr(_) => "acr",
+            Self::ExplicitRate(_) => "er",
+            Self::SourceDiscards(_) => "source_discards",
         }
     }
 
@@ -129,7 +138,9 @@ impl Metric {
             | Self::ReceiveRate(r)
             | Self::EquationRate(r)
             | Self::AchievedRate(r)
-            | Self::EncodedRate(r) => r.as_bps_f64(),
+            | Self::EncodedRate(r)
+            | Self::Acr(r)
+            | Self::ExplicitRate(r) => r.as_bps_f64(),
             Self::Timeout | Self::FastRetransmit | Self::ScaleTimeout | Self::FeedbackTimeout => {
                 1.0
             }
@@ -138,7 +149,8 @@ impl Metric {
             | Self::FramesDelivered(n)
             | Self::FramesDecodable(n)
             | Self::FramesLate(n)
-            | Self::Stalls(n) => n as f64,
+            | Self::Stalls(n)
+            | Self::SourceDiscards(n) => n as f64,
             Self::LossEventRate(v) | Self::WirelessLossEstimate(v) | Self::ConnectionTarget(v) => v,
             Self::CongestionLoss(n) | Self::WirelessLoss(n) | Self::Connections(n) => f64::from(n),
             Self::Spike(on) => f64::from(u8::from(on)),

@@ -58,6 +58,9 @@ pub enum Header {
     MediaFeedback(MediaFeedback),
     /// A SureStream-like player's report over UDP (paper 000).
     StreamReport(StreamReport),
+    /// An ATM cell of an ABR virtual circuit, data or resource management (paper 003; see
+    /// [`crate::abr`]). Cells exist only in the simulator: the wire format refuses them.
+    Cell(crate::abr::CellHeader),
 }
 
 /// Flags of a TCP segment.
@@ -293,7 +296,8 @@ impl StreamReport {
 impl Header {
     /// The sequence number the packet trace shows: a TCP data packet's number, an ACK's
     /// cumulative acknowledgement, a UDP, TFRC, VTP or media data packet's number, the highest
-    /// sequence number a VTP or media report covers; −1 for a TFRC report (it names no packet).
+    /// sequence number a VTP or media report covers, a data cell's PDU number; −1 for a TFRC
+    /// report and an RM cell (they name no packet).
     pub fn trace_seq(&self) -> i64 {
         let wide = |s: u64| i64::try_from(s).unwrap_or(i64::MAX);
         match self {
@@ -307,6 +311,10 @@ impl Header {
             Self::MediaData(d) => wide(d.seq),
             Self::MediaFeedback(f) => wide(f.highest_seq),
             Self::StreamReport(r) => wide(r.highest_seq),
+            Self::Cell(c) => match c.body {
+                crate::abr::CellBody::Data { pdu, .. } => wide(pdu),
+                crate::abr::CellBody::Rm(_) => -1,
+            },
         }
     }
 }

@@ -18,6 +18,18 @@ pub trait FlowProtocol {
     /// (the driver derives it from the run's seed, so every stream comes from one place).
     const RNG_STREAM: &'static str;
 
+    /// The protocol's name for this flow (its [`FlowProtocol::NAME`], unless it carries another
+    /// protocol, as a flow on ABR virtual circuits does).
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+
+    /// The kind of the random stream for this flow (its [`FlowProtocol::RNG_STREAM`], unless it
+    /// carries another protocol).
+    fn rng_stream(&self) -> &'static str {
+        Self::RNG_STREAM
+    }
+
     /// The sender and receiver of `flow`, its application running from `start` to `stop`.
     fn endpoints(
         &self,
@@ -207,12 +219,12 @@ macro_rules! protocols {
         impl ProtocolConfig {
             /// The protocol's name.
             pub fn name(&self) -> &'static str {
-                match self { $( Self::$proto(_) => <$config as FlowProtocol>::NAME, )+ }
+                match self { $( Self::$proto(c) => c.name(), )+ }
             }
 
             /// The kind of the random stream its endpoints draw from.
             pub fn rng_stream(&self) -> &'static str {
-                match self { $( Self::$proto(_) => <$config as FlowProtocol>::RNG_STREAM, )+ }
+                match self { $( Self::$proto(c) => c.rng_stream(), )+ }
             }
 
             /// The flow's sender and receiver (see [`FlowProtocol::endpoints`]).
@@ -319,6 +331,13 @@ protocols! {
         SurestreamServer(Box<crate::surestream::Server>),
         /// Streaming player.
         SurestreamPlayer(Box<crate::surestream::Player>),
+    },
+    /// Any of the above carried on ATM ABR virtual circuits (paper 003's cure).
+    Abr(crate::abr::AbrFlowConfig) => {
+        /// The sender's end: its ABR source and the reassembly of what comes back.
+        AbrSource(Box<crate::abr::AbrVc>),
+        /// The receiver's end: reassembly, RM turn-around and the ABR source of its replies.
+        AbrDestination(Box<crate::abr::AbrVc>),
     },
 }
 

@@ -3,7 +3,8 @@
 //! - `scenario.resolved.toml`: the scenario with every default filled in;
 //! - `summary.json`: run facts and the per-flow and per-link totals;
 //! - `flow_series.parquet`, `flow_summary.parquet`, `link_series.parquet`, and when
-//!   recorded `metrics.parquet` and `packets.parquet` (see [`tables`]);
+//!   recorded `port_series.parquet` (ERICA ports), `metrics.parquet` and `packets.parquet` (see
+//!   [`tables`]);
 //! - `pcap/<link>.pcap` for the captured links, the link's name percent-encoded ([`pcap_names`])
 //!   (written as the run went, see `fairstream_sim::pcap`; here they only get their names);
 //! - `INCOMPLETE`, only for a run stopped before its end (Ctrl-C): what it covers, in words
@@ -119,6 +120,9 @@ fn write_into(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), Results
     tables::write_flow_series(&dir.join("flow_series.parquet"), out)?;
     tables::write_flow_summary(&dir.join("flow_summary.parquet"), out)?;
     tables::write_link_series(&dir.join("link_series.parquet"), out)?;
+    if !out.port_series.t_end.is_empty() {
+        tables::write_port_series(&dir.join("port_series.parquet"), out)?;
+    }
     if !out.metrics.t.is_empty() {
         tables::write_metrics(&dir.join("metrics.parquet"), out)?;
     }

@@ -237,6 +237,28 @@ pub fn link_series_columns(out: &RunOutput) -> Columns {
     ]
 }
 
+/// `port_series.parquet`: [`port_series_columns`].
+pub fn write_port_series(path: &Path, out: &RunOutput) -> Result<(), ResultsError> {
+    write(path, port_series_columns(out))
+}
+
+/// The ERICA ports' series: link_id, link, t_start, t_end, target_bps, z (null before the
+/// first averaging interval), fair_share_bps, active_vcs, queue_cells.
+pub fn port_series_columns(out: &RunOutput) -> Columns {
+    let s = &out.port_series;
+    vec![
+        ("link_id", u32s(&s.link_id)),
+        ("link", names(&s.link_id, &out.link_names)),
+        ("t_start", f64s(&s.t_start)),
+        ("t_end", f64s(&s.t_end)),
+        ("target_bps", f64s(&s.target_bps)),
+        ("z", f64s(&s.z)),
+        ("fair_share_bps", f64s(&s.fair_share_bps)),
+        ("active_vcs", u32s(&s.active_vcs)),
+        ("queue_cells", u64s(&s.queue_cells)),
+    ]
+}
+
 /// `metrics.parquet`: [`metrics_columns`].
 pub fn write_metrics(path: &Path, out: &RunOutput) -> Result<(), ResultsError> {
     write(path, metrics_columns(out))
@@ -294,17 +316,20 @@ pub const TABLES: &[&str] = &[
     "flow_series",
     "flow_summary",
     "link_series",
+    "port_series",
     "metrics",
     "packets",
 ];
 
 /// Table `name` of a run as one Arrow record batch, with the columns of its Parquet file;
-/// `None` for a table the run did not record (`metrics`, `packets`) or an unknown name.
+/// `None` for a table the run did not record (`port_series`, `metrics`, `packets`) or an
+/// unknown name.
 pub fn batch(name: &str, out: &RunOutput) -> Option<Result<RecordBatch, String>> {
     let columns = match name {
         "flow_series" => flow_series_columns(out),
         "flow_summary" => flow_summary_columns(out),
         "link_series" => link_series_columns(out),
+        "port_series" if !out.port_series.t_end.is_empty() => port_series_columns(out),
         "metrics" if !out.metrics.t.is_empty() => metrics_columns(out),
         "packets" => packets_columns(out.packet_trace.as_ref()?),
         _ => return None,

@@ -2,8 +2,10 @@
 
 use fairstream_core::{Bitrate, DataSize, Duration, Probability};
 use fairstream_net::{
-    ErrorModel, FqConfig, LimitCounting, QueueConfig, QueueLimit, RedConfig, TbfConfig,
+    EricaPortConfig, ErrorModel, FqConfig, LimitCounting, PacketDiscard, QueueConfig, QueueLimit,
+    RedConfig, TbfConfig,
 };
+use fairstream_proto::abr::{EricaParams, EricaVariant};
 use toml::Value;
 use toml::de::{DeTable, DeValue};
 
@@ -32,10 +34,28 @@ const RED_KEYS: &[&str] = &[
 const TBF_KEYS: &[&str] = &["rate", "burst", "peak_rate", "mtu"];
 /// Keys only a fair queue takes.
 const FQ_KEYS: &[&str] = &["quantum", "flow_limit"];
+/// Keys only an ERICA port takes.
+const ERICA_KEYS: &[&str] = &[
+    "target_utilisation",
+    "interval",
+    "interval_cells",
+    "delta",
+    "variant",
+    "discard",
+    "discard_threshold",
+];
+
+/// Default limit of an ERICA port, cells: about 50 packets of 1500 bytes (*chosen*).
+const DEFAULT_ERICA_LIMIT: u32 = 1600;
 
 /// Every key a queue table may hold: the common ones, then each discipline's.
-pub(crate) const QUEUE_KEYS: &[&[&str]] =
-    &[&["kind", "limit", "preset"], RED_KEYS, TBF_KEYS, FQ_KEYS];
+pub(crate) const QUEUE_KEYS: &[&[&str]] = &[
+    &["kind", "limit", "preset"],
+    RED_KEYS,
+    TBF_KEYS,
+    FQ_KEYS,
+    ERICA_KEYS,
+];
 
 /// Reads `queue` of a link of rate `rate` (a limit in milliseconds is converted at that rate).
 pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
@@ -46,7 +66,11 @@ pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<Qu
         // No queue: the defaults, resolved as `queue = {}` resolves (one source of them).
         None => link.absent_table("queue", &empty, &queue_keys)?,
     };
-    let kind = q.choice("kind", &["droptail", "red", "tbf", "fq"], "droptail")?;
+    let kind = q.choice(
+        "kind",
+        &["droptail", "red", "tbf", "fq", "erica"],
+        "droptail",
+    )?;
     let only = |kinds: &[&str], keys: &[&str], q: &Section<'_, '_>| -> Result<()> {
         match keys.iter().find(|k| q.raw(k).is_some()) {
             Some(k) if !kinds.contains(&kind) => {
@@ -58,10 +82,12 @@ pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<Qu
     only(&["red"], RED_KEYS, &q)?;
     only(&["tbf"], TBF_KEYS, &q)?;
     only(&["fq"], FQ_KEYS, &q)?;
+    only(&["erica"], ERICA_KEYS, &q)?;
     only(&["red", "droptail"], &["preset"], &q)?;
     let config = match kind {
         "red" => read_red(&mut q, rate)?,
         "fq" => read_fq(&mut q, rate)?,
+        "erica" => read_erica(&mut q, rate)?,
         "tbf" => read_tbf(&mut q)?,
         _ => read_droptail(&mut q, rate)?,
     };
@@ -199,6 +225,66 @@ fn read_fq(q: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
         quantum,
         limit,
         flow_limit,
+    }))
+}
+
+/// Reads an ERICA port: its FIFO's limit in cells and ERICA's parameters.
+fn read_erica(q: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
+    let base = EricaParams::default();
+    let limit = read_limit(q, rate, QueueLimit::Packets(DEFAULT_ERICA_LIMIT))?;
+    let target_utilisation = q
+        .opt_float("target_utilisation", f64::MIN, f64::MAX)?
+        .unwrap_or(base.target_utilisation);
+    if !(target_utilisation > 0.0 && target_utilisation <= 1.0) {
+        return Err(q.error(
+            "target_utilisation",
+            format!("{target_utilisation} is out of range; expected a number in (0, 1]"),
+        ));
+    }
+    let interval: Duration = q.unit_or("interval", base.interval)?;
+    if interval.is_zero() {
+        return Err(q.error("interval", "the averaging interval must be longer than 0"));
+    }
+    let interval_cells = q.int_or(
+        "interval_cells",
+        1,
+        i64::from(u32::MAX),
+        i64::from(base.interval_cells),
+    )? as u32;
+    let delta = q.opt_float("delta", 0.0, 1e6)?.unwrap_or(base.delta);
+    let variant = match q.choice("variant", &["complete", "basic"], "complete")? {
+        "basic" => EricaVariant::Basic,
+        _ => EricaVariant::Complete,
+    };
+    let discard = match q.choice("discard", &["none", "partial", "early"], "none")? {
+        "partial" => PacketDiscard::Partial,
+        "early" => {
+            let limit_cells = match limit {
+                QueueLimit::Packets(n) => i64::from(n),
+                QueueLimit::Bytes(b) => {
+                    (b.as_bytes() / fairstream_proto::abr::CELL_SIZE.as_bytes()) as i64
+                }
+            };
+            let threshold = q.int_or("discard_threshold", 0, limit_cells, limit_cells * 3 / 4)?;
+            PacketDiscard::Early {
+                threshold: threshold as u32,
+            }
+        }
+        _ => PacketDiscard::None,
+    };
+    if !matches!(discard, PacketDiscard::Early { .. }) && q.raw("discard_threshold").is_some() {
+        return Err(q.error("discard_threshold", "applies only with discard = \"early\""));
+    }
+    Ok(QueueConfig::Erica(EricaPortConfig {
+        limit,
+        erica: EricaParams {
+            target_utilisation,
+            interval,
+            interval_cells,
+            delta,
+            variant,
+        },
+        discard,
     }))
 }
 

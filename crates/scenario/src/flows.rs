@@ -23,7 +23,7 @@ const MAX_FLOWS: usize = 1_000_000;
 
 /// All keys a flow table may hold.
 pub(crate) fn flow_keys() -> Vec<&'static str> {
-    let mut keys = [COMMON_KEYS, SHARED_KEYS].concat();
+    let mut keys = [COMMON_KEYS, SHARED_KEYS, crate::transport::KEYS].concat();
     for r in READERS {
         keys.extend((r.keys)());
     }
@@ -72,6 +72,7 @@ pub(crate) fn read_flow(
     }
     let overhead: Duration = f.unit_or("overhead", Duration::ZERO)?;
     let config = (reader.read)(f, warnings)?;
+    let config = crate::transport::read(f, config)?;
     let stop_at = stop.map(|d| Instant::ZERO + d);
     if stop_at.is_some_and(|s| s <= start.latest()) {
         return Err(f.error(

@@ -47,6 +47,7 @@ mod reader;
 mod record;
 mod schedule;
 mod topology;
+mod transport;
 
 use fairstream_core::Duration;
 use fairstream_sim::routing::Routes;

@@ -56,6 +56,6 @@ pub use network::{
 };
 pub use record::{
     FlowSeries, FlowSummary, LinkSeries, LinkSummary, MediaSummary, MetricRecords, PacketEvent,
-    PacketTrace, RunOutput,
+    PacketTrace, PortSeries, RunOutput,
 };
 pub use simulator::Simulator;

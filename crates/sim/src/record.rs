@@ -206,6 +206,28 @@ pub struct LinkSeries {
     pub utilisation: Vec<f64>,
 }
 
+/// The state of the ERICA ports at the end of each bin, columnar (one row per port per bin;
+/// empty when no link runs ERICA).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PortSeries {
+    /// Link index of the port.
+    pub link_id: Vec<u32>,
+    /// Bin start, seconds.
+    pub t_start: Vec<f64>,
+    /// Bin end, seconds.
+    pub t_end: Vec<f64>,
+    /// The target rate U · capacity, bit/s.
+    pub target_bps: Vec<f64>,
+    /// The overload factor of the last averaging interval (NaN before the first).
+    pub z: Vec<f64>,
+    /// The fair share of the last averaging interval, bit/s.
+    pub fair_share_bps: Vec<f64>,
+    /// VCs that sent a cell in the last averaging interval.
+    pub active_vcs: Vec<u32>,
+    /// Cells waiting at the bin's end.
+    pub queue_cells: Vec<u64>,
+}
+
 /// Protocol metric records, columnar.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MetricRecords {
@@ -293,6 +315,8 @@ pub struct RunOutput {
     pub flow_series: FlowSeries,
     /// Per-link series.
     pub link_series: LinkSeries,
+    /// ERICA ports' series (empty without ERICA ports).
+    pub port_series: PortSeries,
     /// Protocol metric records (empty unless recorded).
     pub metrics: MetricRecords,
     /// Per-packet trace, if recorded.

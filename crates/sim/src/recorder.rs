@@ -11,7 +11,7 @@ use crate::link::{Link, LinkCounters};
 use crate::pcap::PcapCapture;
 use crate::record::{
     FlowSeries, FlowSummary, LinkSeries, LinkSummary, MediaSummary, MetricRecords, PacketEvent,
-    PacketTrace, RateMean, RunOutput,
+    PacketTrace, PortSeries, RateMean, RunOutput,
 };
 
 /// Cumulative counters of one flow.
@@ -74,6 +74,7 @@ pub(crate) struct Recorder {
     bin_start: Instant,
     flow_series: FlowSeries,
     link_series: LinkSeries,
+    port_series: PortSeries,
     metrics: Option<MetricRecords>,
     trace: Option<PacketTrace>,
     pcaps: Vec<Option<PcapCapture>>,
@@ -103,6 +104,7 @@ impl Recorder {
             bin_start: Instant::ZERO,
             flow_series: FlowSeries::default(),
             link_series: LinkSeries::default(),
+            port_series: PortSeries::default(),
             metrics: config.metrics.then(MetricRecords::default),
             trace: config.packets.then(PacketTrace::default),
             pcaps,
@@ -256,6 +258,17 @@ impl Recorder {
             let bits = (c.bytes_forwarded - prev.bytes_forwarded) as f64 * 8.0;
             s.utilisation.push(if cap > 0.0 { bits / cap } else { 0.0 });
             self.links_at_bin[i] = c;
+            if let Some(e) = l.queue.erica() {
+                let p = &mut self.port_series;
+                p.link_id.push(i as u32);
+                p.t_start.push(t0);
+                p.t_end.push(t1);
+                p.target_bps.push(e.target().as_bps_f64());
+                p.z.push(e.z().unwrap_or(f64::NAN));
+                p.fair_share_bps.push(e.fair_share().as_bps_f64());
+                p.active_vcs.push(e.active_vcs());
+                p.queue_cells.push(l.queue.len_packets() as u64);
+            }
         }
         self.bin_start = now;
     }
@@ -360,6 +373,7 @@ impl Recorder {
         }
         out.flow_series = self.flow_series;
         out.link_series = self.link_series;
+        out.port_series = self.port_series;
         out.metrics = self.metrics.unwrap_or_default();
         out.packet_trace = self.trace;
         out

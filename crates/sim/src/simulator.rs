@@ -3,7 +3,9 @@
 //!
 //! Events (same-instant events run in the order of the run's [`TieRule`]):
 //! - `Arrive`: a packet finished propagating along a link and reaches the link's far node,
-//!   which delivers it (if it is the packet's destination) or enqueues it on the next hop;
+//!   which delivers it (if it is the packet's destination) or enqueues it on the next hop
+//!   (first showing it to the queue of the link back the other way, if that queue watches
+//!   returning packets, as an ERICA port does);
 //! - `LinkWake`: a link's transmitter may start its next packet (it finished one and more
 //!   wait, or a token bucket said "not before");
 //! - `Depart`: a packet that a sender emitted leaves its host after the host overhead;
@@ -103,6 +105,9 @@ pub struct Simulator {
     link_names: Vec<String>,
     queue_descriptions: Vec<String>,
     links: Vec<Link>,
+    /// For each link, the link the other way between its two nodes if that link's queue
+    /// watches what returns to its node (an ERICA port marking backward RM cells).
+    returning: Vec<Option<u32>>,
     endpoints: Vec<AnyEndpoint>,
     timer_at: Vec<Option<Instant>>,
     flows: Vec<FlowMeta>,
@@ -162,6 +167,16 @@ impl Simulator {
             .enumerate()
             .map(|(i, l)| Link::new(l, net.seed, i, net.engine.perturb_delays))
             .collect();
+        let watchers: std::collections::HashMap<(NodeId, NodeId), u32> = links
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.queue.watches_returning())
+            .map(|(i, l)| ((l.from, l.to), i as u32))
+            .collect();
+        let returning = links
+            .iter()
+            .map(|l| watchers.get(&(l.to, l.from)).copied())
+            .collect();
         let mut endpoints = Vec::with_capacity(net.flows.len() * 2);
         let mut flows = Vec::with_capacity(net.flows.len());
         for (id, (f, paths)) in net.flows.iter().zip(paths).enumerate() {
@@ -187,6 +202,7 @@ impl Simulator {
             link_names,
             queue_descriptions,
             links,
+            returning,
             timer_at: vec![None; endpoints.len()],
             endpoints,
             flows,
@@ -465,6 +481,11 @@ impl Simulator {
 
     fn arrive(&mut self, link: usize, slot: u32, now: Instant) {
         self.trace_event(PacketEvent::Receive, link, slot, now);
+        if let Some(port) = self.returning[link] {
+            self.links[port as usize]
+                .queue
+                .on_returning(&mut self.arena[slot as usize]);
+        }
         self.hops[slot as usize] += 1;
         self.forward(slot, now);
     }

@@ -1,14 +1,17 @@
-//! Queue disciplines: [`Queue`] dispatches over drop-tail, RED, token bucket filter and
-//! per-flow fair queueing.
+//! Queue disciplines: [`Queue`] dispatches over drop-tail, RED, token bucket filter,
+//! per-flow fair queueing and ATM ports running ERICA.
 //!
 //! A link owns one queue. The link offers each arriving packet with [`Queue::enqueue`]
 //! (which may drop it) and, whenever its transmitter is free, asks [`Queue::dequeue`] for
 //! the next packet, which answers with a packet, "not before" an instant (a token bucket
 //! waiting for tokens), or empty. Queues hold [`QueuedPacket`]s: an opaque slot index into
 //! the driver's packet arena plus its size and arrival time; at enqueue a discipline also sees
-//! the packet itself, header included, and may rewrite it.
+//! the packet itself, header included, and may rewrite it; a discipline that marks packets
+//! travelling the other way (an ERICA port's backward RM cells) also sees, through
+//! [`Queue::on_returning`], every packet that reaches its node from its link's far end.
 
 mod droptail;
+mod erica;
 mod fq;
 mod red;
 mod tbf;
@@ -17,6 +20,7 @@ use fairstream_core::{Bitrate, DataSize, Duration, Instant, RngStream};
 use fairstream_proto::Packet;
 
 pub use droptail::{DropTail, LimitCounting};
+pub use erica::{EricaPort, EricaPortConfig, PacketDiscard};
 pub use fq::{Fq, FqConfig};
 pub use red::{Red, RedConfig};
 pub use tbf::{Tbf, TbfConfig};
@@ -68,6 +72,8 @@ pub enum QueueConfig {
     Tbf(TbfConfig),
     /// Per-flow fair queueing (deficit round robin).
     Fq(FqConfig),
+    /// An ATM port running ERICA (a FIFO of cells).
+    Erica(EricaPortConfig),
 }
 
 impl std::fmt::Display for QueueLimit {
@@ -129,6 +135,26 @@ impl std::fmt::Display for QueueConfig {
                 "{{ kind = \"fq\", limit = \"{} packets\", flow_limit = {}, quantum = \"{}\" }}",
                 c.limit, c.flow_limit, c.quantum
             ),
+            Self::Erica(c) => {
+                let e = &c.erica;
+                write!(
+                    f,
+                    "{{ kind = \"erica\", limit = \"{}\", target_utilisation = {}, \
+                     interval = \"{}\", interval_cells = {}, delta = {}, variant = \"{}\", \
+                     discard = \"{}\"",
+                    c.limit,
+                    float(e.target_utilisation),
+                    e.interval,
+                    e.interval_cells,
+                    float(e.delta),
+                    e.variant.keyword(),
+                    c.discard.keyword()
+                )?;
+                if let PacketDiscard::Early { threshold } = c.discard {
+                    write!(f, ", discard_threshold = {threshold}")?;
+                }
+                write!(f, " }}")
+            }
         }
     }
 }
@@ -147,6 +173,7 @@ impl QueueConfig {
             Self::Red(c) => of(c.limit),
             Self::Tbf(c) => of(QueueLimit::Bytes(c.limit)),
             Self::Fq(c) => u64::from(c.limit),
+            Self::Erica(c) => of(c.limit),
         }
     }
 
@@ -158,6 +185,7 @@ impl QueueConfig {
             Self::Red(c) => size_of::<Red>() + fifo(c.limit),
             Self::Tbf(c) => fifo(QueueLimit::Bytes(c.limit)),
             Self::Fq(_) => 0,
+            Self::Erica(c) => size_of::<EricaPort>() + fifo(c.limit),
         }
     }
 
@@ -182,6 +210,8 @@ pub enum Queue {
     Tbf(Tbf),
     /// Fair queue.
     Fq(Fq),
+    /// ERICA port.
+    Erica(Box<EricaPort>),
 }
 
 impl Queue {
@@ -202,6 +232,7 @@ impl Queue {
             }
             QueueConfig::Tbf(c) => Self::Tbf(Tbf::new(c.clone())),
             QueueConfig::Fq(c) => Self::Fq(Fq::new(*c)),
+            QueueConfig::Erica(c) => Self::Erica(Box::new(EricaPort::new(c, link_rate))),
         }
     }
 
@@ -220,6 +251,30 @@ impl Queue {
             Self::Red(q) => q.enqueue(now, pkt),
             Self::Tbf(q) => q.enqueue(now, pkt),
             Self::Fq(q) => q.enqueue(now, pkt, packet.flow.0),
+            Self::Erica(q) => q.enqueue(now, pkt, packet),
+        }
+    }
+
+    /// Whether the discipline wants to see the packets that reach its node from its link's far
+    /// end (see [`Queue::on_returning`]).
+    pub fn watches_returning(&self) -> bool {
+        matches!(self, Self::Erica(_))
+    }
+
+    /// A packet reached this queue's node over the link that runs the other way (from this
+    /// queue's far end): a discipline may rewrite it (an ERICA port marks backward RM cells).
+    #[inline]
+    pub fn on_returning(&mut self, packet: &mut Packet) {
+        if let Self::Erica(q) = self {
+            q.on_returning(packet);
+        }
+    }
+
+    /// The ERICA state of a port running it.
+    pub fn erica(&self) -> Option<&fairstream_proto::abr::Erica> {
+        match self {
+            Self::Erica(q) => Some(q.erica()),
+            _ => None,
         }
     }
 
@@ -231,6 +286,7 @@ impl Queue {
             Self::Red(q) => q.dequeue(now),
             Self::Tbf(q) => q.dequeue(now),
             Self::Fq(q) => q.dequeue(now),
+            Self::Erica(q) => q.dequeue(now),
         }
     }
 
@@ -242,6 +298,7 @@ impl Queue {
             Self::Red(q) => q.len_packets(),
             Self::Tbf(q) => q.len_packets(),
             Self::Fq(q) => q.len_packets(),
+            Self::Erica(q) => q.len_packets(),
         }
     }
 
@@ -253,6 +310,7 @@ impl Queue {
             Self::Red(q) => q.len_bytes(),
             Self::Tbf(q) => q.len_bytes(),
             Self::Fq(q) => q.len_bytes(),
+            Self::Erica(q) => q.len_bytes(),
         }
     }
 }

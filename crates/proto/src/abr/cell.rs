@@ -7,7 +7,9 @@
 //! a PDU that lost any cell is discarded whole, and one that lost its end-of-PDU cell takes the
 //! next PDU with it (as AAL5's length and CRC checks do).
 
-use fairstream_core::{Bitrate, DataSize};
+use fairstream_core::{Bitrate, DataSize, FlowId};
+
+use crate::Direction;
 
 /// Bytes of a cell on the wire (5 header, 48 payload).
 pub const CELL_SIZE: DataSize = DataSize::bytes(53);
@@ -50,6 +52,37 @@ pub struct RmCell {
     pub ccr: Bitrate,
     /// The source's minimum cell rate.
     pub mcr: Bitrate,
+}
+
+/// The header of a cell in the simulator ([`crate::Header::Cell`]): its virtual circuit and what
+/// it carries.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CellHeader {
+    /// The virtual circuit ([`vc_id`]): each direction of a flow carried on ABR is one.
+    pub vc: u32,
+    /// Data or resource management.
+    pub body: CellBody,
+}
+
+/// What a cell carries.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CellBody {
+    /// A data cell of the VC's PDU number `pdu` (from 0); `end` is AAL5's end-of-PDU mark (the
+    /// PTI bit), set on the PDU's last cell.
+    Data {
+        /// The PDU's number on its VC.
+        pdu: u64,
+        /// Whether this is the PDU's last cell.
+        end: bool,
+    },
+    /// A resource-management cell.
+    Rm(RmCell),
+}
+
+/// The number of the virtual circuit that carries `flow`'s packets travelling `direction`:
+/// `2 · flow` for the data, `2 · flow + 1` for what the receiver sends back.
+pub fn vc_id(flow: FlowId, direction: Direction) -> u32 {
+    2 * flow.0 + u32::from(direction == Direction::Reverse)
 }
 
 /// Reassembly of one virtual circuit's PDUs from its cells, in order.

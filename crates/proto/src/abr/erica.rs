@@ -45,6 +45,16 @@ pub struct EricaParams {
     pub variant: EricaVariant,
 }
 
+impl EricaVariant {
+    /// The scenario keyword: `basic` or `complete`.
+    pub const fn keyword(self) -> &'static str {
+        match self {
+            Self::Basic => "basic",
+            Self::Complete => "complete",
+        }
+    }
+}
+
 impl Default for EricaParams {
     fn default() -> Self {
         Self {
@@ -73,6 +83,7 @@ pub struct Erica {
     start: Instant,
     vcs: Vec<Vc>,
     active: u32,
+    last_active: u32,
     z: Option<f64>,
     fair_share: f64,
     max_alloc_previous: f64,
@@ -90,6 +101,7 @@ impl Erica {
             start,
             vcs: Vec::new(),
             active: 0,
+            last_active: 0,
             z: None,
             fair_share: target,
             max_alloc_previous: target,
@@ -111,6 +123,11 @@ impl Erica {
     /// The fair share of the last interval.
     pub fn fair_share(&self) -> Bitrate {
         Bitrate::from_bps_f64(self.fair_share)
+    }
+
+    /// VCs that sent a cell in the last interval.
+    pub fn active_vcs(&self) -> u32 {
+        self.last_active
     }
 
     fn vc(&mut self, vc: u32) -> &mut Vc {
@@ -150,6 +167,7 @@ impl Erica {
                 f64::INFINITY
             });
         }
+        self.last_active = self.active;
         let n = self.active.max(1);
         self.fair_share = self.target / f64::from(n);
         self.max_alloc_previous = self.max_alloc_current;

@@ -7,15 +7,22 @@
 //!   forward RM cells (Nrm, Mrm, Trm), the ADTF and CRM/CDF rules, backward RM processing, and
 //!   the destination's turn-around;
 //! - [`erica`]: the ERICA explicit-rate computation of one switch output port (§7.1), basic and
-//!   complete variants.
-//!
-//! Carrying cells through the simulator (virtual circuits at the hosts, ERICA at the ports, the
-//! `abr-*` reproductions) is the remaining part of issue 10 and builds on these.
+//!   complete variants (the simulator's port discipline around it is in `fairstream-net`);
+//! - [`vc`]: a flow carried on ABR virtual circuits: the end systems that segment the wrapped
+//!   endpoint's packets into cells, pace them at ACR and reassemble what arrives;
+//! - [`aal5`]: AAL5 segmentation and reassembly on real bytes, with the trailer's length and
+//!   CRC-32, against which the simulator's counting is checked.
 
+pub mod aal5;
 pub mod cell;
 pub mod erica;
 pub mod source;
+pub mod vc;
 
-pub use cell::{AAL5_TRAILER, CELL_PAYLOAD, CELL_SIZE, Reassembler, RmCell, RmDirection};
+pub use cell::{
+    AAL5_TRAILER, CELL_PAYLOAD, CELL_SIZE, CellBody, CellHeader, Reassembler, RmCell, RmDirection,
+    cells_for_pdu, vc_id,
+};
 pub use erica::{Erica, EricaParams, EricaVariant};
 pub use source::{AbrParams, AbrParamsError, AbrSource, CellKind, turn_around};
+pub use vc::{AbrFlowConfig, AbrVc, PduStore};

@@ -79,15 +79,30 @@ pub enum AbrParamsError {
     /// Rates out of order.
     #[error("{what}")]
     Rates {
+        /// The parameter at fault: `pcr`, `icr` or `mcr`.
+        name: &'static str,
         /// Which order is broken.
         what: &'static str,
     },
     /// Nrm below 2 or Mrm not below Nrm.
     #[error("{what}")]
     Counts {
+        /// The parameter at fault: `nrm`, `mrm` or `crm`.
+        name: &'static str,
         /// Which bound is broken.
         what: &'static str,
     },
+}
+
+impl AbrParamsError {
+    /// The parameter at fault, as a scenario names it.
+    pub fn parameter(&self) -> &'static str {
+        match self {
+            Self::Factor { name, .. } | Self::Rates { name, .. } | Self::Counts { name, .. } => {
+                name
+            }
+        }
+    }
 }
 
 impl AbrParams {
@@ -117,32 +132,38 @@ impl AbrParams {
         }
         if self.pcr.is_zero() {
             return Err(AbrParamsError::Rates {
-                what: "the peak cell rate (pcr) is above 0",
+                name: "pcr",
+                what: "pcr is 0: the peak cell rate must be above 0",
             });
         }
         if self.icr > self.pcr {
             return Err(AbrParamsError::Rates {
-                what: "the initial cell rate (icr) is at most the peak cell rate (pcr)",
+                name: "icr",
+                what: "icr is above pcr: the initial cell rate must be at most the peak cell rate",
             });
         }
         if self.mcr > self.icr {
             return Err(AbrParamsError::Rates {
-                what: "the minimum cell rate (mcr) is at most the initial cell rate (icr)",
+                name: "mcr",
+                what: "mcr is above icr: the minimum cell rate must be at most the initial cell rate",
             });
         }
         if self.nrm < 2 {
             return Err(AbrParamsError::Counts {
-                what: "nrm (cells between forward RM cells) is at least 2",
+                name: "nrm",
+                what: "nrm is below 2: at least one data cell must go between forward RM cells",
             });
         }
         if self.mrm == 0 || self.mrm >= self.nrm {
             return Err(AbrParamsError::Counts {
-                what: "mrm is at least 1 and below nrm",
+                name: "mrm",
+                what: "mrm must be at least 1 and below nrm",
             });
         }
         if self.crm == 0 {
             return Err(AbrParamsError::Counts {
-                what: "crm is at least 1",
+                name: "crm",
+                what: "crm must be at least 1",
             });
         }
         Ok(())

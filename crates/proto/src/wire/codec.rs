@@ -207,6 +207,7 @@ fn packet_type(header: &Header) -> Result<PacketType, WireError> {
     Ok(match header {
         Header::Tcp(_) => return Err(WireError::NotEncodable("TCP")),
         Header::Udp(_) => return Err(WireError::NotEncodable("plain UDP")),
+        Header::Cell(_) => return Err(WireError::NotEncodable("ATM cell")),
         Header::TfrcData(_) => TfrcData::TYPE,
         Header::TfrcFeedback(_) => TfrcFeedback::TYPE,
         Header::VtpData(_) => VtpData::TYPE,
@@ -248,7 +249,9 @@ pub fn encode(
         Header::MediaData(h) => h.write(&mut w)?,
         Header::MediaFeedback(h) => h.write(&mut w)?,
         Header::StreamReport(h) => h.write(&mut w)?,
-        Header::Tcp(_) | Header::Udp(_) => unreachable!("packet_type refused it"),
+        Header::Tcp(_) | Header::Udp(_) | Header::Cell(_) => {
+            unreachable!("packet_type refused it")
+        }
     }
     let written = w.len();
     debug_assert_eq!(written, FRAME_HEADER_LEN + packet_type.fields_len());

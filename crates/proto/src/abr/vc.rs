@@ -1,0 +1,396 @@
+//! A flow carried on ATM ABR virtual circuits (`transport = "abr"`): each end of the flow wraps
+//! the flow's own endpoint (a TCP sender, a CBR source, their receivers, …), which stays as it
+//! is, in an [`AbrVc`].
+//!
+//! An [`AbrVc`] is the end system of two virtual circuits: the one it sends on and the one the
+//! far end sends on. Going out, each packet the wrapped endpoint emits is an AAL5 PDU: it waits in
+//! the VC's source buffer (a PDU that does not fit is discarded at the source) and leaves as
+//! ⌈(size + 8) / 48⌉ 53-byte cells, one per cell slot of the [`AbrSource`] at its allowed cell rate,
+//! the source's forward RM cells taking their own slots. Coming in, data cells go to a
+//! [`Reassembler`] (a PDU that lost any cell is discarded whole), forward RM cells are turned
+//! around at once as backward RM cells (out of rate), and backward RM cells set the source's rate.
+//!
+//! Cells in the simulator carry no bytes: the packet a PDU stands for (its header, size and
+//! payload) rides in a [`PduStore`] that the two ends of the VC share, put there when the PDU's
+//! last cell leaves and taken out when that cell arrives. Whether the PDU is delivered is decided
+//! by the cells alone, as AAL5's length and CRC checks do (see [`super::aal5`] for the same on
+//! bytes).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use fairstream_core::{DataSize, FlowId, Instant, RngStream};
+
+use super::cell::{
+    CELL_SIZE, CellBody, CellHeader, Reassembler, RmDirection, cells_for_pdu, vc_id,
+};
+use super::source::{AbrParams, AbrSource, CellKind, turn_around};
+use crate::protocols::{AnyEndpoint, FlowDemand, FlowProtocol, ProtocolConfig};
+use crate::{Direction, Endpoint, EndpointStats, Header, Metric, MetricSink, Packet};
+
+/// A flow whose packets ride ABR virtual circuits, one per direction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AbrFlowConfig {
+    /// The flow's own protocol, whose endpoints the VCs carry.
+    pub inner: Box<ProtocolConfig>,
+    /// The ABR parameters of both VCs.
+    pub params: AbrParams,
+    /// Bytes of PDUs a VC's source buffer holds (default 64 KB, *chosen*).
+    pub source_buffer: DataSize,
+}
+
+impl AbrFlowConfig {
+    /// The default source buffer.
+    pub const DEFAULT_SOURCE_BUFFER: DataSize = DataSize::bytes(64 * 1024);
+
+    /// `inner` carried on VCs with `params` and the default source buffer.
+    pub fn new(inner: ProtocolConfig, params: AbrParams) -> Self {
+        Self {
+            inner: Box::new(inner),
+            params,
+            source_buffer: Self::DEFAULT_SOURCE_BUFFER,
+        }
+    }
+}
+
+impl FlowProtocol for AbrFlowConfig {
+    const NAME: &'static str = "abr";
+    const RNG_STREAM: &'static str = "abr";
+
+    /// The carried protocol's name: a TCP flow on ABR is a TCP flow.
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
+    /// The carried protocol's stream: carrying it on ABR draws nothing.
+    fn rng_stream(&self) -> &'static str {
+        self.inner.rng_stream()
+    }
+
+    fn endpoints(
+        &self,
+        flow: FlowId,
+        start: Instant,
+        stop: Option<Instant>,
+        rng: RngStream,
+    ) -> (AnyEndpoint, AnyEndpoint) {
+        let (sender, receiver) = self.inner.endpoints(flow, start, stop, rng);
+        let forward = PduStore::default();
+        let back = PduStore::default();
+        let end = |inner, out, outbox, inbox| {
+            Box::new(AbrVc::new(
+                inner,
+                flow,
+                out,
+                self.params,
+                self.source_buffer,
+                outbox,
+                inbox,
+            ))
+        };
+        (
+            AnyEndpoint::AbrSource(end(
+                sender,
+                Direction::Forward,
+                forward.clone(),
+                back.clone(),
+            )),
+            AnyEndpoint::AbrDestination(end(receiver, Direction::Reverse, back, forward)),
+        )
+    }
+
+    /// Always: backward RM cells need the way back, even for a UDP flow.
+    fn sends_feedback(&self) -> bool {
+        true
+    }
+
+    fn segment_payload(&self) -> u64 {
+        self.inner.segment_payload()
+    }
+
+    fn demand(&self) -> FlowDemand {
+        let inner = self.inner.demand();
+        let cells_per_packet = cells_for_pdu(inner.packet_size.as_bytes()) as f64;
+        FlowDemand {
+            packet_size: CELL_SIZE,
+            // Cells at most at PCR, whatever the carried source offers.
+            fixed_rate: inner.fixed_rate.map(|r| r.min(self.params.pcr)),
+            initial_rate: Some(self.params.icr),
+            window: inner
+                .window
+                .map(|w| w * cells_for_pdu(inner.packet_size.as_bytes())),
+            state_bytes: inner.state_bytes + 2 * size_of::<AbrVc>(),
+            bytes_per_packet_in_flight: inner.bytes_per_packet_in_flight
+                + 2 * size_of::<(u64, Packet)>(),
+            metrics_per_packet: inner.metrics_per_packet / cells_per_packet
+                + 2.0 / f64::from(self.params.nrm),
+            idle_interval: inner.idle_interval.min(self.params.trm),
+            loss_limited: inner.loss_limited,
+        }
+    }
+}
+
+/// The packets of one VC's PDUs in flight, from the end that sends them to the end that
+/// reassembles them, in PDU order (cells of a VC never overtake one another).
+#[derive(Clone, Debug, Default)]
+pub struct PduStore(Arc<Mutex<VecDeque<(u64, Packet)>>>);
+
+impl PduStore {
+    fn put(&self, pdu: u64, packet: Packet) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push_back((pdu, packet));
+    }
+
+    /// Takes PDU `pdu` out, dropping the older ones (their last cells were lost).
+    fn take(&self, pdu: u64) -> Option<Packet> {
+        let mut q = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        while let Some(&(n, packet)) = q.front() {
+            if n > pdu {
+                return None;
+            }
+            q.pop_front();
+            if n == pdu {
+                return Some(packet);
+            }
+        }
+        None
+    }
+
+    /// PDUs in flight.
+    pub fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// Whether no PDU is in flight.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A PDU waiting in the source buffer, and how many of its cells have left.
+#[derive(Clone, Copy, Debug)]
+struct Waiting {
+    number: u64,
+    packet: Packet,
+    cells: u64,
+    sent: u64,
+}
+
+/// One end of a flow carried on ABR: the wrapped endpoint, the ABR source of the VC it sends on,
+/// and the reassembly and RM turn-around of the VC it receives on.
+#[derive(Clone, Debug)]
+pub struct AbrVc {
+    inner: AnyEndpoint,
+    flow: FlowId,
+    out: Direction,
+    vc: u32,
+    source: AbrSource,
+    buffer: VecDeque<Waiting>,
+    buffered: u64,
+    buffer_limit: u64,
+    next_pdu: u64,
+    next_cell_at: Instant,
+    outbox: PduStore,
+    inbox: PduStore,
+    reassembler: Reassembler,
+    turned: VecDeque<(u32, super::cell::RmCell)>,
+    discards: u64,
+    discards_recorded: u64,
+    acr_recorded: Option<fairstream_core::Bitrate>,
+}
+
+impl AbrVc {
+    /// Wraps `inner`, the end of `flow` that sends `out`, with a source of `params` and a buffer
+    /// of `buffer`; PDUs it sends go through `outbox`, those it receives come through `inbox`.
+    pub fn new(
+        inner: AnyEndpoint,
+        flow: FlowId,
+        out: Direction,
+        params: AbrParams,
+        buffer: DataSize,
+        outbox: PduStore,
+        inbox: PduStore,
+    ) -> Self {
+        Self {
+            inner,
+            flow,
+            out,
+            vc: vc_id(flow, out),
+            source: AbrSource::new(params),
+            buffer: VecDeque::new(),
+            buffered: 0,
+            buffer_limit: buffer.as_bytes(),
+            next_pdu: 0,
+            next_cell_at: Instant::ZERO,
+            outbox,
+            inbox,
+            reassembler: Reassembler::default(),
+            turned: VecDeque::new(),
+            discards: 0,
+            discards_recorded: 0,
+            acr_recorded: None,
+        }
+    }
+
+    /// The wrapped endpoint.
+    pub fn inner(&self) -> &AnyEndpoint {
+        &self.inner
+    }
+
+    /// The ABR source of the VC this end sends on.
+    pub fn source(&self) -> &AbrSource {
+        &self.source
+    }
+
+    /// PDUs discarded at the source for want of buffer space.
+    pub fn source_discards(&self) -> u64 {
+        self.discards
+    }
+
+    /// PDUs received whole and PDUs discarded for a lost cell.
+    pub fn reassembled(&self) -> (u64, u64) {
+        (self.reassembler.delivered(), self.reassembler.discarded())
+    }
+
+    /// Moves what the wrapped endpoint wants to send into the source buffer.
+    fn pull(&mut self, now: Instant) {
+        while let Some(packet) = self.inner.poll_transmit(now) {
+            let size = packet.size.as_bytes();
+            if self.buffered + size > self.buffer_limit {
+                self.discards += 1;
+                continue;
+            }
+            if self.buffer.is_empty() {
+                // An idle source earns no credit for the time it had nothing to send.
+                self.next_cell_at = self.next_cell_at.max(now);
+            }
+            self.buffer.push_back(Waiting {
+                number: self.next_pdu,
+                packet,
+                cells: cells_for_pdu(size),
+                sent: 0,
+            });
+            self.next_pdu += 1;
+            self.buffered += size;
+        }
+    }
+
+    fn record(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
+        if self.discards != self.discards_recorded {
+            self.discards_recorded = self.discards;
+            metrics.record(now, Metric::SourceDiscards(self.discards));
+        }
+        let acr = self.source.acr();
+        if self.acr_recorded != Some(acr) {
+            self.acr_recorded = Some(acr);
+            metrics.record(now, Metric::Acr(acr));
+        }
+    }
+
+    fn cell(&self, now: Instant, vc: u32, direction: Direction, body: CellBody) -> Packet {
+        Packet {
+            flow: self.flow,
+            direction,
+            size: CELL_SIZE,
+            payload: 0,
+            sent_at: now,
+            header: Header::Cell(CellHeader { vc, body }),
+        }
+    }
+
+    /// The next cell of the source's stream at `now`: an FRM or the head PDU's next cell.
+    fn next_cell(&mut self, now: Instant) -> Packet {
+        let interval = self.source.cell_interval();
+        // Keep the schedule unless it fell more than a cell behind (then restart from now).
+        self.next_cell_at = if now.saturating_since(self.next_cell_at) > interval {
+            now + interval
+        } else {
+            self.next_cell_at + interval
+        };
+        match self.source.next_cell(now) {
+            CellKind::Rm(rm) => self.cell(now, self.vc, self.out, CellBody::Rm(rm)),
+            CellKind::Data => {
+                let head = self
+                    .buffer
+                    .front_mut()
+                    .expect("cells are sent only with a PDU");
+                head.sent += 1;
+                let end = head.sent == head.cells;
+                let (number, packet) = (head.number, head.packet);
+                if end {
+                    self.buffer.pop_front();
+                    self.buffered -= packet.size.as_bytes();
+                    self.outbox.put(number, packet);
+                }
+                self.cell(now, self.vc, self.out, CellBody::Data { pdu: number, end })
+            }
+        }
+    }
+
+    fn on_cell(&mut self, now: Instant, cell: &CellHeader, metrics: &mut dyn MetricSink) {
+        match cell.body {
+            CellBody::Rm(rm) if rm.dir == RmDirection::Forward => {
+                // The far end's FRM: back it goes, on the far end's VC, the way it came from.
+                self.turned.push_back((cell.vc, turn_around(rm, false)));
+            }
+            CellBody::Rm(rm) => {
+                self.source.on_brm(&rm);
+                metrics.record(now, Metric::ExplicitRate(rm.er));
+            }
+            CellBody::Data { end: false, .. } => self.reassembler.on_cell(),
+            CellBody::Data { pdu, end: true } => {
+                let Some(packet) = self.inbox.take(pdu) else {
+                    // Never sent as such: count its cells as a broken PDU.
+                    self.reassembler.on_end_of_pdu(u64::MAX / 2);
+                    return;
+                };
+                if self.reassembler.on_end_of_pdu(packet.size.as_bytes()) {
+                    self.inner.handle_packet(now, &packet, metrics);
+                }
+            }
+        }
+    }
+}
+
+impl Endpoint for AbrVc {
+    fn handle_packet(&mut self, now: Instant, packet: &Packet, metrics: &mut dyn MetricSink) {
+        if let Header::Cell(cell) = &packet.header {
+            self.on_cell(now, cell, metrics);
+        }
+        self.pull(now);
+        self.record(now, metrics);
+    }
+
+    fn handle_timeout(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
+        if self.inner.poll_timeout().is_some_and(|t| t <= now) {
+            self.inner.handle_timeout(now, metrics);
+        }
+        self.pull(now);
+        self.record(now, metrics);
+    }
+
+    fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
+        self.pull(now);
+        if let Some((vc, brm)) = self.turned.pop_front() {
+            return Some(self.cell(now, vc, self.out, CellBody::Rm(brm)));
+        }
+        if self.buffer.is_empty() || now < self.next_cell_at {
+            return None;
+        }
+        Some(self.next_cell(now))
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        let cell = (!self.buffer.is_empty()).then_some(self.next_cell_at);
+        match (self.inner.poll_timeout(), cell) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn stats(&self) -> EndpointStats {
+        self.inner.stats()
+    }
+}
