@@ -137,6 +137,11 @@ def available_memory() -> tuple[int, str]:
 def jain(xs: Sequence[float]) -> float:
     """Jain's fairness index of `xs`."""
 
+def max_min_rates(
+    capacity: Sequence[float], paths: Sequence[Sequence[int]], demand: Sequence[float]
+) -> list[float]:
+    """The max-min fair rates of flows over links, by progressive filling."""
+
 def mathis(mss_bytes: float, rtt_s: float, p: float, delayed_ack: bool = False) -> float:
     """Mathis et al. TCP throughput, bytes/s."""
 

@@ -396,6 +396,24 @@ fn jain(xs: Vec<f64>) -> f64 {
     fairstream_metrics::fairness::jain(&xs)
 }
 
+/// The max-min fair rates of flows over links by progressive filling: `capacity[l]` per link,
+/// `paths[f]` the links flow `f` crosses, `demand[f]` its most (infinite for a greedy flow).
+#[pyfunction]
+fn max_min_rates(
+    capacity: Vec<f64>,
+    paths: Vec<Vec<usize>>,
+    demand: Vec<f64>,
+) -> PyResult<Vec<f64>> {
+    if paths.len() != demand.len() || paths.iter().flatten().any(|&l| l >= capacity.len()) {
+        return Err(PyValueError::new_err(
+            "one demand per path, and every path's links within the capacities",
+        ));
+    }
+    Ok(fairstream_metrics::fairness::max_min_rates(
+        &capacity, &paths, &demand,
+    ))
+}
+
 /// Mathis et al. TCP throughput, bytes/s.
 #[pyfunction]
 #[pyo3(signature = (mss_bytes, rtt_s, p, delayed_ack=false))]
@@ -434,6 +452,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_memory, m)?)?;
     m.add_function(wrap_pyfunction!(available_memory, m)?)?;
     m.add_function(wrap_pyfunction!(jain, m)?)?;
+    m.add_function(wrap_pyfunction!(max_min_rates, m)?)?;
     m.add_function(wrap_pyfunction!(mathis, m)?)?;
     m.add_function(wrap_pyfunction!(padhye, m)?)?;
     m.add_function(wrap_pyfunction!(padhye_approx, m)?)?;

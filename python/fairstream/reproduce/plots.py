@@ -37,12 +37,17 @@ def load_sweep(
     ylabel: str,
     published: Sequence[tuple[float, float, str]] = (),
     bands: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+    dashed: Sequence[str] = (),
 ) -> Path:
     """Lines of y against offered load (Figs. 2 and 3 of paper 003); `published` adds open markers;
-    `bands` shades, per line label, a (low, high) range at each x in the line's colour."""
+    `bands` shades, per line label, a (low, high) range at each x in the line's colour; the lines
+    labelled in `dashed` are drawn dashed (a baseline beside the main lines)."""
+    import itertools
+
     fig, ax = plt.subplots(figsize=(7.6, 4.0))
-    for (label, ys), marker in zip(lines.items(), "osd^v", strict=False):
-        (line,) = ax.plot(x, ys, marker=marker, label=label)
+    for (label, ys), marker in zip(lines.items(), itertools.cycle("osd^v"), strict=False):
+        style = "--" if label in dashed else "-"
+        (line,) = ax.plot(x, ys, marker=marker, linestyle=style, label=label)
         if bands and label in bands:
             low, high = bands[label]
             ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
