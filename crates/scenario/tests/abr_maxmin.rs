@@ -154,6 +154,20 @@ fn every_vc_settles_within_10_percent_of_its_max_min_rate_as_sources_come_and_go
             // held: at least 95 % of the windows from then on within ±10 %, none beyond ±25 %.
             let st = settling(&records[f], fair[f], start, end);
             let at = st.entered.unwrap_or(f64::INFINITY);
+            // The figures of docs/VALIDATION.md (`cargo test --test abr_maxmin -- --nocapture`).
+            eprintln!(
+                "{} [{start:.1}, {end}) s: max-min {:.3} Mbit/s, mean ACR over the last 2 s {:.3} \
+                 ({:+.1} %), within ±10 % after {:.0} RTTs ({:.2} s), {:.0} % of 100 ms windows \
+                 within ±10 % from then, worst {:.1} %",
+                names[f],
+                fair[f] / 1e6,
+                mean / 1e6,
+                100.0 * (mean / fair[f] - 1.0),
+                (at - start) / RTT_S,
+                at - start,
+                100.0 * st.within,
+                100.0 * st.worst
+            );
             assert!(
                 at - start <= SETTLE_RTTS * RTT_S,
                 "{} in [{start}, {end}) s settles at {at:.3} s, {:.0} round trips after the start",

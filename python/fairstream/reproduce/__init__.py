@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from . import (
+    abr,
     binomial,
     engine_checks,
     fair_queue,
@@ -23,6 +24,7 @@ EXPERIMENTS: dict[str, Experiment] = {
     e.id: e
     for e in (
         *paper003.EXPERIMENTS,
+        *abr.EXPERIMENTS,
         *fair_queue.EXPERIMENTS,
         *validation.EXPERIMENTS,
         *engine_checks.EXPERIMENTS,

@@ -394,3 +394,194 @@ impl Endpoint for AbrVc {
         self.inner.stats()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use fairstream_core::{Bitrate, Duration};
+
+    use super::*;
+    use crate::{CbrConfig, NullSink};
+
+    /// A CBR flow of `packet` bytes at `rate` carried on ABR with `params`.
+    fn flow(rate: Bitrate, packet: u64, params: AbrParams) -> (AnyEndpoint, AnyEndpoint) {
+        let cbr = CbrConfig {
+            rate: rate.into(),
+            packet_size: DataSize::bytes(packet),
+            ..CbrConfig::default()
+        };
+        AbrFlowConfig::new(ProtocolConfig::Cbr(cbr), params).endpoints(
+            FlowId(3),
+            Instant::ZERO,
+            None,
+            RngStream::derive(1, "test", 0),
+        )
+    }
+
+    fn vc(e: &AnyEndpoint) -> &AbrVc {
+        match e {
+            AnyEndpoint::AbrSource(v) | AnyEndpoint::AbrDestination(v) => v,
+            _ => unreachable!(),
+        }
+    }
+
+    /// Runs the sender alone until `end`: every cell it emits, with its time.
+    fn cells_until(sender: &mut AnyEndpoint, end: Instant) -> Vec<(Instant, Packet)> {
+        let mut out = Vec::new();
+        let mut now = Instant::ZERO;
+        while now <= end {
+            sender.handle_timeout(now, &mut NullSink);
+            while let Some(p) = sender.poll_transmit(now) {
+                out.push((now, p));
+            }
+            match sender.poll_timeout() {
+                Some(t) if t > now => now = t,
+                Some(_) => now += Duration::from_nanos(1),
+                None => break,
+            }
+        }
+        out
+    }
+
+    fn body(p: &Packet) -> CellBody {
+        match p.header {
+            Header::Cell(c) => c.body,
+            _ => panic!("not a cell: {p:?}"),
+        }
+    }
+
+    #[test]
+    fn packets_leave_as_whole_pdus_of_cells_at_acr_with_an_frm_first_and_every_nrm() {
+        let params = AbrParams {
+            pcr: Bitrate::mbps(10),
+            icr: Bitrate::mbps(1),
+            ..AbrParams::default()
+        };
+        // 1000-byte packets at 100 kbit/s: each is 21 cells (1008 / 48).
+        let (mut s, _) = flow(Bitrate::kbps(100), 1000, params);
+        let cells = cells_until(&mut s, Instant::ZERO + Duration::from_millis(400));
+        assert!(matches!(body(&cells[0].1), CellBody::Rm(rm) if rm.dir == RmDirection::Forward));
+        // Cells leave one cell time apart at ACR = ICR while the buffer holds a PDU.
+        let gap = Bitrate::mbps(1).transmit_time(CELL_SIZE);
+        assert_eq!(cells[1].0 - cells[0].0, gap);
+        let mut data_since_frm = 0;
+        let mut per_pdu = std::collections::BTreeMap::<u64, (u64, bool)>::new();
+        for (_, c) in &cells {
+            assert_eq!(c.size, CELL_SIZE);
+            assert_eq!(c.direction, Direction::Forward);
+            match body(c) {
+                CellBody::Rm(_) => {
+                    assert!(data_since_frm <= 31, "{data_since_frm} cells between FRMs");
+                    data_since_frm = 0;
+                }
+                CellBody::Data { pdu, end } => {
+                    data_since_frm += 1;
+                    let e = per_pdu.entry(pdu).or_default();
+                    assert!(!e.1, "a cell after PDU {pdu}'s last");
+                    *e = (e.0 + 1, end);
+                }
+            }
+        }
+        // Every PDU that ended had exactly its 21 cells, in order.
+        let ended: Vec<_> = per_pdu.values().filter(|(_, end)| *end).collect();
+        assert!(ended.len() >= 4, "{per_pdu:?}");
+        assert!(ended.iter().all(|(n, _)| *n == cells_for_pdu(1000)));
+    }
+
+    #[test]
+    fn one_lost_cell_loses_exactly_its_packet_and_the_destination_turns_rm_cells_around() {
+        let params = AbrParams {
+            icr: Bitrate::mbps(10),
+            ..AbrParams::default()
+        };
+        let (mut s, mut r) = flow(Bitrate::mbps(1), 500, params);
+        let cells = cells_until(&mut s, Instant::ZERO + Duration::from_millis(100));
+        // Lose the third data cell of PDU 2 (500 B: 11 cells).
+        let mut seen = 0;
+        let lost = cells
+            .iter()
+            .position(|(_, c)| {
+                matches!(body(c), CellBody::Data { pdu: 2, .. }) && {
+                    seen += 1;
+                    seen == 3
+                }
+            })
+            .unwrap();
+        let mut brms = 0;
+        for (i, (t, c)) in cells.iter().enumerate() {
+            if i == lost {
+                continue;
+            }
+            r.handle_packet(*t, c, &mut NullSink);
+            while let Some(back) = r.poll_transmit(*t) {
+                let CellBody::Rm(rm) = body(&back) else {
+                    panic!("the receiver sends only turned-around RM cells: {back:?}");
+                };
+                assert_eq!(rm.dir, RmDirection::Backward);
+                assert_eq!(back.direction, Direction::Reverse);
+                brms += 1;
+            }
+        }
+        let frms = cells
+            .iter()
+            .filter(|(_, c)| matches!(body(c), CellBody::Rm(_)))
+            .count();
+        assert_eq!(brms, frms);
+        let ended = cells
+            .iter()
+            .filter(|(_, c)| matches!(body(c), CellBody::Data { end: true, .. }))
+            .count() as u64;
+        let (delivered, discarded) = vc(&r).reassembled();
+        assert_eq!((delivered, discarded), (ended - 1, 1));
+        assert_eq!(vc(&r).inner().stats().packets_received, ended - 1);
+    }
+
+    #[test]
+    fn a_full_source_buffer_discards_whole_packets_and_brms_set_acr() {
+        let params = AbrParams {
+            pcr: Bitrate::mbps(10),
+            icr: Bitrate::kbps(56),
+            mcr: Bitrate::kbps(56),
+            ..AbrParams::default()
+        };
+        // 2 Mbit/s of packets into a VC at 56 kbit/s: the 64 KB buffer fills, then discards.
+        let (mut s, _) = flow(Bitrate::mbps(2), 1500, params);
+        cells_until(&mut s, Instant::ZERO + Duration::from_secs(1));
+        let v = vc(&s);
+        assert!(v.buffered <= v.buffer_limit);
+        assert!(v.buffer_limit - v.buffered < 1500, "the buffer is full");
+        // 1 s of 2 Mbit/s is 166 packets; 64 KB hold 43, a few have left.
+        assert!(
+            (110..=125).contains(&v.source_discards()),
+            "{}",
+            v.source_discards()
+        );
+        // A BRM with ER = 1 Mbit/s: ACR + RIF·PCR = 56 + 625 kbit/s, under the ER.
+        let brm = Packet {
+            flow: FlowId(3),
+            direction: Direction::Reverse,
+            size: CELL_SIZE,
+            payload: 0,
+            sent_at: Instant::ZERO,
+            header: Header::Cell(CellHeader {
+                vc: vc_id(FlowId(3), Direction::Forward),
+                body: CellBody::Rm(super::super::RmCell {
+                    dir: RmDirection::Backward,
+                    ci: false,
+                    ni: false,
+                    er: Bitrate::mbps(1),
+                    ccr: Bitrate::kbps(56),
+                    mcr: Bitrate::kbps(56),
+                }),
+            }),
+        };
+        let mut sink = crate::VecSink::default();
+        let t = Instant::ZERO + Duration::from_secs(1);
+        s.handle_packet(t, &brm, &mut sink);
+        assert_eq!(vc(&s).source().acr(), Bitrate::kbps(681));
+        assert!(sink.0.contains(&(t, Metric::Acr(Bitrate::kbps(681)))));
+        assert!(
+            sink.0
+                .contains(&(t, Metric::ExplicitRate(Bitrate::mbps(1))))
+        );
+    }
+}
