@@ -100,6 +100,8 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("B3", "20 Mbps UDP CBR into a 10 Mbps / 10 ms bottleneck, 300 s"),
         Benchmark("B4", "vtp-friendly: VTP + NewReno over an 11 Mbps link at 5 % PER, 300 s", ns3=False),
         Benchmark("B5", "dumbbell, 64 TFRC flows, 100 Mbps / 10 ms bottleneck, 60 s", ns3=False),
+        Benchmark("B6", "abr-tcp4: 4 TCP flows on ABR VCs, ERICA ports, 1.5 Mbps T1, 60 s", ns3=False),
+        Benchmark("B7", "155 Mbps parking lot, 3 TCP flows on ABR VCs, ERICA ports, 10 s", ns3=False),
     )
 }
 
