@@ -165,10 +165,19 @@ class AbrCollapse(AbrLoadSweep):
         lowest_total = min(rows, key=lambda r: r["total"])
         highest_udp = max(r["udp"] for r in rows)
         comparison = [
-            *_beside("TCP at UDP load = T1 (× T1)", full["tcp"], full["plain_tcp"], "the rest of the T1 (≈ 1 Mbps)"),
-            *_beside("UDP at UDP load = T1 (× T1)", full["udp"], full["plain_udp"], f"≤ {cap:.3f} (512 kbps)"),
+            *_beside(
+                "TCP at UDP load = T1 (× T1)", full["tcp"], full["plain_tcp"], "the rest of the T1 (≈ 1 Mbps)"
+            ),
+            *_beside(
+                "UDP at UDP load = T1 (× T1)", full["udp"], full["plain_udp"], f"≤ {cap:.3f} (512 kbps)"
+            ),
             *_beside("total at UDP load = T1 (× T1)", full["total"], full["plain_total"], "constant"),
-            *_beside("lowest total over the sweep (× T1)", lowest_total["total"], min(r["plain_total"] for r in rows), "constant"),
+            *_beside(
+                "lowest total over the sweep (× T1)",
+                lowest_total["total"],
+                min(r["plain_total"] for r in rows),
+                "constant",
+            ),
         ]
         checks = [
             Check(
@@ -199,7 +208,12 @@ class AbrUnfairUdp(AbrLoadSweep):
         loaded = [r for r in rows if r["udp_load"] >= 0.5 - 1e-9]
         worst = min(r["tcp"] for r in loaded)
         comparison = [
-            *_beside("TCP at UDP load = T1 (× T1)", full["tcp"], full["plain_tcp"], "a large share (less than max-min's half)"),
+            *_beside(
+                "TCP at UDP load = T1 (× T1)",
+                full["tcp"],
+                full["plain_tcp"],
+                "a large share (less than max-min's half)",
+            ),
             *_beside("UDP at UDP load = T1 (× T1)", full["udp"], full["plain_udp"], "—"),
             *_beside("total at UDP load = T1 (× T1)", full["total"], full["plain_total"], "—"),
         ]
@@ -245,7 +259,9 @@ class AbrTcp4(Experiment):
                 ]
         comparison = [
             *_beside("Jain's fairness index (bytes)", data["jain"], data["plain_jain"], "4 flows equal"),
-            *_beside("highest / lowest bytes delivered", data["max_over_min"], data["plain_max_over_min"], "≈ 1"),
+            *_beside(
+                "highest / lowest bytes delivered", data["max_over_min"], data["plain_max_over_min"], "≈ 1"
+            ),
         ]
         checks = [
             Check(
@@ -277,7 +293,8 @@ class AbrTcp4(Experiment):
         )
         caption = (
             f"{self.figure} redrawn: cumulative bytes (cells) delivered per TCP flow on ABR with ERICA. "
-            f"Jain's index {fmt(result['data']['jain'], 3)} (without ABR {fmt(result['data']['plain_jain'], 3)})."
+            f"Jain's index {fmt(result['data']['jain'], 3)} "
+            f"(without ABR {fmt(result['data']['plain_jain'], 3)})."
         )
         return [Figure(path, caption)]
 
@@ -319,7 +336,9 @@ ABR_UNFAIR_UDP = AbrUnfairUdp(
         "`unfair-udp` (TCP against CBR UDP on one 1.5 Mbps T1) with both flows on ABR VCs and ERICA at every "
         "port, beside the same sweep without ABR; UDP rate swept over 0, 0.1, …, 1 of the T1 rate."
     ),
-    must_hold=f"TCP keeps ≥ {TCP_LARGE_SHARE:g} × T1 at every UDP load ≥ 0.5 (our reading of 'a large share').",
+    must_hold=(
+        f"TCP keeps ≥ {TCP_LARGE_SHARE:g} × T1 at every UDP load ≥ 0.5 (our reading of 'a large share')."
+    ),
     explanation=(
         _COMMON_CHOICES
         + _ABR_CHOICES
@@ -410,19 +429,36 @@ class AbrMaxMin(Experiment):
         for name in MAXMIN_LINKS:
             s = run.link_series.filter(pl.col("link") == name)
             utils[name] = [
-                float(s.filter((pl.col("t_start") >= end - 5.0 - 1e-9) & (pl.col("t_end") <= end + 1e-9))["utilisation"].mean())
+                float(
+                    s.filter((pl.col("t_start") >= end - 5.0 - 1e-9) & (pl.col("t_end") <= end + 1e-9))[
+                        "utilisation"
+                    ].mean()
+                )
                 for _, end, _ in MAXMIN_PHASES
             ]
         comparison = [
-            {"quantity": "largest |mean ACR / max-min − 1| (any VC, any phase)", "ours": abs(worst["error"]), "published": "≤ 0.10"},
+            {
+                "quantity": "largest |mean ACR / max-min − 1| (any VC, any phase)",
+                "ours": abs(worst["error"]),
+                "published": "≤ 0.10",
+            },
             *(
-                {"quantity": f"{name} utilisation, last 5 s of each phase", "ours": ", ".join(fmt(u, 3) for u in us), "published": f"→ U = {MAXMIN_U:g}"}
+                {
+                    "quantity": f"{name} utilisation, last 5 s of each phase",
+                    "ours": ", ".join(fmt(u, 3) for u in us),
+                    "published": f"→ U = {MAXMIN_U:g}",
+                }
                 for name, us in utils.items()
             ),
         ]
         all_utils = [u for us in utils.values() for u in us]
         checks = [
-            Check("every VC's mean ACR (last 2 s of each phase) within 10 % of its max-min rate", abs(worst["error"]), "≤ 0.10", abs(worst["error"]) <= 0.10),
+            Check(
+                "every VC's mean ACR (last 2 s of each phase) within 10 % of its max-min rate",
+                abs(worst["error"]),
+                "≤ 0.10",
+                abs(worst["error"]) <= 0.10,
+            ),
             Check(
                 f"both bottlenecks within 0.05 of the target utilisation {MAXMIN_U:g}",
                 max(abs(u - MAXMIN_U) for u in all_utils),
@@ -453,7 +489,8 @@ class AbrMaxMin(Experiment):
         ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
         path = plots.save(fig, fig_dir / f"{self.id}.png")
         caption = (
-            "Allowed cell rate of each VC over time (steps at each backward RM cell) and its max-min fair rate "
+            "Allowed cell rate of each VC over time (steps at each backward RM cell) and its max-min fair "
+            "rate "
             "(dashed), computed by progressive filling over 0.9 × each backbone link. D joins at 10 s; C's "
             "application stops at 20 s and its VC falls quiet once its source buffer has drained."
         )
@@ -472,7 +509,8 @@ ABR_MAXMIN = AbrMaxMin(
         "over the second; D starts at 10 s, C stops at 20 s; 30 s."
     ),
     must_hold=(
-        "Every VC's ACR, averaged over the last 2 s of each phase, within 10 % of its max-min fair rate; both "
+        "Every VC's ACR, averaged over the last 2 s of each phase, within 10 % of its max-min fair rate; "
+        "both "
         "bottlenecks within 0.05 of ERICA's target utilisation 0.9."
     ),
     explanation=(

@@ -199,6 +199,10 @@ pub struct AbrVc {
     discards: u64,
     discards_recorded: u64,
     acr_recorded: Option<fairstream_core::Bitrate>,
+    /// When the wrapped endpoint was last drained, and its deadline then: it changes only when
+    /// this end calls it, so neither is asked again for every cell.
+    pulled_at: Option<Instant>,
+    inner_timeout: Option<Instant>,
 }
 
 impl AbrVc {
@@ -214,6 +218,7 @@ impl AbrVc {
         inbox: PduStore,
     ) -> Self {
         Self {
+            inner_timeout: inner.poll_timeout(),
             inner,
             flow,
             out,
@@ -231,6 +236,7 @@ impl AbrVc {
             discards: 0,
             discards_recorded: 0,
             acr_recorded: None,
+            pulled_at: None,
         }
     }
 
@@ -254,8 +260,10 @@ impl AbrVc {
         (self.reassembler.delivered(), self.reassembler.discarded())
     }
 
-    /// Moves what the wrapped endpoint wants to send into the source buffer.
+    /// Moves what the wrapped endpoint wants to send into the source buffer, and notes its
+    /// deadline.
     fn pull(&mut self, now: Instant) {
+        self.pulled_at = Some(now);
         while let Some(packet) = self.inner.poll_transmit(now) {
             let size = packet.size.as_bytes();
             if self.buffered + size > self.buffer_limit {
@@ -275,6 +283,7 @@ impl AbrVc {
             self.next_pdu += 1;
             self.buffered += size;
         }
+        self.inner_timeout = self.inner.poll_timeout();
     }
 
     fn record(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
@@ -364,7 +373,7 @@ impl Endpoint for AbrVc {
     }
 
     fn handle_timeout(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
-        if self.inner.poll_timeout().is_some_and(|t| t <= now) {
+        if self.inner_timeout.is_some_and(|t| t <= now) {
             self.inner.handle_timeout(now, metrics);
         }
         self.pull(now);
@@ -372,7 +381,11 @@ impl Endpoint for AbrVc {
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
-        self.pull(now);
+        // The wrapped endpoint was drained at the end of the last call that could change it;
+        // only a driver's first call (or one at a later time) asks it again.
+        if self.pulled_at != Some(now) {
+            self.pull(now);
+        }
         if let Some((vc, brm)) = self.turned.pop_front() {
             return Some(self.cell(now, vc, self.out, CellBody::Rm(brm)));
         }
@@ -384,7 +397,7 @@ impl Endpoint for AbrVc {
 
     fn poll_timeout(&self) -> Option<Instant> {
         let cell = (!self.buffer.is_empty()).then_some(self.next_cell_at);
-        match (self.inner.poll_timeout(), cell) {
+        match (self.inner_timeout, cell) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
