@@ -326,8 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "bench",
-        help="run the benchmarks B1-B5 in fairstream (B1-B3 also in ns-3, fairstream[ns3]) on this machine",
-        description="Runs B1-B5 in fairstream and, for B1-B3, when ns-3 is installed "
+        help="run the benchmarks B1-B7 in fairstream (B1-B3 also in ns-3, fairstream[ns3]) on this machine",
+        description="Runs B1-B7 in fairstream and, for B1-B3, when ns-3 is installed "
         "(pip install 'fairstream[ns3]'), in ns-3: both simulators' results side by side with a "
         "verdict on agreement, and their in-process and whole-process times and peak memory. "
         "Exit code 1 when they disagree (full-length runs only).",
