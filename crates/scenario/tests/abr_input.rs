@@ -183,3 +183,19 @@ fn an_abr_run_is_deterministic_and_seeded() {
     let other = run(&GOOD.replace("seed = 3", "seed = 4"));
     assert_ne!(fingerprint(&a), fingerprint(&other));
 }
+
+#[test]
+fn an_erica_port_written_in_the_scenario_syntax_loads_back() {
+    let s = load(GOOD, "abr.toml", None).unwrap();
+    for link in &s.network.links {
+        let written = link.queue.to_string();
+        assert!(written.contains("kind = \"erica\""), "{written}");
+        let text = GOOD.replacen(
+            r#"queue = { kind = "erica", limit = 500 }"#,
+            &format!("queue = {written}"),
+            1,
+        );
+        let again = load(&text, "again.toml", None).unwrap();
+        assert_eq!(again.network.links[0].queue, link.queue, "{written}");
+    }
+}
