@@ -74,7 +74,7 @@ BULK_SEND_SIZE = 65536
 #: Flow keys the ns-3 model reads (their values are passed on or checked below). A key not listed
 #: here, such as a setting added to fairstream later, makes `spec_from_run` refuse the scenario
 #: rather than compare two simulators that model different things.
-_COMMON_KEYS = {"name", "protocol", "from", "to", "start", "stop", "count", "packet_size", "overhead"}
+_COMMON_KEYS = {"name", "protocol", "from", "to", "start", "stop", "count", "packet_size", "overhead", "atm"}
 _TCP_KEYS = {
     "variant",
     "preset",
@@ -258,6 +258,8 @@ def _flow_spec(
         )
     if parse_duration(template.get("overhead", 0)) != 0:
         raise ValueError(f"flow {result['name']}: the ns-3 model has no host overhead")
+    if template.get("atm", "none") != "none":
+        raise ValueError(f"flow {result['name']}: the ns-3 model has no ATM (atm = {template['atm']!r})")
     out: dict[str, Any] = {
         "name": result["name"],
         "protocol": protocol,
