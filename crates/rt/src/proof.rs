@@ -9,8 +9,29 @@ use fairstream_core::Bitrate;
 use fairstream_proto::wire::Echo;
 use fairstream_proto::{Header, LossRate};
 
-/// Bytes of a data packet's payload that carry its nonce.
+/// Bytes of a data packet's payload that carry its nonce: the nonce costs no bytes on the
+/// wire beyond the payload the simulator charges.
 pub const NONCE_LEN: usize = 4;
+
+/// Writes `nonce` into the front of a data packet's `payload` and returns the nonce the packet
+/// carries: `nonce`, or 0 when the payload is shorter than [`NONCE_LEN`] (such a packet
+/// proves nothing, but counts as zero on both sides so that the sums still agree).
+pub fn write_nonce(payload: &mut [u8], nonce: u32) -> u32 {
+    match payload.get_mut(..NONCE_LEN) {
+        Some(front) => {
+            front.copy_from_slice(&nonce.to_be_bytes());
+            nonce
+        }
+        None => 0,
+    }
+}
+
+/// The nonce a data packet's `payload` carries ([`write_nonce`]).
+pub fn read_nonce(payload: &[u8]) -> u32 {
+    payload
+        .get(..NONCE_LEN)
+        .map_or(0, |n| u32::from_be_bytes([n[0], n[1], n[2], n[3]]))
+}
 
 /// Sequence numbers a sender remembers nonces for, per sub-connection.
 const RING: u64 = 1 << 16;

@@ -13,7 +13,7 @@ use fairstream_sim::RunOutput;
 
 use crate::clock::Clock;
 use crate::pacer::{self, Lateness};
-use crate::proof::{self, NONCE_LEN, NonceLedger};
+use crate::proof::{self, NonceLedger};
 use crate::record::{FlowLabels, Live, Recorder};
 use crate::session::{CircuitBreaker, PeerFilter, StopReason, random_u64, reported_loss};
 use crate::{RtError, RtProtocol, socket};
@@ -192,7 +192,7 @@ pub fn run_sender(
             Ok(f) if !filter.admit(from, f.conn_id) => {}
             Ok(wire::Frame {
                 body: Body::Packet(mut header),
-                payload: trailer,
+                trailer,
                 ..
             }) => {
                 feedback += 1;
@@ -222,12 +222,9 @@ pub fn run_sender(
         while let Some(p) = ep.poll_transmit(now) {
             let n = wire::encode(conn_id, &p.header, p.payload, &mut outbuf)
                 .map_err(|e| std::io::Error::other(e.to_string()))?;
-            if let Some((conn, seq)) = proof::data_seq(&p.header)
-                && p.payload as usize >= NONCE_LEN
-            {
-                let nonce = nonces.next_u64() as u32;
+            if let Some((conn, seq)) = proof::data_seq(&p.header) {
                 let at = n - p.payload as usize;
-                outbuf[at..at + NONCE_LEN].copy_from_slice(&nonce.to_be_bytes());
+                let nonce = proof::write_nonce(&mut outbuf[at..n], nonces.next_u64() as u32);
                 ledger.sent(conn, seq, nonce);
             }
             match sock.send_to(&outbuf[..n], cfg.to) {
