@@ -54,7 +54,7 @@ impl RtProtocol {
         Self::ALL.into_iter().find(|p| p.number() == n)
     }
 
-    /// Its default configuration, sending at most `cap` (MULTFRC: each of its connections).
+    /// Its default configuration, sending at most `cap` (MULTFRC: its connections together).
     pub fn config(self, cap: Option<Bitrate>) -> ProtocolConfig {
         let mut tfrc = TfrcFlowConfig::default();
         if let Some(c) = cap {
