@@ -55,6 +55,8 @@ pub fn feedback_claim(h: &Header) -> Option<(u8, bool)> {
         Header::TfrcFeedback(f) => Some((f.conn, f.p == LossRate::ZERO)),
         Header::VtpFeedback(f) => Some((0, f.lost == 0)),
         Header::MediaFeedback(_) => Some((0, false)),
+        // A report of nothing received claims nothing.
+        Header::StreamReport(r) => Some((0, r.lost == 0 && r.received > 0)),
         _ => None,
     }
 }
@@ -69,6 +71,10 @@ pub fn forge_loss(h: &mut Header) {
         Header::VtpFeedback(f) => {
             f.lost = f.received.max(1);
             f.achieved_rate = Bitrate::ZERO;
+        }
+        Header::StreamReport(r) => {
+            r.lost = r.received.max(1);
+            r.receive_rate = Bitrate::ZERO;
         }
         _ => {}
     }
@@ -160,6 +166,7 @@ pub fn report_top(h: &Header) -> Option<u64> {
     match h {
         Header::VtpFeedback(f) => Some(f.highest_seq),
         Header::MediaFeedback(f) => Some(f.highest_seq),
+        Header::StreamReport(r) => Some(r.highest_seq),
         _ => None,
     }
 }
@@ -345,5 +352,19 @@ mod tests {
         forge_loss(&mut h);
         assert_eq!(feedback_claim(&h), Some((0, false)));
         assert_eq!(crate::session::reported_loss(&h), Some(1.0));
+        let mut r = Header::StreamReport(fairstream_proto::StreamReport {
+            number: 3,
+            t_echo: fairstream_core::Instant::ZERO,
+            t_delay: fairstream_core::Duration::ZERO,
+            highest_seq: 99,
+            received: 40,
+            lost: 0,
+            receive_rate: Bitrate::mbps(2),
+            buffered: fairstream_core::Duration::from_secs(4),
+        });
+        assert_eq!(feedback_claim(&r), Some((0, true)));
+        forge_loss(&mut r);
+        assert_eq!(feedback_claim(&r), Some((0, false)));
+        assert_eq!(crate::session::reported_loss(&r), Some(0.5));
     }
 }

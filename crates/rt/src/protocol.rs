@@ -5,6 +5,7 @@ use fairstream_core::Bitrate;
 use fairstream_proto::ProtocolConfig;
 use fairstream_proto::VtpConfig;
 use fairstream_proto::multfrc::MultfrcConfig;
+use fairstream_proto::surestream::SurestreamConfig;
 use fairstream_proto::tfrc::{TfrcFlowConfig, TfrcWirelessConfig};
 
 use crate::RtError;
@@ -20,11 +21,20 @@ pub enum RtProtocol {
     Multfrc,
     /// VTP.
     Vtp,
+    /// The SureStream-like media streamer over UDP (paper 000), with its default clip and
+    /// levels: it sends at its level's rate, so it takes no rate cap.
+    Surestream,
 }
 
 impl RtProtocol {
     /// Every protocol, by handshake number order.
-    pub const ALL: [Self; 4] = [Self::Tfrc, Self::TfrcWireless, Self::Multfrc, Self::Vtp];
+    pub const ALL: [Self; 5] = [
+        Self::Tfrc,
+        Self::TfrcWireless,
+        Self::Multfrc,
+        Self::Vtp,
+        Self::Surestream,
+    ];
 
     /// The name on the command line and in results.
     pub const fn name(self) -> &'static str {
@@ -33,7 +43,14 @@ impl RtProtocol {
             Self::TfrcWireless => "tfrc-wireless",
             Self::Multfrc => "multfrc",
             Self::Vtp => "vtp",
+            Self::Surestream => "surestream",
         }
+    }
+
+    /// Whether `--rate-cap` applies (the rate-controlled protocols; not the streamer, whose
+    /// rates are its levels').
+    pub const fn takes_rate_cap(self) -> bool {
+        !matches!(self, Self::Surestream)
     }
 
     /// The protocol a name stands for.
@@ -77,6 +94,7 @@ impl RtProtocol {
                 }
                 ProtocolConfig::Vtp(v)
             }
+            Self::Surestream => ProtocolConfig::Surestream(SurestreamConfig::default()),
         }
     }
 }

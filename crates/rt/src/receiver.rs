@@ -288,6 +288,7 @@ fn hide_loss(h: &mut Header) {
     match h {
         Header::TfrcFeedback(f) => f.p = fairstream_proto::LossRate::ZERO,
         Header::VtpFeedback(f) => f.lost = 0,
+        Header::StreamReport(r) => r.lost = 0,
         _ => {}
     }
 }

@@ -149,6 +149,9 @@ pub fn run_sender(
     stop: &AtomicBool,
     live: &mut dyn FnMut(&Live),
 ) -> Result<SendReport, RtError> {
+    if cfg.rate_cap.is_some() && !cfg.protocol.takes_rate_cap() {
+        return Err(RtError::NoRateCap(cfg.protocol.name()));
+    }
     let sock = socket::bind(cfg.bind)?;
     let clock = Clock::start();
     let Some(conn_id) = handshake(&sock, &clock, cfg, stop)? else {
