@@ -71,11 +71,14 @@ impl RtProtocol {
         Self::ALL.into_iter().find(|p| p.number() == n)
     }
 
-    /// Its default configuration, sending at most `cap` (MULTFRC: its connections together).
+    /// Its default configuration, sending at most `cap` on the wire (IPv4 and UDP headers
+    /// included; MULTFRC: its connections together).
     pub fn config(self, cap: Option<Bitrate>) -> ProtocolConfig {
         let mut tfrc = TfrcFlowConfig::default();
         if let Some(c) = cap {
-            tfrc.sender.max_rate = c;
+            // TFRC's rates count segments (RFC 5348); the cap counts whole packets on the wire.
+            let wire_share = tfrc.sender.segment() / tfrc.sender.packet_size.as_bytes() as f64;
+            tfrc.sender.max_rate = Bitrate::from_bps_f64(c.as_bps_f64() * wire_share);
         }
         match self {
             Self::Tfrc => ProtocolConfig::Tfrc(tfrc),
