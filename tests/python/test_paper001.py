@@ -56,9 +56,10 @@ def test_scale_rates_of_the_paper_stream() -> None:
     # Per 0.3 s GOP: I 11000 B; + P 8000; + P 8000; + 3 B of 2000; + 3 more B.
     for got, gop_bytes in zip(encoded, (11_000, 19_000, 27_000, 33_000, 39_000), strict=True):
         assert got == pytest.approx(gop_bytes * 8 / 0.3 / 1e3, abs=0.001)
-    # On the wire: 50 B of headers per packet of at most 1500 B (I: 8 packets, P: 6, B: 2).
-    assert wire[0] == pytest.approx((11_000 + 8 * 50) * 8 / 0.3 / 1e3, abs=0.001)
-    assert wire[4] == pytest.approx((39_000 + 32 * 50) * 8 / 0.3 / 1e3, abs=0.001)
+    # On the wire: 58 B of headers (IPv4 20, UDP 8, frame 8, media 22) per packet of at most
+    # 1500 B (I: 8 packets, P: 6, B: 2).
+    assert wire[0] == pytest.approx((11_000 + 8 * 58) * 8 / 0.3 / 1e3, abs=0.001)
+    assert wire[4] == pytest.approx((39_000 + 32 * 58) * 8 / 0.3 / 1e3, abs=0.001)
     assert all(w > e for w, e in zip(wire, encoded, strict=True))
     assert list(PUBLISHED_SCALE_KBPS) == [352, 544, 736, 896, 1056]
     with pytest.raises(ValueError, match="frame_rate"):

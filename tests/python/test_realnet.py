@@ -56,6 +56,35 @@ def test_send_to_recv_writes_the_same_tables_on_both_sides(tmp_path: Path, proto
     assert stats["pacing"]["sends"] > 1000
 
 
+def test_the_media_streamer_runs_with_its_defaults_and_proves_its_reports(tmp_path: Path) -> None:
+    port = _free_port()
+    got: dict[str, fairstream.RunResult] = {}
+
+    def receive() -> None:
+        got["recv"] = fairstream.recv(
+            f"127.0.0.1:{port}", output_dir=tmp_path / "recv", idle_timeout_s=0.5, wait_s=10
+        )
+
+    rx = threading.Thread(target=receive)
+    rx.start()
+    sent = fairstream.send(f"127.0.0.1:{port}", "surestream", "3s", output_dir=tmp_path / "send")
+    rx.join(timeout=30)
+    received = got["recv"]
+    for result in (sent, received):
+        assert result.flow_series.height > 10
+        assert set(result.flow_summary["protocol"]) == {"surestream"}
+    # Prebuffering at its top level (450 kbit/s) times its speed-up (6): about 2.7 Mbit/s of
+    # 1500-byte packets, some 225 a second.
+    assert received.flow_summary["packets_delivered"][0] > 300
+    assert 1e6 < sent.flow_summary["throughput_bps"][0] < 4e6
+    stats = json.loads((tmp_path / "send" / "rt.json").read_text())
+    assert stats["stop_reason"] == "finished"
+    # A report every 500 ms, each proving its claim of no loss over loopback.
+    assert stats["feedback_reports"] >= 4
+    assert stats["lying_reports"] == 0
+    assert json.loads((tmp_path / "recv" / "rt.json").read_text())["protocol"] == "surestream"
+
+
 def test_bad_arguments_get_one_line_exit_2_and_nothing_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -71,6 +100,9 @@ def test_bad_arguments_get_one_line_exit_2_and_nothing_written(
         assert f"cannot bind 127.0.0.1:{port}" in err and len(err.strip().splitlines()) == 1
     assert main(["send", "--to", "127.0.0.1:9", "--protocol", "tcp", "-o", str(out)]) == BAD_INPUT
     assert "unknown protocol `tcp`" in capsys.readouterr().err
+    capped = ["send", "--to", "127.0.0.1:9", "--protocol", "surestream", "--rate-cap", "5Mbps"]
+    assert main([*capped, "-o", str(out)]) == BAD_INPUT
+    assert "surestream takes no rate cap" in capsys.readouterr().err
     assert (
         main(["send", "--to", "127.0.0.1:9", "--protocol", "vtp", "--duration", "soon", "-o", str(out)])
         == BAD_INPUT

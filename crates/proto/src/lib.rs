@@ -44,6 +44,7 @@ pub use metric::{Metric, MetricSink, NullSink, VecSink};
 pub use packet::{
     Direction, Header, IP_TCP_HEADER, IP_UDP_HEADER, LossRate, MediaData, MediaFeedback, Packet,
     StreamReport, TcpFlags, TcpSegment, TfrcData, TfrcFeedback, UdpDatagram, VtpData, VtpFeedback,
+    udp_feedback_size, udp_headers,
 };
 pub use protocols::{AnyEndpoint, FlowDemand, FlowProtocol, ProtocolConfig, TcpFlowConfig};
 pub use vtp::{VtpConfig, VtpReceiver, VtpSender};

@@ -1,7 +1,8 @@
 //! Packets as typed values: a header and a size on the wire.
 //!
 //! Inside the simulator packets are never serialised; the wire encoding for real networks
-//! ([`crate::wire`]) maps to and from these values.
+//! ([`crate::wire`]) maps to and from these values. What the simulator charges for a packet of
+//! a UDP-based protocol is what that encoding sends ([`udp_headers`], [`udp_feedback_size`]).
 
 use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant};
 use fairstream_media::FrameType;
@@ -10,6 +11,22 @@ use fairstream_media::FrameType;
 pub const IP_TCP_HEADER: u64 = 40;
 /// Bytes of IPv4 + UDP header counted in every UDP packet.
 pub const IP_UDP_HEADER: u64 = 28;
+
+/// Bytes of headers before the payload of a data packet of a UDP-based protocol (TFRC, VTP,
+/// the media applications) whose own header takes `fields` bytes (its `WIRE_LEN`): IPv4 and
+/// UDP, the datagram's frame header ([`crate::wire::FRAME_HEADER_LEN`]) and the fields. With
+/// the payload, the packet's size is what [`crate::wire::encode`] writes plus IPv4 and UDP.
+pub const fn udp_headers(fields: u64) -> u64 {
+    IP_UDP_HEADER + crate::wire::FRAME_HEADER_LEN as u64 + fields
+}
+
+/// Size on the wire of a feedback report of a UDP-based protocol whose own header takes
+/// `fields` bytes (its `WIRE_LEN`): its headers ([`udp_headers`]) and the nonce echo every
+/// report ends with ([`crate::wire::ECHO_LEN`]), which proves to a real sender what the report
+/// claims.
+pub const fn udp_feedback_size(fields: u64) -> DataSize {
+    DataSize::bytes(udp_headers(fields) + crate::wire::ECHO_LEN as u64)
+}
 
 /// Which way a packet travels along its flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -113,7 +130,7 @@ pub struct TfrcData {
 }
 
 impl TfrcData {
-    /// Bytes the header takes after the UDP header: seq 4, timestamp 4, RTT 4, conn 1,
+    /// Bytes the header's fields take after the frame header: seq 4, timestamp 4, RTT 4, conn 1,
     /// round 1 (mod 256), 2 of padding.
     pub const WIRE_LEN: u64 = 16;
 }
@@ -169,7 +186,7 @@ pub struct TfrcFeedback {
 }
 
 impl TfrcFeedback {
-    /// Bytes the report takes after the UDP header: conn 1 + 3 of padding, t_recvdata 4,
+    /// Bytes the report's fields take after the frame header: conn 1 + 3 of padding, t_recvdata 4,
     /// t_delay 4, X_recv 4, p 4.
     pub const WIRE_LEN: u64 = 20;
 }
@@ -187,7 +204,7 @@ pub struct VtpData {
 }
 
 impl VtpData {
-    /// Bytes after the UDP header: seq 4, timestamp 4, RTT 4.
+    /// Bytes of the fields after the frame header: seq 4, timestamp 4, RTT 4.
     pub const WIRE_LEN: u64 = 12;
 }
 
@@ -209,7 +226,7 @@ pub struct VtpFeedback {
 }
 
 impl VtpFeedback {
-    /// Bytes after the UDP header: t_echo 4, t_delay 4, AR 4, highest seq 4, lost 2,
+    /// Bytes of the fields after the frame header: t_echo 4, t_delay 4, AR 4, highest seq 4, lost 2,
     /// received 2.
     pub const WIRE_LEN: u64 = 20;
 }
@@ -238,7 +255,7 @@ pub struct MediaData {
 }
 
 impl MediaData {
-    /// Bytes after the UDP header: seq 4, timestamp 4, RTT 4, frame 4, fragment 2,
+    /// Bytes of the fields after the frame header: seq 4, timestamp 4, RTT 4, frame 4, fragment 2,
     /// fragments 2, scale 1, frame type 1 (0 for none).
     pub const WIRE_LEN: u64 = 22;
 }
@@ -260,7 +277,7 @@ pub struct MediaFeedback {
 }
 
 impl MediaFeedback {
-    /// Bytes after the UDP header: scale 1, 3 reserved, number 4, t_echo 4, t_delay 4,
+    /// Bytes of the fields after the frame header: scale 1, 3 reserved, number 4, t_echo 4, t_delay 4,
     /// highest seq 4.
     pub const WIRE_LEN: u64 = 20;
 }
@@ -288,7 +305,7 @@ pub struct StreamReport {
 }
 
 impl StreamReport {
-    /// Bytes after the UDP header: number 4, t_echo 4, t_delay 4, highest seq 4, received 2,
+    /// Bytes of the fields after the frame header: number 4, t_echo 4, t_delay 4, highest seq 4, received 2,
     /// lost 2, receive rate 4, buffered 4 (times in microseconds, as every time on the wire).
     pub const WIRE_LEN: u64 = 28;
 }

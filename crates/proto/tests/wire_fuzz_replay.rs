@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use fairstream_core::RngStream;
-use fairstream_proto::wire::{FrameHeader, check_decode_property};
+use fairstream_proto::wire::{FrameHeader, PacketType, check_decode_property, decode};
 
 fn corpus(target: &str) -> Vec<Vec<u8>> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -43,10 +43,14 @@ fn mutate(seed: &[u8], rng: &mut RngStream) -> Vec<u8> {
 #[test]
 fn decode_corpus_and_300k_mutations_keep_the_property() {
     let seeds = corpus("decode");
-    assert!(
-        seeds.len() >= 6,
-        "the corpus holds a datagram of every type"
-    );
+    for t in PacketType::ALL {
+        assert!(
+            seeds
+                .iter()
+                .any(|s| s.get(3) == Some(&(t as u8)) && decode(s).is_ok()),
+            "the corpus holds a valid datagram of type {t:?}"
+        );
+    }
     seeds.iter().for_each(|s| check_decode_property(s));
     let mut rng = RngStream::from_seed(11);
     let mut decoded = 0u32;
@@ -58,7 +62,7 @@ fn decode_corpus_and_300k_mutations_keep_the_property() {
             mutate(&seeds[(i as usize) % seeds.len()], &mut rng)
         };
         check_decode_property(&d);
-        decoded += u32::from(fairstream_proto::wire::decode(&d).is_ok());
+        decoded += u32::from(decode(&d).is_ok());
     }
     // The mutations must reach past the header checks, or the run proves little.
     assert!(decoded > 10_000, "only {decoded} mutated datagrams decoded");

@@ -25,8 +25,13 @@ pub enum RtError {
     #[error("socket error: {0}")]
     Io(#[from] std::io::Error),
     /// The protocol name is none the driver runs.
-    #[error("unknown protocol `{0}` (expected one of: tfrc, tfrc-wireless, multfrc, vtp)")]
+    #[error(
+        "unknown protocol `{0}` (expected one of: tfrc, tfrc-wireless, multfrc, vtp, surestream)"
+    )]
     UnknownProtocol(String),
+    /// A rate cap was given for a protocol that takes none.
+    #[error("{0} takes no rate cap: it sends at its levels' rates")]
+    NoRateCap(&'static str),
     /// The receiver answered that it does not run the protocol asked for.
     #[error("the receiver at {peer} does not speak {protocol}")]
     Refused {

@@ -1,16 +1,40 @@
 //! Feedback that must prove what it claims. Every data packet carries a random nonce (the first
 //! four bytes of its payload); every feedback report carries an [`Echo`]: the sum of the nonces
-//! of the packets received in a range of sequence numbers. A report that claims no loss must
-//! echo the sum of every nonce sent in its range, which a receiver that missed a packet cannot
-//! know. A wrong echo is taken as heavy loss ([`forge_loss`]): the sender's rate goes to its
-//! minimum, and if the lies persist the circuit breaker stops it.
+//! of the packets received in a range of sequence numbers, each report's range starting one past
+//! the previous one's (a gap or an overlap is taken as a wrong echo, so no packet can be left out
+//! of every range). A report that claims no loss must echo the sum of every nonce sent in its
+//! range, which a receiver that missed a packet cannot know. A wrong echo is taken as heavy loss
+//! ([`forge_loss`]): the sender's rate goes to its minimum, and if the lies persist the circuit
+//! breaker stops it. A report lost on the way back leaves a gap too: the next report that claims
+//! no loss is then taken as a lie, once, the price of not letting a receiver skip a range.
 
 use fairstream_core::Bitrate;
 use fairstream_proto::wire::Echo;
 use fairstream_proto::{Header, LossRate};
 
-/// Bytes of a data packet's payload that carry its nonce.
+/// Bytes of a data packet's payload that carry its nonce: the nonce costs no bytes on the
+/// wire beyond the payload the simulator charges.
 pub const NONCE_LEN: usize = 4;
+
+/// Writes `nonce` into the front of a data packet's `payload` and returns the nonce the packet
+/// carries: `nonce`, or 0 when the payload is shorter than [`NONCE_LEN`] (such a packet
+/// proves nothing, but counts as zero on both sides so that the sums still agree).
+pub fn write_nonce(payload: &mut [u8], nonce: u32) -> u32 {
+    match payload.get_mut(..NONCE_LEN) {
+        Some(front) => {
+            front.copy_from_slice(&nonce.to_be_bytes());
+            nonce
+        }
+        None => 0,
+    }
+}
+
+/// The nonce a data packet's `payload` carries ([`write_nonce`]).
+pub fn read_nonce(payload: &[u8]) -> u32 {
+    payload
+        .get(..NONCE_LEN)
+        .map_or(0, |n| u32::from_be_bytes([n[0], n[1], n[2], n[3]]))
+}
 
 /// Sequence numbers a sender remembers nonces for, per sub-connection.
 const RING: u64 = 1 << 16;
@@ -31,6 +55,8 @@ pub fn feedback_claim(h: &Header) -> Option<(u8, bool)> {
         Header::TfrcFeedback(f) => Some((f.conn, f.p == LossRate::ZERO)),
         Header::VtpFeedback(f) => Some((0, f.lost == 0)),
         Header::MediaFeedback(_) => Some((0, false)),
+        // A report of nothing received claims nothing.
+        Header::StreamReport(r) => Some((0, r.lost == 0 && r.received > 0)),
         _ => None,
     }
 }
@@ -46,6 +72,10 @@ pub fn forge_loss(h: &mut Header) {
             f.lost = f.received.max(1);
             f.achieved_rate = Bitrate::ZERO;
         }
+        Header::StreamReport(r) => {
+            r.lost = r.received.max(1);
+            r.receive_rate = Bitrate::ZERO;
+        }
         _ => {}
     }
 }
@@ -60,6 +90,8 @@ pub struct NonceLedger {
 struct Prefix {
     sums: Vec<u32>,
     next: u64,
+    /// Where the next report's range must start: one past the previous report's range.
+    expected_from: u64,
 }
 
 impl NonceLedger {
@@ -73,6 +105,7 @@ impl NonceLedger {
             Box::new(Prefix {
                 sums: vec![0; RING as usize],
                 next: 0,
+                expected_from: 0,
             })
         });
         let before = if seq == 0 {
@@ -84,18 +117,26 @@ impl NonceLedger {
         p.next = seq + 1;
     }
 
-    /// Whether `echo` on a report about `conn` that claims no loss is what the packets sent
-    /// add up to; `None` when it cannot be told (the range is older than the ring). A range must
-    /// reach within [`FRESH`] packets of the newest sent; an empty one proves nothing and is
-    /// taken only at the start, before [`FRESH`] packets have gone.
-    pub fn verify(&self, conn: u8, echo: &Echo) -> Option<bool> {
-        let p = self.conns.get(usize::from(conn))?.as_ref()?;
-        if echo.highest_seq.wrapping_add(1) == echo.from_seq {
-            return Some(echo.nonce_sum == 0 && echo.from_seq == 0 && p.next <= FRESH);
-        }
+    /// Whether `echo` on a report about `conn` is what the packets sent add up to (what a
+    /// report that claims no loss must prove); `None` when it cannot be told (the range is older
+    /// than the ring). Called for every report in the order they arrive: a range must start one
+    /// past the previous report's (a gap would skip packets the receiver missed, an overlap
+    /// would count some twice) and reach within [`FRESH`] packets of the newest sent; an empty
+    /// one proves nothing and is taken only at the start, before [`FRESH`] packets have gone.
+    /// After any report whose range covers packets sent, the next range must start past it.
+    pub fn verify(&mut self, conn: u8, echo: &Echo) -> Option<bool> {
+        let p = self.conns.get_mut(usize::from(conn))?.as_mut()?;
         let (from, high) = (u64::from(echo.from_seq), u64::from(echo.highest_seq));
-        if high >= p.next || from > high || high + FRESH < p.next {
-            return Some(false); // packets never sent, a reversed range, or a stale one
+        let contiguous = from == p.expected_from;
+        if echo.highest_seq.wrapping_add(1) == echo.from_seq {
+            return Some(contiguous && echo.nonce_sum == 0 && from == 0 && p.next <= FRESH);
+        }
+        if high >= p.next || from > high {
+            return Some(false); // packets never sent, or a reversed range
+        }
+        p.expected_from = high + 1;
+        if !contiguous || high + FRESH < p.next {
+            return Some(false); // a gap or an overlap with the previous range, or a stale one
         }
         if p.next - from > RING {
             return None;
@@ -125,6 +166,7 @@ pub fn report_top(h: &Header) -> Option<u64> {
     match h {
         Header::VtpFeedback(f) => Some(f.highest_seq),
         Header::MediaFeedback(f) => Some(f.highest_seq),
+        Header::StreamReport(r) => Some(r.highest_seq),
         _ => None,
     }
 }
@@ -225,20 +267,25 @@ impl NonceSums {
 mod tests {
     use super::*;
 
+    /// A data packet's nonce, made up.
+    fn nonce(seq: u64) -> u32 {
+        (seq as u32).wrapping_mul(0x9e37_79b9) ^ 0x5bd1
+    }
+
     #[test]
     fn an_honest_echo_verifies_and_one_that_hides_a_loss_does_not() {
-        let mut ledger = NonceLedger::default();
+        let (mut ledger, mut liars_ledger) = (NonceLedger::default(), NonceLedger::default());
         let (mut honest, mut liar) = (NonceSums::default(), NonceSums::default());
         for seq in 0..100u64 {
-            let nonce = (seq as u32).wrapping_mul(0x9e37_79b9) ^ 0x5bd1;
-            ledger.sent(0, seq, nonce);
-            honest.received(0, seq, nonce);
+            ledger.sent(0, seq, nonce(seq));
+            liars_ledger.sent(0, seq, nonce(seq));
+            honest.received(0, seq, nonce(seq));
             if seq != 57 {
-                liar.received(0, seq, nonce); // packet 57 was lost on the way
+                liar.received(0, seq, nonce(seq)); // packet 57 was lost on the way
             }
         }
         assert_eq!(ledger.verify(0, &honest.echo(0, 3, None)), Some(true));
-        assert_eq!(ledger.verify(0, &liar.echo(0, 3, None)), Some(false));
+        assert_eq!(liars_ledger.verify(0, &liar.echo(0, 3, None)), Some(false));
         // The next range starts after the last report's, and leaves out the newest three:
         // one of them missing may be only late.
         for seq in 100..120u64 {
@@ -260,6 +307,40 @@ mod tests {
     }
 
     #[test]
+    fn ranges_must_follow_on_from_the_previous_report() {
+        let mut ledger = NonceLedger::default();
+        for seq in 0..60u64 {
+            ledger.sent(0, seq, nonce(seq));
+        }
+        let range = |from: u64, high: u64| Echo {
+            from_seq: from as u32,
+            highest_seq: high as u32,
+            nonce_sum: (from..=high).fold(0u32, |s, q| s.wrapping_add(nonce(q))),
+        };
+        assert_eq!(ledger.verify(0, &range(0, 9)), Some(true));
+        // The right sum over a range that skips 10..=14: the receiver could hide a loss there.
+        assert_eq!(ledger.verify(0, &range(15, 19)), Some(false));
+        // The next range follows the last one seen, gap or not.
+        assert_eq!(ledger.verify(0, &range(20, 29)), Some(true));
+        // A range that counts 25..=29 again (a replayed or made-up report) is a lie too.
+        assert_eq!(ledger.verify(0, &range(25, 34)), Some(false));
+        assert_eq!(ledger.verify(0, &range(35, 39)), Some(true));
+        // A duplicate of the last report overlaps it.
+        assert_eq!(ledger.verify(0, &range(35, 39)), Some(false));
+        // An empty range proves nothing once packets have gone, even where it would follow on.
+        let empty = Echo {
+            from_seq: 40,
+            highest_seq: 39,
+            nonce_sum: 0,
+        };
+        assert_eq!(ledger.verify(0, &empty), Some(false));
+        // Each sub-connection keeps its own ranges.
+        ledger.sent(1, 0, 5);
+        assert_eq!(ledger.verify(1, &range(0, 0)), Some(false)); // nonce(0) ≠ 5
+        assert_eq!(ledger.verify(0, &range(40, 49)), Some(true));
+    }
+
+    #[test]
     fn a_forged_report_states_heavy_loss() {
         let mut h = Header::TfrcFeedback(fairstream_proto::TfrcFeedback {
             conn: 0,
@@ -271,5 +352,19 @@ mod tests {
         forge_loss(&mut h);
         assert_eq!(feedback_claim(&h), Some((0, false)));
         assert_eq!(crate::session::reported_loss(&h), Some(1.0));
+        let mut r = Header::StreamReport(fairstream_proto::StreamReport {
+            number: 3,
+            t_echo: fairstream_core::Instant::ZERO,
+            t_delay: fairstream_core::Duration::ZERO,
+            highest_seq: 99,
+            received: 40,
+            lost: 0,
+            receive_rate: Bitrate::mbps(2),
+            buffered: fairstream_core::Duration::from_secs(4),
+        });
+        assert_eq!(feedback_claim(&r), Some((0, true)));
+        forge_loss(&mut r);
+        assert_eq!(feedback_claim(&r), Some((0, false)));
+        assert_eq!(crate::session::reported_loss(&r), Some(0.5));
     }
 }

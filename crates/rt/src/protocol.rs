@@ -5,6 +5,7 @@ use fairstream_core::Bitrate;
 use fairstream_proto::ProtocolConfig;
 use fairstream_proto::VtpConfig;
 use fairstream_proto::multfrc::MultfrcConfig;
+use fairstream_proto::surestream::SurestreamConfig;
 use fairstream_proto::tfrc::{TfrcFlowConfig, TfrcWirelessConfig};
 
 use crate::RtError;
@@ -20,11 +21,20 @@ pub enum RtProtocol {
     Multfrc,
     /// VTP.
     Vtp,
+    /// The SureStream-like media streamer over UDP (paper 000), with its default clip and
+    /// levels: it sends at its level's rate, so it takes no rate cap.
+    Surestream,
 }
 
 impl RtProtocol {
     /// Every protocol, by handshake number order.
-    pub const ALL: [Self; 4] = [Self::Tfrc, Self::TfrcWireless, Self::Multfrc, Self::Vtp];
+    pub const ALL: [Self; 5] = [
+        Self::Tfrc,
+        Self::TfrcWireless,
+        Self::Multfrc,
+        Self::Vtp,
+        Self::Surestream,
+    ];
 
     /// The name on the command line and in results.
     pub const fn name(self) -> &'static str {
@@ -33,7 +43,14 @@ impl RtProtocol {
             Self::TfrcWireless => "tfrc-wireless",
             Self::Multfrc => "multfrc",
             Self::Vtp => "vtp",
+            Self::Surestream => "surestream",
         }
+    }
+
+    /// Whether `--rate-cap` applies (the rate-controlled protocols; not the streamer, whose
+    /// rates are its levels').
+    pub const fn takes_rate_cap(self) -> bool {
+        !matches!(self, Self::Surestream)
     }
 
     /// The protocol a name stands for.
@@ -54,11 +71,14 @@ impl RtProtocol {
         Self::ALL.into_iter().find(|p| p.number() == n)
     }
 
-    /// Its default configuration, sending at most `cap` (MULTFRC: each of its connections).
+    /// Its default configuration, sending at most `cap` on the wire (IPv4 and UDP headers
+    /// included; MULTFRC: its connections together).
     pub fn config(self, cap: Option<Bitrate>) -> ProtocolConfig {
         let mut tfrc = TfrcFlowConfig::default();
         if let Some(c) = cap {
-            tfrc.sender.max_rate = c;
+            // TFRC's rates count segments (RFC 5348); the cap counts whole packets on the wire.
+            let wire_share = tfrc.sender.segment() / tfrc.sender.packet_size.as_bytes() as f64;
+            tfrc.sender.max_rate = Bitrate::from_bps_f64(c.as_bps_f64() * wire_share);
         }
         match self {
             Self::Tfrc => ProtocolConfig::Tfrc(tfrc),
@@ -77,6 +97,7 @@ impl RtProtocol {
                 }
                 ProtocolConfig::Vtp(v)
             }
+            Self::Surestream => ProtocolConfig::Surestream(SurestreamConfig::default()),
         }
     }
 }

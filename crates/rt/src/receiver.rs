@@ -13,7 +13,7 @@ use fairstream_sim::RunOutput;
 
 use crate::clock::Clock;
 use crate::pacer;
-use crate::proof::{self, NONCE_LEN, NonceSums};
+use crate::proof::{self, NonceSums};
 use crate::record::{FlowLabels, Live, Recorder};
 use crate::session::{PeerFilter, StopReason};
 use crate::{RtError, RtProtocol, socket};
@@ -193,17 +193,14 @@ pub fn run_receiver(
                     if every > 0 && c.arrived % every == 0 {
                         return; // impaired: as if lost on the way
                     }
-                    if let (Some((conn, seq)), Some(n)) =
-                        (proof::data_seq(&header), f.payload.get(..NONCE_LEN))
-                    {
-                        let nonce = u32::from_be_bytes([n[0], n[1], n[2], n[3]]);
-                        c.sums.received(conn, seq, nonce);
+                    if let Some((conn, seq)) = proof::data_seq(&header) {
+                        c.sums.received(conn, seq, proof::read_nonce(f.trailer));
                     }
-                    let p =
-                        socket::arrived(now, d.len(), f.payload.len(), Direction::Forward, header);
+                    let payload = f.payload_len();
+                    let p = socket::arrived(now, d.len(), payload, Direction::Forward, header);
                     let size = p.size;
                     c.ep.handle_packet(now, &p, &mut rec);
-                    rec.delivered(now, size, f.payload.len() as u64);
+                    rec.delivered(now, size, payload as u64);
                     live_bytes += size.as_bytes();
                     live_got += 1;
                     let gap = gap(&mut c.highest, &header);
@@ -231,13 +228,12 @@ pub fn run_receiver(
                 if cfg.impairment.lie {
                     hide_loss(&mut p.header);
                 }
-                let trailer = if conn.is_some() { wire::ECHO_LEN } else { 0 };
-                let n = wire::encode(c.filter.conn_id, &p.header, trailer as u32, &mut outbuf)
+                let n = wire::encode(c.filter.conn_id, &p.header, p.payload, &mut outbuf)
                     .map_err(|e| std::io::Error::other(e.to_string()))?;
                 if let Some(conn) = conn {
                     c.sums
                         .echo(conn, lag, cap)
-                        .write(&mut outbuf[n - trailer..n])
+                        .write(&mut outbuf[n - wire::ECHO_LEN..n])
                         .map_err(|e| std::io::Error::other(e.to_string()))?;
                 }
                 let _ = sock.send_to(&outbuf[..n], c.filter.peer);
@@ -292,6 +288,7 @@ fn hide_loss(h: &mut Header) {
     match h {
         Header::TfrcFeedback(f) => f.p = fairstream_proto::LossRate::ZERO,
         Header::VtpFeedback(f) => f.lost = 0,
+        Header::StreamReport(r) => r.lost = 0,
         _ => {}
     }
 }

@@ -13,7 +13,7 @@ use fairstream_sim::RunOutput;
 
 use crate::clock::Clock;
 use crate::pacer::{self, Lateness};
-use crate::proof::{self, NONCE_LEN, NonceLedger};
+use crate::proof::{self, NonceLedger};
 use crate::record::{FlowLabels, Live, Recorder};
 use crate::session::{CircuitBreaker, PeerFilter, StopReason, random_u64, reported_loss};
 use crate::{RtError, RtProtocol, socket};
@@ -149,6 +149,9 @@ pub fn run_sender(
     stop: &AtomicBool,
     live: &mut dyn FnMut(&Live),
 ) -> Result<SendReport, RtError> {
+    if cfg.rate_cap.is_some() && !cfg.protocol.takes_rate_cap() {
+        return Err(RtError::NoRateCap(cfg.protocol.name()));
+    }
     let sock = socket::bind(cfg.bind)?;
     let clock = Clock::start();
     let Some(conn_id) = handshake(&sock, &clock, cfg, stop)? else {
@@ -192,13 +195,15 @@ pub fn run_sender(
             Ok(f) if !filter.admit(from, f.conn_id) => {}
             Ok(wire::Frame {
                 body: Body::Packet(mut header),
-                payload: trailer,
+                trailer,
                 ..
             }) => {
                 feedback += 1;
-                if let Some((conn, true)) = proof::feedback_claim(&header) {
+                if let Some((conn, claims_no_loss)) = proof::feedback_claim(&header) {
+                    // Every report's range is checked in turn (ranges must follow on); only a
+                    // claim of no loss needs its sum to be right.
                     let proven = wire::Echo::read(trailer).map(|e| ledger.verify(conn, &e));
-                    if matches!(proven, None | Some(Some(false))) {
+                    if claims_no_loss && matches!(proven, None | Some(Some(false))) {
                         lies += 1;
                         proof::forge_loss(&mut header);
                     }
@@ -222,12 +227,9 @@ pub fn run_sender(
         while let Some(p) = ep.poll_transmit(now) {
             let n = wire::encode(conn_id, &p.header, p.payload, &mut outbuf)
                 .map_err(|e| std::io::Error::other(e.to_string()))?;
-            if let Some((conn, seq)) = proof::data_seq(&p.header)
-                && p.payload as usize >= NONCE_LEN
-            {
-                let nonce = nonces.next_u64() as u32;
+            if let Some((conn, seq)) = proof::data_seq(&p.header) {
                 let at = n - p.payload as usize;
-                outbuf[at..at + NONCE_LEN].copy_from_slice(&nonce.to_be_bytes());
+                let nonce = proof::write_nonce(&mut outbuf[at..n], nonces.next_u64() as u32);
                 ledger.sent(conn, seq, nonce);
             }
             match sock.send_to(&outbuf[..n], cfg.to) {

@@ -88,6 +88,9 @@ pub fn reported_loss(h: &Header) -> Option<f64> {
         Header::VtpFeedback(f) if f.lost + f.received > 0 => {
             Some(f64::from(f.lost) / f64::from(f.lost + f.received))
         }
+        Header::StreamReport(r) if r.lost + r.received > 0 => {
+            Some(f64::from(r.lost) / f64::from(r.lost + r.received))
+        }
         _ => None,
     }
 }

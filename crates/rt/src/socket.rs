@@ -4,7 +4,7 @@
 use std::net::{SocketAddr, UdpSocket};
 
 use fairstream_core::{DataSize, FlowId, Instant};
-use fairstream_proto::{Direction, Header, IP_UDP_HEADER, Packet, wire};
+use fairstream_proto::{Direction, Header, IP_UDP_HEADER, Packet};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::RtError;
@@ -46,8 +46,8 @@ pub(crate) fn drain(
 }
 
 /// The packet an endpoint is fed for a datagram of `len` bytes that arrived at `now` carrying
-/// `header` and `payload` bytes after it: its size counted as the simulator counts it (IP/UDP
-/// headers, no frame header).
+/// `header` and `payload` bytes of data: its size counted as the simulator counts it (the
+/// datagram and its IPv4 and UDP headers).
 pub(crate) fn arrived(
     now: Instant,
     len: usize,
@@ -58,7 +58,7 @@ pub(crate) fn arrived(
     Packet {
         flow: FlowId(0),
         direction,
-        size: DataSize::bytes(len.saturating_sub(wire::FRAME_HEADER_LEN) as u64 + IP_UDP_HEADER),
+        size: DataSize::bytes(len as u64 + IP_UDP_HEADER),
         payload: payload as u32,
         sent_at: now,
         header,

@@ -199,10 +199,10 @@ fn bad_mpeg_parameters_name_the_field() {
         "out of range",
     );
     at(
-        &err("mpegapp", "max_packet = \"50B\""),
+        &err("mpegapp", "max_packet = \"58B\""),
         14,
         "flow[0].max_packet",
-        "51 to 65535",
+        "59 to 65535",
     );
     at(
         &err("mpegapp", "packet_size = \"1000B\""),
@@ -257,8 +257,8 @@ fn both_climb_to_scale_4_on_an_empty_path_and_are_deterministic() {
         assert_eq!(scales, [0.0, 1.0, 2.0, 3.0, 4.0], "{protocol}");
         let f = &out.flows[0];
         assert_eq!((f.protocol.as_str(), f.packets_dropped), (protocol, 0));
-        // Over the run, close to the scale-4 rate: 1100 kbit/s for MM_APP, 1083 kbit/s on the
-        // wire for MPEG_APP (its frames and 50 B of headers per packet).
+        // Over the run, close to the scale-4 rate: 1100 kbit/s for MM_APP, 1089 kbit/s on the
+        // wire for MPEG_APP (its frames and 58 B of headers per packet).
         let kbps = f.bytes_delivered as f64 * 8.0 / 10.0 / 1e3;
         assert!((950.0..1110.0).contains(&kbps), "{protocol}: {kbps} kbit/s");
         assert!((0.04..0.06).contains(&f.mean_rtt_s), "{}", f.mean_rtt_s);

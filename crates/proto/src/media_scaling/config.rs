@@ -7,15 +7,15 @@
 use fairstream_core::{Bitrate, DataSize, Duration, Instant, RngStream};
 use fairstream_media::{FrameTrace, SyntheticGop, scale};
 
-use crate::{IP_UDP_HEADER, MediaData};
+use crate::{MediaData, udp_headers};
 
 /// How many scales there are (0 to 4).
 pub const SCALES: usize = scale::SCALES;
 /// The highest scale.
 pub const MAX_SCALE: u8 = scale::MAX_SCALE;
 
-/// Headers in every data packet: IP + UDP + the media data header.
-pub const DATA_HEADERS: u64 = IP_UDP_HEADER + MediaData::WIRE_LEN;
+/// Headers in every data packet: IP + UDP, the frame header and the media data header.
+pub const DATA_HEADERS: u64 = udp_headers(MediaData::WIRE_LEN);
 
 /// The largest packet: an IPv4 datagram's 65 535 B.
 const MAX_PACKET: u64 = 65_535;
@@ -81,8 +81,9 @@ pub struct MmAppConfig {
     /// 700, 900, 1100 kbit/s \[paper\] (Table 1; the ns-2 code's defaults are 0.3, 0.6, 0.9,
     /// 1.2, 1.5 Mbit/s). Each taken as at least 1 bit/s.
     pub rates: [Bitrate; SCALES],
-    /// Size of every packet on the wire (IP + UDP + media header + frame); default 1000 B
-    /// \[code\] (`pktsize_`). Taken as at least the 50 B of headers, at most 65 535 B.
+    /// Size of every packet on the wire (IP + UDP + frame header + media header + frame);
+    /// default 1000 B \[code\] (`pktsize_`). Taken as at least the 58 B of headers, at most
+    /// 65 535 B.
     pub packet_size: DataSize,
     /// Dither each interval by a uniform fraction in [−0.5, 0.5) of itself (ns-2's `random_`);
     /// default false \[code\].
@@ -148,7 +149,7 @@ pub struct MpegAppConfig {
     pub trace: MpegTrace,
     /// The largest packet on the wire; a frame is split into as few packets as fit, all but
     /// the last full, sent back to back at the frame's time; default 1500 B \[paper\]. Taken as
-    /// at least the 50 B of headers + 1, at most 65 535 B.
+    /// at least the 58 B of headers + 1, at most 65 535 B.
     pub max_packet: DataSize,
     /// The scaling rule.
     pub scaling: ScalingConfig,
@@ -311,7 +312,7 @@ mod tests {
         let mpeg = MpegAppConfig::default();
         let trace = mpeg.build_trace(&mut RngStream::from_seed(1));
         assert_eq!(trace.len(), 9);
-        assert_eq!(mpeg.max_payload(), 1450);
+        assert_eq!(mpeg.max_payload(), 1442);
         let tiny = MpegAppConfig {
             max_packet: DataSize::ZERO,
             ..MpegAppConfig::default()
@@ -325,14 +326,14 @@ mod tests {
         let mpeg = MpegAppConfig::default();
         let trace = mpeg.build_trace(&mut RngStream::from_seed(1));
         // Per 0.3 s GOP at scale 4: I 11 000 B in 8 packets, P 8000 B in 6 (twice), B 2000 B in
-        // 2 (six times): 39 000 B + 32 × 50 B = 40 600 B.
+        // 2 (six times): 39 000 B + 32 × 58 B = 40 856 B; at scale 0 the I frame only.
         let kbps = |r: Bitrate| r.as_bps_f64() / 1e3;
         let rates = mpeg.wire_rates(&trace);
-        assert!((kbps(rates[4]) - 40_600.0 * 8.0 / 300.0).abs() < 0.01);
-        assert!((kbps(rates[0]) - 11_400.0 * 8.0 / 300.0).abs() < 0.01);
-        assert_eq!(fragments(0, 1450), 1);
-        assert_eq!(fragments(1450, 1450), 1);
-        assert_eq!(fragments(1451, 1450), 2);
+        assert!((kbps(rates[4]) - 40_856.0 * 8.0 / 300.0).abs() < 0.01);
+        assert!((kbps(rates[0]) - 11_464.0 * 8.0 / 300.0).abs() < 0.01);
+        assert_eq!(fragments(0, 1442), 1);
+        assert_eq!(fragments(1442, 1442), 1);
+        assert_eq!(fragments(1443, 1442), 2);
         assert_eq!(fragments(u64::MAX, 1), u16::MAX);
     }
 

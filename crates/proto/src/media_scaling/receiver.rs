@@ -36,12 +36,12 @@
 //! [`ScalingConfig::initial_rtt`]: super::ScalingConfig::initial_rtt
 //! [`ScalingConfig::one_decrease_per_rtt`]: super::ScalingConfig::one_decrease_per_rtt
 
-use fairstream_core::{DataSize, Duration, FlowId, Instant};
+use fairstream_core::{Duration, FlowId, Instant};
 
 use super::config::{MAX_SCALE, Rule};
 use crate::{
-    Direction, Endpoint, EndpointStats, Header, IP_UDP_HEADER, MediaData, MediaFeedback, Metric,
-    MetricSink, Packet,
+    Direction, Endpoint, EndpointStats, Header, MediaData, MediaFeedback, Metric, MetricSink,
+    Packet, udp_feedback_size,
 };
 
 /// A media-scaling receiver (MM_APP or MPEG_APP).
@@ -312,7 +312,7 @@ impl MediaReceiver {
             highest_seq: self.highest.unwrap_or(0),
         };
         self.reports = self.reports.wrapping_add(1);
-        let size = DataSize::bytes(IP_UDP_HEADER + MediaFeedback::WIRE_LEN);
+        let size = udp_feedback_size(MediaFeedback::WIRE_LEN);
         self.stats.count_sent(size);
         Packet {
             flow: self.flow,

@@ -17,7 +17,8 @@ use crate::{AnyEndpoint, FlowDemand, FlowProtocol};
 /// MULTFRC's parameters: the connections' TFRC parameters and the rule for their number.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MultfrcConfig {
-    /// Every connection's TFRC parameters.
+    /// Every connection's TFRC parameters, but for `tfrc.sender.max_rate`, which caps the
+    /// aggregate: each open connection may send at most its equal share of it.
     pub tfrc: TfrcFlowConfig,
     /// RTT threshold α: n grows while the period's mean RTT is below `(1 + α)·rtt_min`
     /// (0.2, [proposed]).

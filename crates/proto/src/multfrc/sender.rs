@@ -119,6 +119,12 @@ impl MultfrcSender {
             self.closed.packets_sent += gone.packets_sent;
             self.closed.bytes_sent += gone.bytes_sent;
         }
+        // The ceiling is the aggregate's: each open connection gets an equal share.
+        let open = self.conns.len().max(1) as u64;
+        let share = Bitrate::bps(self.config.tfrc.sender.max_rate.as_bps() / open);
+        for c in &mut self.conns {
+            c.set_max_rate(share);
+        }
     }
 
     /// One period's rule: n += β/n while the mean RTT stays below (1 + α)·rtt_min, else n −= β.

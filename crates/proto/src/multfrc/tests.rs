@@ -1,6 +1,6 @@
 //! Conformance tests of MULTFRC's connection rule as a state machine (no simulator).
 
-use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant};
+use fairstream_core::{Bitrate, Duration, FlowId, Instant};
 
 use super::*;
 use crate::{Direction, Endpoint, Header, LossRate, Metric, Packet, TfrcFeedback, VecSink};
@@ -13,7 +13,7 @@ fn report(conn: u8, echo: Instant, delay: Duration) -> Packet {
     Packet {
         flow: FlowId(0),
         direction: Direction::Reverse,
-        size: DataSize::bytes(48),
+        size: crate::udp_feedback_size(TfrcFeedback::WIRE_LEN),
         payload: 0,
         sent_at: echo,
         header: Header::TfrcFeedback(TfrcFeedback {
@@ -74,6 +74,36 @@ fn opens_connections_while_the_rtt_stays_near_its_minimum() {
     }
     assert_eq!(steps[0].1, 2);
     assert_eq!(steps[4].1, (n.round()) as usize);
+}
+
+#[test]
+fn the_rate_cap_holds_for_the_aggregate_of_the_connections() {
+    let cap = Bitrate::kbps(1200);
+    let mut capped = MultfrcConfig::default();
+    capped.tfrc.sender.max_rate = cap;
+    let mut s = MultfrcSender::new(FlowId(0), capped, Instant::ZERO, None);
+    let mut free = MultfrcSender::new(FlowId(0), MultfrcConfig::default(), Instant::ZERO, None);
+    // Constant RTT: the connections multiply (1, 2, 2.5, 2.9, 3.24, 3.55, …), and each one's
+    // equation allows about 0.9 Mbit/s (s = 948 B, R = 100 ms, p = 0.01).
+    let steps = drive(&mut s, 0, 6, |_| 100);
+    drive(&mut free, 0, 6, |_| 100);
+    assert!(
+        steps.iter().all(|&(_, open)| open >= 2) && steps[5].1 == 4,
+        "{steps:?}"
+    );
+    assert!(
+        free.rate() > cap,
+        "uncapped {} is above the cap",
+        free.rate()
+    );
+    assert!(
+        s.rate() <= cap,
+        "{} with {} connections",
+        s.rate(),
+        s.conns.len()
+    );
+    let share = Bitrate::bps(cap.as_bps() / 4);
+    assert!(s.conns.iter().all(|c| c.rate() <= share));
 }
 
 #[test]

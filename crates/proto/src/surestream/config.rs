@@ -7,10 +7,10 @@ use fairstream_core::{Bitrate, DataSize, Duration, Instant, RngStream};
 use fairstream_media::{Encoding, EncodingError, Frame, FrameType, GopPattern, SyntheticGop};
 
 use crate::tcp::{TcpConfig, TcpSinkConfig};
-use crate::{IP_TCP_HEADER, IP_UDP_HEADER, MediaData};
+use crate::{IP_TCP_HEADER, MediaData, udp_headers};
 
-/// Bytes of headers in a UDP data packet: IP and UDP, and the media header.
-pub const UDP_DATA_HEADERS: u64 = IP_UDP_HEADER + MediaData::WIRE_LEN;
+/// Bytes of headers in a UDP data packet: IP and UDP, the frame header and the media header.
+pub const UDP_DATA_HEADERS: u64 = udp_headers(MediaData::WIRE_LEN);
 
 /// What carries the stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -296,7 +296,7 @@ mod tests {
         assert_eq!((clip.frames(), clip.levels()), (1800, 5));
         assert_eq!(clip.interval(), Duration::from_nanos(66_666_666));
         assert_eq!(c.first_level(), 4);
-        assert_eq!(c.payload(), 1500 - 28 - 22);
+        assert_eq!(c.payload(), 1500 - 28 - 8 - 22);
         // Each level's frames average its rate.
         for l in 0..5 {
             let bytes: u64 = (0..9).map(|k| clip.frame(l, k).size.as_bytes()).sum();

@@ -20,8 +20,8 @@ use super::config::{Clip, Schedule, SurestreamConfig, UDP_DATA_HEADERS};
 use super::rules::UdpLevels;
 use super::{record_level, record_playout};
 use crate::{
-    Direction, Endpoint, EndpointStats, Header, IP_UDP_HEADER, MediaData, Metric, MetricSink,
-    Packet, StreamReport,
+    Direction, Endpoint, EndpointStats, Header, MediaData, Metric, MetricSink, Packet,
+    StreamReport, udp_feedback_size,
 };
 
 /// Gain of the server's smoothed RTT (TCP's 1/8).
@@ -386,7 +386,7 @@ impl UdpPlayer {
         self.lost = 0;
         self.bytes = 0;
         self.period_start = now;
-        let size = DataSize::bytes(IP_UDP_HEADER + StreamReport::WIRE_LEN);
+        let size = udp_feedback_size(StreamReport::WIRE_LEN);
         self.stats.count_sent(size);
         self.out = Some(Packet {
             flow: self.flow,

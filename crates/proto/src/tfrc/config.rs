@@ -4,7 +4,7 @@
 use fairstream_core::{Bitrate, DataSize, Duration, Instant};
 
 use super::EquationForm;
-use crate::{IP_UDP_HEADER, TfrcData, TfrcFeedback};
+use crate::{TfrcData, TfrcFeedback, udp_feedback_size, udp_headers};
 
 /// Which rule sets the equation's retransmission timeout `t_RTO`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -101,7 +101,7 @@ impl Default for TfrcConfig {
     fn default() -> Self {
         Self {
             packet_size: DataSize::bytes(1000),
-            header: DataSize::bytes(IP_UDP_HEADER + TfrcData::WIRE_LEN),
+            header: DataSize::bytes(udp_headers(TfrcData::WIRE_LEN)),
             start: Instant::ZERO,
             stop: None,
             equation: EquationForm::Rfc5348,
@@ -180,7 +180,7 @@ impl Default for TfrcReceiverConfig {
             feedback_timer: 1.0,
             report_on_arrival: false,
             precise_loss: false,
-            feedback_size: DataSize::bytes(IP_UDP_HEADER + TfrcFeedback::WIRE_LEN),
+            feedback_size: udp_feedback_size(TfrcFeedback::WIRE_LEN),
         }
     }
 }

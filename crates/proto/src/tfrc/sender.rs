@@ -111,6 +111,15 @@ impl TfrcSender {
         Bitrate::from_bps_f64(self.x * 8.0)
     }
 
+    /// Changes the ceiling on the allowed rate (`TfrcConfig::max_rate`); the rate falls to it
+    /// at once if it was above.
+    pub fn set_max_rate(&mut self, max_rate: Bitrate) {
+        if self.config.max_rate != max_rate {
+            self.config.max_rate = max_rate;
+            self.clamp_rate();
+        }
+    }
+
     /// The connection number its packets carry.
     pub fn conn(&self) -> u8 {
         self.conn

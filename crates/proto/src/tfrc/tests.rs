@@ -10,12 +10,16 @@ fn ms(x: u64) -> Instant {
     Instant::from_nanos(x * 1_000_000)
 }
 
+/// The segment of a default 1000-byte data packet: less IPv4 20, UDP 8, the frame header 8 and
+/// the TFRC data header 16.
+const SEGMENT: u32 = 948;
+
 fn data(seq: u64, sent: Instant, rtt_ms: u64) -> Packet {
     Packet {
         flow: FlowId(0),
         direction: Direction::Forward,
         size: DataSize::bytes(1000),
-        payload: 956,
+        payload: SEGMENT,
         sent_at: sent,
         header: Header::TfrcData(TfrcData {
             conn: 0,
@@ -91,13 +95,14 @@ fn loss_event_rate_after_a_given_history_by_hand() {
     let (rx, reported) = receive(400, &[100, 150, 190, 220], 3);
     // Closed intervals newest first: 30, 40, 50, then the synthetic one I_s; I_0 = 180.
     // With I_0: (180 + 30 + 40 + 50·1 + I_s·0.8)/(4.8); without: (30 + 40 + 50 + I_s)/4.
-    // I_s comes from the equation at the receive rate of ≈ 95.6 kB/s, R = 100 ms: a long
+    // I_s comes from the equation at the receive rate of ≈ 94.8 kB/s, R = 100 ms: a long
     // interval, so compute p both ways from the history the receiver holds.
     let p = rx.loss_event_rate();
     let synthetic = {
         let eq = EquationForm::Rfc5348;
-        // Receive rate over the period before the first loss: 956 B every 10 ms.
-        1.0 / eq.loss_rate_for(956.0, 0.1, 0.4, 95_600.0)
+        // Receive rate over the period before the first loss: 948 B every 10 ms.
+        let s = f64::from(SEGMENT);
+        1.0 / eq.loss_rate_for(s, 0.1, 0.4, s * 100.0)
     };
     let with_open = (180.0 + 30.0 + 40.0 + 50.0 + 0.8 * synthetic) / 4.8;
     let without = (30.0 + 40.0 + 50.0 + synthetic) / 4.0;
@@ -174,9 +179,9 @@ fn bytes_per_s(r: Bitrate) -> f64 {
 #[test]
 fn first_report_sets_the_initial_window_rate() {
     let tx = sender_with_rtt(TfrcConfig::default());
-    // s = 956 B: W_init = min(4s, max(2s, 4380)) = 3824 B over R = 100 ms.
+    // s = 948 B: W_init = min(4s, max(2s, 4380)) = 3792 B over R = 100 ms.
     assert!(
-        (bytes_per_s(tx.rate()) - 38_240.0).abs() < 1.0,
+        (bytes_per_s(tx.rate()) - 37_920.0).abs() < 1.0,
         "{}",
         tx.rate()
     );
@@ -232,7 +237,12 @@ fn slow_start_doubles_per_rtt_and_stops_at_the_first_loss() {
         &feedback(ms(800), Bitrate::mbps(100), 0.01),
         &mut NullSink,
     );
-    let eq = EquationForm::Rfc5348.rate(956.0, 0.1, LossRate::from_f64(0.01).value(), 0.4);
+    let eq = EquationForm::Rfc5348.rate(
+        f64::from(SEGMENT),
+        0.1,
+        LossRate::from_f64(0.01).value(),
+        0.4,
+    );
     assert!(
         (bytes_per_s(tx.rate()) / eq - 1.0).abs() < 1e-3,
         "{} vs {eq}",
@@ -280,7 +290,7 @@ fn no_feedback_in_congestion_avoidance_halves_through_the_receive_limit() {
 #[test]
 fn packets_are_paced_at_the_allowed_rate() {
     let mut tx = sender_with_rtt(TfrcConfig::default());
-    // 38 240 B/s of 956-byte segments: one packet every 25 ms.
+    // 37 920 B/s of 948-byte segments: one packet every 25 ms.
     let mut times = Vec::new();
     let mut now = ms(100);
     while times.len() < 5 {
@@ -302,7 +312,7 @@ fn ns2_preset_differs_where_ns2_does() {
     assert_eq!(c.receiver.ndupack, 1);
     assert_eq!(c.sender.equation, EquationForm::Ns2);
     let d = TfrcFlowConfig::default();
-    assert_eq!(d.sender.segment(), 956.0);
+    assert_eq!(d.sender.segment(), f64::from(SEGMENT));
     assert_eq!(d.receiver.ndupack, 3);
 }
 

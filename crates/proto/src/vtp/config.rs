@@ -4,7 +4,7 @@
 use fairstream_core::{Bitrate, DataSize, Duration, Instant};
 
 use crate::lda::SpikeThresholds;
-use crate::{IP_UDP_HEADER, VtpData};
+use crate::{VtpData, udp_headers};
 
 /// Parameters of a VTP flow (sender and receiver).
 ///
@@ -104,8 +104,8 @@ impl Default for VtpConfig {
     }
 }
 
-/// Headers in every data packet: IP + UDP + the VTP data header.
-pub(super) const DATA_HEADERS: u64 = IP_UDP_HEADER + VtpData::WIRE_LEN;
+/// Headers in every data packet: IP + UDP, the frame header and the VTP data header.
+pub const DATA_HEADERS: u64 = udp_headers(VtpData::WIRE_LEN);
 
 /// The largest data packet: an IPv4 datagram's 65 535 B.
 const MAX_PACKET: u64 = 65_535;
@@ -211,7 +211,7 @@ mod tests {
             ..VtpConfig::default()
         };
         let p = Params::new(&c);
-        assert_eq!(p.size, DataSize::bytes(40));
+        assert_eq!(p.size, DataSize::bytes(DATA_HEADERS));
         let huge = VtpConfig {
             packet_size: DataSize::bytes(u64::MAX),
             ..VtpConfig::default()

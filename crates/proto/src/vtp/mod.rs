@@ -22,7 +22,7 @@ mod tests;
 
 use fairstream_core::{FlowId, Instant, RngStream};
 
-pub use config::VtpConfig;
+pub use config::{DATA_HEADERS, VtpConfig};
 pub use control::VtpMode;
 pub use receiver::VtpReceiver;
 pub use sender::VtpSender;

@@ -40,8 +40,8 @@ use fairstream_core::{DataSize, Duration, FlowId, Instant};
 use super::VtpConfig;
 use super::config::Params;
 use crate::{
-    Direction, Endpoint, EndpointStats, Header, IP_UDP_HEADER, MetricSink, Packet, VtpData,
-    VtpFeedback,
+    Direction, Endpoint, EndpointStats, Header, MetricSink, Packet, VtpData, VtpFeedback,
+    udp_feedback_size,
 };
 
 /// How far below the highest sequence number the receiver remembers which packets arrived.
@@ -248,7 +248,7 @@ impl VtpReceiver {
             lost: wire16(self.period.lost),
             received: wire16(self.period.received),
         };
-        let size = DataSize::bytes(IP_UDP_HEADER + VtpFeedback::WIRE_LEN);
+        let size = udp_feedback_size(VtpFeedback::WIRE_LEN);
         self.stats.count_sent(size);
         self.out = Some(Packet {
             flow: self.flow,

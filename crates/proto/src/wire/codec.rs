@@ -63,20 +63,43 @@ impl PacketType {
     }
 
     /// Whether packets of this type carry a payload after their fields (data packets do;
-    /// feedback reports end with their fields).
+    /// feedback reports end with their [`Echo`]).
     pub const fn carries_payload(self) -> bool {
         matches!(self, Self::TfrcData | Self::VtpData | Self::MediaData)
     }
 
+    /// Whether packets of this type are feedback reports, which end with an [`Echo`].
+    pub const fn is_feedback(self) -> bool {
+        matches!(
+            self,
+            Self::TfrcFeedback | Self::VtpFeedback | Self::MediaFeedback | Self::StreamReport
+        )
+    }
+
     /// Whether `rest` bytes may follow the type's fields: any payload after a data packet's,
-    /// nothing or an [`Echo`] after a feedback report's, nothing after a handshake's.
+    /// exactly an [`Echo`] after a feedback report's, nothing after a handshake's.
     pub const fn allows_trailer(self, rest: usize) -> bool {
-        match self {
-            Self::TfrcData | Self::VtpData | Self::MediaData => true,
-            Self::TfrcFeedback | Self::VtpFeedback | Self::MediaFeedback | Self::StreamReport => {
-                rest == 0 || rest == ECHO_LEN
-            }
-            Self::Hello | Self::HelloAck => rest == 0,
+        if self.carries_payload() {
+            true
+        } else if self.is_feedback() {
+            rest == ECHO_LEN
+        } else {
+            rest == 0
+        }
+    }
+
+    /// Bytes after the type's fields in a packet carrying `payload` bytes of data: the payload
+    /// (data packets), the [`Echo`] (feedback reports), nothing (handshakes); `None` when the
+    /// type carries no payload and `payload` is not zero.
+    pub const fn trailer_len(self, payload: usize) -> Option<usize> {
+        if self.carries_payload() {
+            Some(payload)
+        } else if payload != 0 {
+            None
+        } else if self.is_feedback() {
+            Some(ECHO_LEN)
+        } else {
+            Some(0)
         }
     }
 
@@ -152,11 +175,24 @@ pub struct Frame<'a> {
     pub conn_id: u32,
     /// The protocol header or handshake message.
     pub body: Body,
-    /// The data payload (empty for feedback).
-    pub payload: &'a [u8],
+    /// What follows the fields: a data packet's payload, a feedback report's [`Echo`] (read
+    /// it with [`Echo::read`]), nothing after a handshake.
+    pub trailer: &'a [u8],
 }
 
-/// Bytes of the echo a real receiver appends to a feedback report.
+impl Frame<'_> {
+    /// Bytes of data payload the datagram carries (zero for feedback and handshakes).
+    pub fn payload_len(&self) -> usize {
+        match self.body {
+            Body::Packet(h) if packet_type(&h).is_ok_and(PacketType::carries_payload) => {
+                self.trailer.len()
+            }
+            _ => 0,
+        }
+    }
+}
+
+/// Bytes of the echo every feedback report ends with.
 pub const ECHO_LEN: usize = 12;
 
 /// What a receiver's feedback proves: the wrapping sum of the nonces of the data packets it
@@ -193,14 +229,15 @@ impl Echo {
     }
 }
 
-/// Bytes `header` takes encoded with `payload` bytes of data (or a feedback's [`Echo`])
-/// after it, or why it cannot be.
+/// Bytes `header` takes encoded with `payload` bytes of data after it (a feedback report's
+/// [`Echo`] included, its `payload` zero), or why it cannot be. With IPv4 and UDP this is the
+/// size the simulator charges ([`crate::udp_headers`], [`crate::udp_feedback_size`]).
 pub fn encoded_len(header: &Header, payload: u32) -> Result<usize, WireError> {
     let t = packet_type(header)?;
-    if !t.allows_trailer(payload as usize) {
-        return Err(WireError::FieldOutOfRange("payload"));
-    }
-    Ok(FRAME_HEADER_LEN + t.fields_len() + payload as usize)
+    let trailer = t
+        .trailer_len(payload as usize)
+        .ok_or(WireError::FieldOutOfRange("payload"))?;
+    Ok(FRAME_HEADER_LEN + t.fields_len() + trailer)
 }
 
 fn packet_type(header: &Header) -> Result<PacketType, WireError> {
@@ -219,8 +256,9 @@ fn packet_type(header: &Header) -> Result<PacketType, WireError> {
 }
 
 /// Writes `header` of connection `conn_id` and `payload` zero bytes of data after it into
-/// `out`; returns the datagram's length. Fails (writing a prefix at most) when `out` is too
-/// short or a field does not fit its width.
+/// `out` (a feedback report: a zero [`Echo`], for the caller to [`Echo::write`] over the last
+/// [`ECHO_LEN`] bytes); returns the datagram's length. Fails (writing a prefix at most) when
+/// `out` is too short or a field does not fit its width.
 pub fn encode(
     conn_id: u32,
     header: &Header,
@@ -293,15 +331,25 @@ pub fn decode(buf: &[u8]) -> Result<Frame<'_>, WireError> {
     };
     let rest = r.remaining();
     if !fh.packet_type.allows_trailer(rest) {
-        return Err(WireError::BadLength {
-            expected: FRAME_HEADER_LEN + fh.packet_type.fields_len(),
-            got: buf.len(),
+        // Only data packets have no fixed length, so `trailer_len(0)` is the type's trailer.
+        let trailer = fh.packet_type.trailer_len(0).unwrap_or(0);
+        let expected = FRAME_HEADER_LEN + fh.packet_type.fields_len() + trailer;
+        return Err(if buf.len() < expected {
+            WireError::Short {
+                needed: expected,
+                got: buf.len(),
+            }
+        } else {
+            WireError::BadLength {
+                expected,
+                got: buf.len(),
+            }
         });
     }
     Ok(Frame {
         conn_id: fh.conn_id,
         body,
-        payload: &buf[buf.len() - rest..],
+        trailer: &buf[buf.len() - rest..],
     })
 }
 
@@ -315,7 +363,7 @@ pub fn check_decode_property(data: &[u8]) {
         .get_mut(..data.len())
         .expect("a UDP datagram fits 64 KiB");
     let n = match &frame.body {
-        Body::Packet(h) => encode(frame.conn_id, h, frame.payload.len() as u32, out),
+        Body::Packet(h) => encode(frame.conn_id, h, frame.payload_len() as u32, out),
         Body::Handshake(h) => encode_handshake(frame.conn_id, h, out),
     }
     .expect("a decoded frame encodes");

@@ -13,7 +13,7 @@ fn round_trip(h: Header, payload: u32) -> Header {
     assert_eq!(n, encoded_len(&h, payload).unwrap());
     let f = decode(&buf[..n]).expect("decodes");
     assert_eq!(
-        (f.conn_id, f.payload.len()),
+        (f.conn_id, f.payload_len()),
         (0xdead_beef, payload as usize)
     );
     match f.body {
@@ -184,7 +184,7 @@ fn typed_errors_name_what_is_wrong() {
     });
     let mut buf = [0u8; 64];
     let n = encode(7, &h, 0, &mut buf).unwrap();
-    assert_eq!(n, FRAME_HEADER_LEN + 20);
+    assert_eq!(n, FRAME_HEADER_LEN + 20 + ECHO_LEN);
     let mut bad = buf;
     bad[0] = b'X';
     assert_eq!(decode(&bad[..n]), Err(WireError::BadMagic(0x5853)));
@@ -224,20 +224,24 @@ fn typed_errors_name_what_is_wrong() {
         encoded_len(&h, 1),
         Err(WireError::FieldOutOfRange("payload"))
     );
-    // A feedback report may carry an echo, and nothing else.
-    let m = encode(7, &h, ECHO_LEN as u32, &mut buf).unwrap();
+    // A feedback report ends with an echo, and nothing else.
     let echo = Echo {
         from_seq: 30,
         highest_seq: 41,
         nonce_sum: 0xfeed,
     };
-    echo.write(&mut buf[m - ECHO_LEN..m]).unwrap();
-    let f = decode(&buf[..m]).unwrap();
-    assert_eq!(Echo::read(f.payload), Some(echo));
-    assert!(matches!(
-        decode(&buf[..m - 1]),
-        Err(WireError::BadLength { .. })
-    ));
+    echo.write(&mut buf[n - ECHO_LEN..n]).unwrap();
+    let f = decode(&buf[..n]).unwrap();
+    assert_eq!((Echo::read(f.trailer), f.payload_len()), (Some(echo), 0));
+    for cut in [n - 1, n - ECHO_LEN] {
+        assert_eq!(
+            decode(&buf[..cut]),
+            Err(WireError::Short {
+                needed: n,
+                got: cut
+            })
+        );
+    }
     // A media packet whose fragment is not below its fragment count means nothing.
     let m = Header::MediaData(MediaData {
         seq: 0,
@@ -264,28 +268,27 @@ fn typed_errors_name_what_is_wrong() {
 }
 
 /// A channel that sends every packet through the wire format: it checks the datagram against
-/// the size the simulator charges and delivers what the decoder read, 10 ms later.
+/// the size the simulator charges and delivers what the decoder read, 10 ms later. It counts
+/// datagrams per packet type.
 #[derive(Default)]
 struct WireChannel {
-    seen: std::collections::HashSet<u8>,
-    datagrams: u64,
+    seen: std::collections::HashMap<u8, u64>,
 }
 
 impl WireChannel {
     fn carry(&mut self, now: Instant, p: Packet) -> (Instant, Packet) {
         let mut buf = [0u8; 2048];
         let n = encode(42, &p.header, p.payload, &mut buf).expect("every packet encodes");
-        // The datagram is the charged size (IP/UDP headers + WIRE_LEN + payload) plus the
-        // frame header, which the simulator does not charge.
+        // The simulator charges the datagram and the IPv4 and UDP headers, nothing else.
         assert_eq!(
-            (n + IP_UDP_HEADER as usize) as u64,
-            p.size.as_bytes() + FRAME_HEADER_LEN as u64,
+            n as u64 + IP_UDP_HEADER,
+            p.size.as_bytes(),
             "{:?}",
             p.header
         );
         let f = decode(&buf[..n]).expect("decodes");
-        self.seen.insert(buf[3]);
-        self.datagrams += 1;
+        assert_eq!(f.payload_len(), p.payload as usize);
+        *self.seen.entry(buf[3]).or_default() += 1;
         let arrive = now + Duration::from_millis(10);
         (
             arrive,
@@ -319,12 +322,13 @@ fn every_protocol_runs_over_the_wire_format_at_the_size_it_is_charged() {
         ProtocolConfig::Multfrc(MultfrcConfig::default()),
         ProtocolConfig::Vtp(VtpConfig::default()),
         ProtocolConfig::MmApp(Default::default()),
+        ProtocolConfig::MpegApp(Default::default()),
         ProtocolConfig::Surestream(crate::surestream::SurestreamConfig {
             report_interval: Duration::from_millis(100),
             ..Default::default()
         }),
     ];
-    let mut types = std::collections::HashSet::new();
+    let mut types = std::collections::HashMap::<u8, u64>::new();
     for config in protocols {
         let (mut s, mut r) =
             config.endpoints(FlowId(0), Instant::ZERO, None, RngStream::from_seed(1));
@@ -337,14 +341,17 @@ fn every_protocol_runs_over_the_wire_format_at_the_size_it_is_charged() {
             "{}: {sent:?} {got:?}",
             config.name()
         );
-        types.extend(ch.seen);
+        for (t, n) in ch.seen {
+            *types.entry(t).or_default() += n;
+        }
     }
     let all: std::collections::HashSet<u8> = PacketType::ALL
         .iter()
         .filter(|t| !matches!(t, PacketType::Hello | PacketType::HelloAck))
         .map(|t| *t as u8)
         .collect();
-    assert_eq!(types, all, "every packet type went over the wire");
+    let seen: std::collections::HashSet<u8> = types.keys().copied().collect();
+    assert_eq!(seen, all, "every packet type went over the wire: {types:?}");
 }
 
 #[test]

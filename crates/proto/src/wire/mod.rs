@@ -2,10 +2,11 @@
 //! the fairstream datagram format the real-time driver sends ([`codec`]).
 //!
 //! A fairstream datagram is a [`FrameHeader`] (magic, version, packet type, connection id)
-//! followed by the header's typed fields in network byte order, exactly
-//! `WIRE_LEN` bytes for each header type (the bytes the simulator charges after the UDP
-//! header), then the data packet's payload. [`decode`] never panics, never reads past its
-//! input and allocates nothing: every malformed datagram is a typed [`WireError`].
+//! followed by the header's typed fields in network byte order, exactly `WIRE_LEN` bytes for
+//! each header type, then the data packet's payload or the feedback report's [`Echo`]. The
+//! simulator charges each packet exactly this plus IPv4 and UDP ([`crate::udp_headers`],
+//! [`crate::udp_feedback_size`]). [`decode`] never panics, never reads past its input and
+//! allocates nothing: every malformed datagram is a typed [`WireError`].
 
 mod codec;
 mod cursor;

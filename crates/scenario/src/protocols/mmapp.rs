@@ -27,7 +27,7 @@ pub(crate) fn read(
         f,
         d.packet_size,
         DATA_HEADERS + 1,
-        "an MM_APP packet (its IP, UDP and media headers and at least one byte)",
+        "an MM_APP packet (its IP, UDP, frame and media headers and at least one byte)",
     )?;
     let rates = read_rates(f, d.rates)?;
     let random = f.bool_or("random", d.random)?;

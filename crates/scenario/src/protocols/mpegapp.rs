@@ -64,7 +64,7 @@ pub(crate) fn read(
         return Err(f.error(
             "max_packet",
             format!(
-                "expected {} to {MAX_PACKET} bytes (the IP, UDP and media headers take {DATA_HEADERS})",
+                "expected {} to {MAX_PACKET} bytes (the IP, UDP, frame and media headers take {DATA_HEADERS})",
                 DATA_HEADERS + 1
             ),
         ));

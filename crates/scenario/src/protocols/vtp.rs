@@ -3,7 +3,7 @@
 
 use fairstream_core::Bitrate;
 use fairstream_proto::lda::SpikeThresholds;
-use fairstream_proto::{IP_UDP_HEADER, ProtocolConfig, VtpConfig, VtpData};
+use fairstream_proto::{ProtocolConfig, VtpConfig};
 
 use super::read_packet_size;
 use crate::error::ScenarioError;
@@ -39,8 +39,8 @@ pub(crate) fn read(
     let packet_size = read_packet_size(
         f,
         d.packet_size,
-        IP_UDP_HEADER + VtpData::WIRE_LEN + 1,
-        "a VTP data packet (its IP, UDP and VTP headers and at least one byte)",
+        fairstream_proto::vtp::DATA_HEADERS + 1,
+        "a VTP data packet (its IP, UDP, frame and VTP headers and at least one byte)",
     )?;
     let gamma = f.open_fraction_or("gamma", d.gamma)?;
     let sigma = f.opt_float("sigma", 0.0, 1.0)?.unwrap_or(d.sigma);

@@ -8,13 +8,16 @@ mod sender;
 
 use fairstream_core::{DataSize, Duration, FlowId, Instant, RngStream};
 
-use super::config::Rule;
+use super::config::{DATA_HEADERS, Rule};
 use super::{MediaReceiver, MediaSender, MmAppConfig, MpegAppConfig, ScalingConfig};
 use crate::{
-    Direction, Endpoint, Header, IP_UDP_HEADER, MediaData, MediaFeedback, MetricSink, Packet,
+    Direction, Endpoint, Header, MediaData, MediaFeedback, MetricSink, Packet, udp_feedback_size,
 };
 
 const FLOW: FlowId = FlowId(5);
+
+/// Payload of a 1000-byte MM_APP packet (its headers are [`DATA_HEADERS`]).
+const PAYLOAD: u64 = 1000 - DATA_HEADERS;
 
 fn ms(x: u64) -> Instant {
     Instant::from_nanos(x * 1_000_000)
@@ -30,7 +33,7 @@ fn data(seq: u64, sent: Instant, rtt: Duration) -> Packet {
         flow: FLOW,
         direction: Direction::Forward,
         size: DataSize::bytes(1000),
-        payload: 950,
+        payload: PAYLOAD as u32,
         sent_at: sent,
         header: Header::MediaData(MediaData {
             seq,
@@ -50,7 +53,7 @@ fn report(fb: MediaFeedback) -> Packet {
     Packet {
         flow: FLOW,
         direction: Direction::Reverse,
-        size: DataSize::bytes(IP_UDP_HEADER + MediaFeedback::WIRE_LEN),
+        size: udp_feedback_size(MediaFeedback::WIRE_LEN),
         payload: 0,
         sent_at: Instant::ZERO,
         header: Header::MediaFeedback(fb),

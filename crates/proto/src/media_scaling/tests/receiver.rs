@@ -51,9 +51,12 @@ fn first_packet_is_reported_then_one_step_up_per_loss_free_rtt() {
     );
     assert_eq!((r.scale(), r.losses(), r.timeouts()), (4, 0, 0));
     assert_eq!(r.stats().packets_received, 33);
-    assert_eq!(r.stats().app_bytes_received, 33 * 950);
+    assert_eq!(r.stats().app_bytes_received, 33 * PAYLOAD);
     assert_eq!(r.stats().packets_sent, 6);
-    assert_eq!(r.stats().bytes_sent, 6 * 48);
+    assert_eq!(
+        r.stats().bytes_sent,
+        6 * udp_feedback_size(MediaFeedback::WIRE_LEN).as_bytes()
+    );
 }
 
 #[test]
@@ -181,7 +184,7 @@ fn late_and_duplicate_packets_are_not_losses_and_a_late_start_is() {
         (1, 2, Some(3))
     );
     // Payload counts once per new packet.
-    assert_eq!(r.stats().app_bytes_received, 3 * 950);
+    assert_eq!(r.stats().app_bytes_received, 3 * PAYLOAD);
     // A first packet numbered 3: three lost before it, a decrease (from the initial scale).
     let mut r = receiver(
         ScalingConfig {

@@ -40,7 +40,10 @@ fn mm_app_paces_at_the_rate_of_its_scale_and_follows_reports_at_once() {
     assert_eq!(times(&sent), [0, 26_666_667, 53_333_334, 80_000_001]);
     for (k, p) in sent.iter().enumerate() {
         let d = as_data(p);
-        assert_eq!((p.size, p.payload), (DataSize::bytes(1000), 950));
+        assert_eq!(
+            (p.size, u64::from(p.payload)),
+            (DataSize::bytes(1000), PAYLOAD)
+        );
         assert_eq!(
             (d.seq, d.frame, d.fragment, d.fragments),
             (k as u64, k as u64, 0, 1)
@@ -140,8 +143,8 @@ fn mpeg_app_splits_frames_into_packets_sent_back_to_back() {
         ..MpegAppConfig::default()
     });
     let sent = run_until(&mut s, ms(300) - Duration::from_nanos(1), &mut NullSink);
-    // I 11 000 B: 7 packets of 1450 B + 850 B, all at 0; B 2000 B: 1450 + 550 at 33.3 ms;
-    // P 8000 B: 5 × 1450 + 750 at 100 ms. 50 B of headers on each.
+    // I 11 000 B: 7 packets of 1442 B + 906 B, all at 0; B 2000 B: 1442 + 558 at 33.3 ms;
+    // P 8000 B: 5 × 1442 + 790 at 100 ms. 58 B of headers on each.
     let frame = |n: u64| -> Vec<(u64, u16, u16)> {
         sent.iter()
             .filter(|p| as_data(p).frame == n)
@@ -152,12 +155,12 @@ fn mpeg_app_splits_frames_into_packets_sent_back_to_back() {
     for (k, x) in i.iter_mut().enumerate() {
         x.1 = k as u16;
     }
-    i[7].0 = 900;
+    i[7].0 = 964;
     assert_eq!(frame(0), i);
-    assert_eq!(frame(1), [(1500, 0, 2), (600, 1, 2)]);
+    assert_eq!(frame(1), [(1500, 0, 2), (616, 1, 2)]);
     assert_eq!(
         frame(3).iter().map(|x| x.0).collect::<Vec<_>>(),
-        [1500, 1500, 1500, 1500, 1500, 800]
+        [1500, 1500, 1500, 1500, 1500, 848]
     );
     assert!(
         sent.iter()
@@ -172,7 +175,7 @@ fn mpeg_app_splits_frames_into_packets_sent_back_to_back() {
     let seqs: Vec<u64> = sent.iter().map(|p| as_data(p).seq).collect();
     assert_eq!(seqs, (0..32).collect::<Vec<_>>());
     let bytes: u64 = sent.iter().map(|p| p.size.as_bytes()).sum();
-    assert_eq!(bytes, 40_600);
+    assert_eq!(bytes, 40_856);
     assert_eq!(
         sent.iter().map(|p| u64::from(p.payload)).sum::<u64>(),
         39_000

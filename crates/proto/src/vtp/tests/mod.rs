@@ -7,10 +7,18 @@ mod sender;
 
 use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant};
 
-use super::{VtpConfig, VtpReceiver, VtpSender};
-use crate::{Direction, Endpoint, Header, MetricSink, Packet, VtpData, VtpFeedback};
+use super::{DATA_HEADERS, VtpConfig, VtpReceiver, VtpSender};
+use crate::{
+    Direction, Endpoint, Header, MetricSink, Packet, VtpData, VtpFeedback, udp_feedback_size,
+};
 
 const FLOW: FlowId = FlowId(3);
+
+/// Payload of a 1000-byte data packet (its headers are [`DATA_HEADERS`]).
+const PAYLOAD: u32 = 1000 - DATA_HEADERS as u32;
+
+/// A report's size on the wire.
+const REPORT: DataSize = udp_feedback_size(VtpFeedback::WIRE_LEN);
 
 fn ms(x: u64) -> Instant {
     Instant::from_nanos(x * 1_000_000)
@@ -26,7 +34,7 @@ fn data(seq: u64, timestamp: Instant, rtt: Duration) -> Packet {
         flow: FLOW,
         direction: Direction::Forward,
         size: DataSize::bytes(1000),
-        payload: 960,
+        payload: PAYLOAD,
         sent_at: timestamp,
         header: Header::VtpData(VtpData {
             seq,
@@ -41,7 +49,7 @@ fn report(fb: VtpFeedback) -> Packet {
     Packet {
         flow: FLOW,
         direction: Direction::Reverse,
-        size: DataSize::bytes(48),
+        size: REPORT,
         payload: 0,
         sent_at: Instant::ZERO,
         header: Header::VtpFeedback(fb),

@@ -11,7 +11,7 @@ fn arrive(r: &mut VtpReceiver, seq: u64, at: Instant) -> Option<VtpFeedback> {
     assert!(out.len() <= 1, "one report per arrival at most");
     out.first().map(|p| {
         assert_eq!(p.direction, Direction::Reverse);
-        assert_eq!(p.size, DataSize::bytes(48));
+        assert_eq!(p.size, REPORT);
         assert_eq!(p.sent_at, at);
         as_report(p)
     })
@@ -53,9 +53,9 @@ fn achieved_rate_filter_over_three_periods() {
         Some(100_250.0)
     );
     assert_eq!(r.stats().packets_received, 36);
-    assert_eq!(r.stats().app_bytes_received, 36 * 960);
+    assert_eq!(r.stats().app_bytes_received, 36 * u64::from(PAYLOAD));
     assert_eq!(r.stats().packets_sent, 3);
-    assert_eq!(r.stats().bytes_sent, 3 * 48);
+    assert_eq!(r.stats().bytes_sent, 3 * REPORT.as_bytes());
 }
 
 #[test]
@@ -117,7 +117,7 @@ fn losses_count_gaps_once_and_ignore_duplicates() {
     assert_eq!(r.duplicates(), 2);
     assert_eq!(r.stats().packets_received, 16);
     // 14 distinct packets 0..=14 without 8.
-    assert_eq!(r.stats().app_bytes_received, 14 * 960);
+    assert_eq!(r.stats().app_bytes_received, 14 * u64::from(PAYLOAD));
 }
 
 #[test]

@@ -22,7 +22,7 @@ fn packets_leave_at_size_over_rate_and_follow_rate_changes() {
     assert_eq!(sent.len(), 101);
     for (k, p) in sent.iter().enumerate() {
         assert_eq!(p.sent_at, ms(1000 + k as u64));
-        assert_eq!((p.size, p.payload), (DataSize::bytes(1000), 960));
+        assert_eq!((p.size, p.payload), (DataSize::bytes(1000), PAYLOAD));
         assert_eq!(p.direction, Direction::Forward);
         let Header::VtpData(d) = p.header else {
             panic!("not data")
