@@ -27,7 +27,7 @@ from ..results import RunResult
 from ..table import fmt, span
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
 from .measure import delivered_bytes, link_rate_bps, window_bps
-from .paper003 import _COMMON_CHOICES, PAPER, T1_KBPS, T1_LINK, UDP_SINK_KBPS, UdpLoadSweep, _full_load
+from .paper003 import _COMMON_CHOICES, PAPER, T1_KBPS, UDP_SINK_KBPS, UdpLoadSweep, _full_load
 
 #: The source parameters paper 003 publishes (Section 3.2).
 ABR_SOURCE = {"pcr": "10Mbps", "icr": "56kbps", "mcr": "56kbps", "nrm": 32}
@@ -97,9 +97,7 @@ class AbrLoadSweep(UdpLoadSweep):
         warmup = self.quick_warmup_s if quick else self.warmup_s
         by_load: dict[float, dict[str, Any]] = {}
         for point, run in runs:
-            t1 = link_rate_bps(run, T1_LINK)
-            if t1 != T1_KBPS * 1000:
-                raise ValueError(f"{T1_LINK} runs at {t1} bit/s, expected a {T1_KBPS} kbps T1")
+            t1 = self.t1_bps(run)
             row = by_load.setdefault(point.params["udp_load"], {"udp_load": point.params["udp_load"]})
             prefix = "" if point.params["abr"] else "plain_"
             tcp = window_bps(run, "tcp", warmup) / t1

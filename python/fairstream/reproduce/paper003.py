@@ -117,11 +117,7 @@ class UdpLoadSweep(Experiment):
         warmup = self.quick_warmup_s if quick else self.warmup_s
         rows = []
         for point, run in runs:
-            t1 = link_rate_bps(run, T1_LINK)
-            if t1 != T1_KBPS * 1000:
-                raise ValueError(
-                    f"{self.scenario_file}: {T1_LINK} runs at {t1} bit/s, expected a {T1_KBPS} kbps T1"
-                )
+            t1 = self.t1_bps(run)
             tcp = delivered_bps(run, "tcp", warmup) / t1
             udp = delivered_bps(run, "udp", warmup) / t1
             drops = next(f["packets_dropped"] for f in run.summary["flows"] if f["name"] == "tcp")
@@ -138,6 +134,15 @@ class UdpLoadSweep(Experiment):
         comparison, checks = self.judge(rows)
         notes = [*_tcp_loss_notes(rows), *_full_load_notes(rows)]
         return Evaluation(rows, comparison, checks, {"warmup_s": warmup}, notes)
+
+    def t1_bps(self, run: RunResult) -> float:
+        """The T1's rate in `run`, checked to be the topology's 1.5 Mbps."""
+        t1 = link_rate_bps(run, T1_LINK)
+        if t1 != T1_KBPS * 1000:
+            raise ValueError(
+                f"{self.scenario_file}: {T1_LINK} runs at {t1} bit/s, expected a {T1_KBPS} kbps T1"
+            )
+        return t1
 
     def extra_columns(self, run: RunResult, warmup_s: float, t1_bps: float, tcp: float) -> dict[str, Any]:
         """Further columns of a point's row, for experiments that judge more than the three shares."""

@@ -112,6 +112,13 @@ impl Reassembler {
         whole
     }
 
+    /// An end-of-PDU cell arrived for a PDU whose length is unknown (nothing was sent under its
+    /// number): the cells gathered since the last end-of-PDU are discarded as one broken PDU.
+    pub fn discard_pending(&mut self) {
+        self.cells = 0;
+        self.discarded += 1;
+    }
+
     /// PDUs delivered whole.
     pub fn delivered(&self) -> u64 {
         self.delivered

@@ -351,8 +351,8 @@ impl AbrVc {
             CellBody::Data { end: false, .. } => self.reassembler.on_cell(),
             CellBody::Data { pdu, end: true } => {
                 let Some(packet) = self.inbox.take(pdu) else {
-                    // Never sent as such: count its cells as a broken PDU.
-                    self.reassembler.on_end_of_pdu(u64::MAX / 2);
+                    // Never sent as such: its cells make a broken PDU.
+                    self.reassembler.discard_pending();
                     return;
                 };
                 if self.reassembler.on_end_of_pdu(packet.size.as_bytes()) {
