@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 from fairstream.reproduce import EXPERIMENTS
-from fairstream.reproduce.paper004 import as_protocol, wireless_link, with_buffer, with_per
-from fairstream.reproduce.rate_control_validation import tfrc_equation, time_average
+from fairstream.reproduce.paper004 import as_protocol, tcp_beside_tcp, wireless_link, with_buffer, with_per
+from fairstream.reproduce.rate_control_validation import TFRC_HEADER_BYTES, tfrc_equation, time_average
+from fairstream.results import RunResult
 from fairstream.reproduce.runner import reproduce
 
 #: Per experiment: (number of points, number of checks with a threshold, report-only checks).
@@ -132,3 +133,21 @@ def test_scenario_helpers_keep_placement_and_set_the_wireless_link() -> None:
     swapped = as_protocol(tcp, "vtp", name="x")
     assert swapped["protocol"] == "vtp" and swapped["start"] == tcp["start"] and "window" not in swapped
     assert as_protocol(tcp, "tcp") == tcp
+
+
+def test_tcp_beside_tcp_is_the_same_flow_with_its_partner_replaced() -> None:
+    # Paper 004: TCP's throughput "if all flows were TCP (i.e., NP flows replaced by TCP)": the flow
+    # named "tcp" of the TCP + TCP run, not the mean of it and its peer (which starts earlier).
+    rows = [
+        {"partner": "tcp", "per": 0.0, "tcp_mbps": 5.0, "partner_mbps": 5.6},
+        {"partner": "vtp", "per": 0.0, "tcp_mbps": 4.8, "partner_mbps": 6.0},
+    ]
+    assert tcp_beside_tcp(rows, 0.0) == 5.0
+
+
+def test_tfrc_header_bytes_are_what_the_simulator_charges(reproduced: Path) -> None:
+    res = result(reproduced, "tfrc-equation")
+    run = RunResult(reproduced / "tfrc-equation" / res["runs"]["per-0.01"])
+    flow = run.flow_summary.row(0, named=True)
+    header = (flow["bytes_delivered"] - flow["goodput_bytes"]) / flow["packets_delivered"]
+    assert header == TFRC_HEADER_BYTES
