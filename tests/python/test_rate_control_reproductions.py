@@ -14,8 +14,8 @@ import pytest
 from fairstream.reproduce import EXPERIMENTS
 from fairstream.reproduce.paper004 import as_protocol, tcp_beside_tcp, wireless_link, with_buffer, with_per
 from fairstream.reproduce.rate_control_validation import TFRC_HEADER_BYTES, tfrc_equation, time_average
-from fairstream.results import RunResult
 from fairstream.reproduce.runner import reproduce
+from fairstream.results import RunResult
 
 #: Per experiment: (number of points, number of checks with a threshold, report-only checks).
 EXPECTED = {

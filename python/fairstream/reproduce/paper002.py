@@ -707,7 +707,8 @@ CMP_FRIENDLY = CmpFriendly(
     ),
     explanation=_CHOICES
     + "TCP's throughput: wire bytes delivered over the run; beside TCP: the same TCP flow in the run "
-    "where its partner is replaced by TCP (paper 004's definition, which paper 002 applies). The paper shows Fig. 7 (PER 5 %) without numbers.",
+    "where its partner is replaced by TCP (paper 004's definition, which paper 002 applies). The paper "
+    "shows Fig. 7 (PER 5 %) without numbers.",
     published=(
         Published("PER 0 %", "each protocol shares about equally with TCP", "text"),
         Published("PER 1 %, 5 %", "the streaming protocols take the residual bandwidth", "Fig. 7 and text"),

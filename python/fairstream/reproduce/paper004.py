@@ -505,7 +505,7 @@ class VtpFriendly(Experiment):
                     "published": pub_vtp,
                 },
                 {
-                    "quantity": f"PER {per_label(per)}: TCP beside TCP (Mbit/s, the same flow, VTP replaced by TCP)",
+                    "quantity": f"PER {per_label(per)}: TCP beside TCP (Mbit/s; the same flow, VTP replaced)",
                     "ours": ref,
                     "published": pub_tcp,
                 },
@@ -592,8 +592,8 @@ class VtpFriendly(Experiment):
             Figure(
                 bars,
                 "Table 1 beside ours: TCP's throughput (wire bytes delivered over the run) beside VTP and "
-                "beside another TCP (the same TCP flow, its partner replaced by TCP); the paper averages 500 s, we "
-                "run 300 s.",
+                "beside another TCP (the same TCP flow, its partner replaced by TCP); the paper averages "
+                "500 s, we run 300 s.",
             ),
         ]
 
