@@ -217,6 +217,7 @@ def test_replicas_that_disagree_are_flagged_phase_sensitive(fake: str, tmp_path:
     res = result(out, fake)
     parity, ran, reported = res["checks"]
     assert parity["passed"] is True and parity["phase_sensitive"] is True
+    assert parity["rule"] == "phase-sensitive" and parity["split"] is True  # 1 of 3 replicas agree
     assert parity["replicas"] == {
         "canonical": 1.0,
         "values": [1001.0, 2001.0, 3001.0],
@@ -232,10 +233,19 @@ def test_replicas_that_disagree_are_flagged_phase_sensitive(fake: str, tmp_path:
             {"replica": 3, "ours": 3001.0, "verdict": "fail"},
         ],
     }
-    assert ran["phase_sensitive"] is False and ran["replicas"]["passed"] == 3
+    assert ran["phase_sensitive"] is False and ran["replicas"]["passed"] == 3 and ran["rule"] == "pass"
     assert reported["verdict"] == "reported" and reported["phase_sensitive"] is False
     assert reported["replicas"]["reported"] == 3
     assert (res["passed"], res["total"], res["reported"], res["phase_sensitive"]) == (2, 2, 1, 1)
+    assert res["verdict"] == "phase-sensitive"
+    assert res["verdicts"] == {
+        "pass": 1,
+        "fail": 0,
+        "phase-sensitive": 1,
+        "reported": 1,
+        "self_checks": 0,
+        "self_checks_passed": 0,
+    }
     assert res["comparison"][0]["replicas"]["values"] == [1001, 2001, 3001]
 
     html = (out / "report.html").read_text(encoding="utf-8")
@@ -256,3 +266,61 @@ def test_replicas_zero_runs_only_the_canonical_points(fake: str, tmp_path: Path)
     assert "No phase replicas ran" in (out / "report.html").read_text(encoding="utf-8")
     with pytest.raises(SystemExit):
         main(["reproduce", fake, "-o", str(out), "--replicas", "-1"])
+
+
+@dataclass(frozen=True)
+class CanonicalAlone(SeedParity):
+    """Check 1 passes in the canonical run only; check 2 fails in it only; check 3 fails in every
+    run; a self-check passes."""
+
+    def evaluate(self, runs: Sequence[tuple[Point, RunResult]], quick: bool) -> Evaluation:
+        ((_, run),) = runs
+        seed = run.summary["seed"]
+        checks = [
+            Check("seed below 1000", float(seed), "< 1000", seed < REPLICA_SEED_STEP),
+            Check("seed above 1000", float(seed), "> 1000", seed > REPLICA_SEED_STEP),
+            Check("seed negative", float(seed), "< 0", seed < 0),
+            Check("one is one", 1, 1, True, self_check=True),
+        ]
+        return Evaluation([{"seed": seed}], [{"quantity": "seed", "ours": seed, "published": "any"}], checks)
+
+
+@pytest.fixture
+def canonical_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    path = tmp_path / "alone.toml"
+    path.write_text(_FAKE_SCENARIO, encoding="utf-8")
+    exp = CanonicalAlone(
+        id="phase-alone",
+        title="the canonical run against its replicas",
+        paper="test",
+        figure="—",
+        scenario_file=str(path),
+        what_runs="one CBR flow, 200 ms",
+        must_hold="see the checks",
+        explanation="test",
+        published=(),
+    )
+    monkeypatch.setitem(EXPERIMENTS, exp.id, exp)
+    return exp.id
+
+
+def test_the_exit_code_follows_the_verdict_rule_not_the_canonical_run(
+    canonical_alone: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    # Canonical alone: the first check passes and the second fails, each beside 4 replicas that say
+    # the opposite: both phase-sensitive; the third fails everywhere: the experiment fails.
+    assert (
+        main(["reproduce", canonical_alone, "-o", str(out), "--replicas", "4", "--quiet", "--jobs", "1"]) == 1
+    )
+    res = result(out, canonical_alone)
+    below, above, negative, selfcheck = res["checks"]
+    assert (below["passed"], below["rule"]) == (True, "phase-sensitive")
+    assert (above["passed"], above["rule"]) == (False, "phase-sensitive")
+    assert negative["rule"] == "fail" and res["verdict"] == "fail"
+    assert selfcheck["self_check"] is True and (res["passed"], res["total"]) == (1, 3)
+    assert res["verdicts"]["self_checks"] == res["verdicts"]["self_checks_passed"] == 1
+    printed = capsys.readouterr().out
+    assert "Verdict rule:" in printed and "phase-alone" in printed
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "self-check: pass" in html and "Verdict rule:" in html
