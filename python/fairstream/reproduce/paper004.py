@@ -476,6 +476,36 @@ def episode_note(rows: Sequence[Mapping[str, Any]], partner: str, duration_s: fl
 
 #: Table 1 of paper 004: TCP's throughput (Mbit/s) beside VTP and beside TCP, per PER.
 TABLE1_004 = {0.0: (5.09, 5.14), 0.01: (1.22, 1.21), 0.05: (0.38, 0.38)}
+#: Paper 002's Table 1, same authors and topology, PER 0, buffer = the pipe: VTP / TCP (Mbit/s).
+TABLE1_002_PIPE = (5.84, 4.51)
+#: VTP's γ (its cut to γ·AR), which neither paper gives: the default and the sensitivity printed.
+DEFAULT_GAMMA = 0.75
+GAMMAS = (0.5, 0.75, 0.9)
+
+
+def gamma_note(rows: Sequence[Mapping[str, Any]]) -> str:
+    """How TCP beside VTP moves with γ, at every PER, beside the two tables of its authors."""
+    parts = []
+    for per in PERS:
+        ref = tcp_beside_tcp(rows, per)
+        by_gamma = {r["gamma"]: r for r in rows if r["partner"] == "vtp" and r["per"] == per}
+        parts.append(
+            f"PER {per_label(per)}: "
+            + ", ".join(
+                f"γ = {g:g}: TCP {by_gamma[g]['tcp_mbps']:.2f} Mbit/s "
+                f"({by_gamma[g]['tcp_mbps'] / ref:.3f} of beside TCP), VTP {by_gamma[g]['partner_mbps']:.2f}"
+                for g in GAMMAS
+            )
+        )
+    vtp_002, tcp_002 = TABLE1_002_PIPE
+    return (
+        "γ, the fraction of AR VTP cuts to on congestion, is given in neither paper (0.75 is PROTOCOLS.md's "
+        "[proposed] value; τ = RTT/(2(1 − γ)) follows from it). Not tuned; the sensitivity: "
+        + "; ".join(parts)
+        + f". The authors' two tables disagree at PER 0 on the same topology: paper 004's TCP beside VTP "
+        f"gets {TABLE1_004[0.0][0]:.2f} Mbit/s, paper 002's (buffer = pipe) {tcp_002:.2f} beside VTP's "
+        f"{vtp_002:.2f}, as a change of γ (or of VTP's code between the papers) could make them."
+    )
 
 
 @dataclass(frozen=True)
@@ -488,10 +518,23 @@ class VtpFriendly(Experiment):
 
     def points(self, quick: bool) -> list[Point]:
         base = shortened(self.base_scenario(), quick, self.quick_duration)
-        return friendliness_points(base, ("vtp", "tcp"), PERS)
+        out = friendliness_points(base, ("vtp", "tcp"), PERS)
+        # γ is not in the paper: VTP beside TCP again at the other values of GAMMAS.
+        for point in [p for p in out if p.params["partner"] == "vtp"]:
+            for gamma in GAMMAS:
+                if gamma == DEFAULT_GAMMA:
+                    continue
+                doc = copy.deepcopy(point.scenario)
+                doc["flow"][0]["gamma"] = gamma
+                params = {**point.params, "gamma": gamma}
+                out.append(Point(f"vtp-gamma-{gamma:g}-tcp-per-{point.params['per']:g}", params, doc))
+        return out
 
     def evaluate(self, runs: Sequence[tuple[Point, RunResult]], quick: bool) -> Evaluation:
-        rows = friendliness_rows(runs)
+        every = friendliness_rows(runs)
+        for row, (point, _) in zip(every, runs, strict=True):
+            row["gamma"] = point.params.get("gamma", DEFAULT_GAMMA) if row["partner"] == "vtp" else None
+        rows = [r for r in every if r["gamma"] in (None, DEFAULT_GAMMA)]
         comparison, checks = [], []
         for per in PERS:
             with_vtp = next(r for r in rows if r["partner"] == "vtp" and r["per"] == per)
@@ -550,9 +593,25 @@ class VtpFriendly(Experiment):
                     with_vtp["utilisation"] >= self.residual,
                 )
             )
+        for per in PERS:
+            ref = tcp_beside_tcp(rows, per)
+            by_gamma = {r["gamma"]: r for r in every if r["partner"] == "vtp" and r["per"] == per}
+            comparison.append(
+                {
+                    "quantity": f"PER {per_label(per)}: TCP beside VTP / beside TCP at γ = "
+                    + " / ".join(f"{g:g}" for g in GAMMAS)
+                    + " (γ not published; 0.75 ours)",
+                    "ours": " / ".join(f"{by_gamma[g]['tcp_mbps'] / ref:.3f}" for g in GAMMAS),
+                    "published": round(TABLE1_004[per][0] / TABLE1_004[per][1], 3),
+                }
+            )
         duration = float(runs[0][1].summary["duration_s"])
-        notes = [*friendliness_notes(rows, "vtp"), *episode_note(rows, "vtp", duration)]
-        return Evaluation(rows, comparison, checks, {}, notes)
+        notes = [
+            *friendliness_notes(rows, "vtp"),
+            *episode_note(rows, "vtp", duration),
+            gamma_note(every),
+        ]
+        return Evaluation(every, comparison, checks, {}, notes)
 
     def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
         from . import plots
@@ -568,7 +627,7 @@ class VtpFriendly(Experiment):
             panels,
             title=f"{self.id}: VTP + TCP (left), TCP + TCP (right) (paper 004 Fig. 7 redrawn)",
         )
-        rows = result["points"]
+        rows = [r for r in result["points"] if r.get("gamma") in (None, DEFAULT_GAMMA)]
         labels, ours, published = [], [], []
         for per in PERS:
             with_vtp = next(r for r in rows if r["partner"] == "vtp" and r["per"] == per)
