@@ -192,9 +192,28 @@ impl LdaConfig {
 /// `n > 0` missing packets it returns the class of those `n` packets.
 ///
 /// Every non-duplicate arrival updates the statistics (ROTT range and EWMAs, `T_avg`) before
-/// any classification. Until two packets have arrived consecutively in order (no `T_min`
-/// yet), every loss is congestion, whatever the algorithm. The first arrival only sets the
-/// starting point: packets before it are not reported.
+/// any classification. The first arrival only sets the starting point: packets before it are
+/// not reported, so a gap is classified with at least two arrivals' statistics.
+///
+/// Each algorithm decides from its own state, and says what it does before that state exists
+/// (PROTOCOLS.md §3.2 gives the rules, not the start; these are \[proposed\]):
+///
+/// - **Spike**: its state is the ROTT range, which exists from the first arrival; it decides
+///   from it at once (a closing packet above `B_start` of the range so far is a spike:
+///   congestion; equal ROTTs, as an empty queue gives, are not: wireless). It never uses
+///   `T_min`.
+/// - **ZigZag**: its state is the ROTT mean and deviation, set by the first arrival (deviation
+///   0); it decides from them at once.
+/// - **Biaz, mBiaz**: their window needs `T_min`, the smallest inter-arrival time of two
+///   packets received consecutively in order; until it exists every loss is congestion (the
+///   loss then counts as plain TFRC would count it).
+/// - **ZBS**: it picks an algorithm from `T_narr = T_avg / T_min` and the ROTT's distance from
+///   its minimum in units of `T_min`; until `T_min` exists the path is ambiguous and ZBS hands
+///   the decision to ZigZag, its choice for an ambiguous path.
+///
+/// (Before 2026-11-27 every algorithm said congestion until `T_min` existed, Spike and ZigZag
+/// included, which do not use it: one loss among a flow's first packets then seeded TFRC's loss
+/// history.)
 #[derive(Clone, Debug)]
 pub struct Lda {
     tracker: Tracker,
@@ -259,12 +278,13 @@ impl Lda {
         if missing == 0 {
             return None;
         }
-        let Some(t_min) = t_min else {
-            return Some((LossClass::Congestion, missing));
-        };
+        // Each algorithm decides from its own state (see the type's docs for before it exists).
         let class = match &self.algo {
             Algo::Spike(s) => s.classify(),
-            Algo::Biaz(b) | Algo::MBiaz(b) => b.classify(missing, t_i, t_min),
+            Algo::Biaz(b) | Algo::MBiaz(b) => match t_min {
+                Some(t_min) => b.classify(missing, t_i, t_min),
+                None => LossClass::Congestion,
+            },
             Algo::ZigZag(z) => z.classify(rott, missing),
             Algo::Zbs(z) => z.classify(rott, missing, t_i, t_min),
         };
@@ -341,16 +361,21 @@ mod tests {
     }
 
     #[test]
-    fn every_kind_says_congestion_until_t_min_exists() {
+    fn before_t_min_each_kind_decides_from_its_own_state() {
+        // Packet 0 at ROTT 50 ms, then packet 2 (1 lost) at 40 ms: no T_min yet (no two
+        // consecutive packets). Spike (ROTT at its minimum: no spike) and ZigZag (40 ms below
+        // the mean the first packet set, deviation 0) say wireless from their own state; Biaz
+        // and mBiaz need T_min and say congestion; ZBS, with no T_min, hands it to ZigZag.
+        let expected = |kind: LdaKind| match kind {
+            LdaKind::Biaz | LdaKind::MBiaz => Congestion,
+            LdaKind::Spike | LdaKind::ZigZag | LdaKind::Zbs => Wireless,
+        };
         for kind in LdaKind::ALL {
             let mut lda = Lda::new(LdaConfig::with_kind(kind));
             assert_eq!(lda.on_arrival(at(0, 0, 50 * MS)), None);
-            // A lower ROTT right after: Spike (at its minimum) and ZigZag (10 ms below the
-            // mean, far more than the deviation) would call this wireless; without T_min it
-            // is congestion.
             assert_eq!(
                 lda.on_arrival(at(2, 20 * MS, 40 * MS)),
-                Some((Congestion, 1)),
+                Some((expected(kind), 1)),
                 "{kind:?}"
             );
             // In order: T_min = 10 ms.
@@ -366,8 +391,23 @@ mod tests {
     }
 
     #[test]
+    fn before_t_min_a_rising_rott_is_congestion_for_the_delay_based_kinds() {
+        // Packet 2 closes the gap 30 ms later in one-way delay: a queue builds. Spike (above
+        // B_start of [50, 80] ms), ZigZag (above the mean) and so ZBS say congestion.
+        for kind in [LdaKind::Spike, LdaKind::ZigZag, LdaKind::Zbs] {
+            let mut lda = Lda::new(LdaConfig::with_kind(kind));
+            lda.on_arrival(at(0, 0, 50 * MS));
+            assert_eq!(
+                lda.on_arrival(at(2, 20 * MS, 80 * MS)),
+                Some((Congestion, 1)),
+                "{kind:?}"
+            );
+        }
+    }
+
+    #[test]
     fn gaps_alone_never_give_a_t_min() {
-        for kind in LdaKind::ALL {
+        for kind in [LdaKind::Biaz, LdaKind::MBiaz] {
             let mut lda = Lda::new(LdaConfig::with_kind(kind));
             lda.on_arrival(at(0, 0, 50 * MS));
             for k in 1..20 {
@@ -440,7 +480,7 @@ mod tests {
 
     #[test]
     fn a_zero_t_min_makes_the_timing_algorithms_say_congestion() {
-        for kind in [LdaKind::Biaz, LdaKind::MBiaz, LdaKind::Zbs] {
+        for kind in [LdaKind::Biaz, LdaKind::MBiaz] {
             let mut lda = Lda::new(LdaConfig::with_kind(kind));
             lda.on_arrival(at(0, 10 * MS, 50 * MS));
             lda.on_arrival(at(1, 10 * MS, 50 * MS));
@@ -450,11 +490,19 @@ mod tests {
                 assert_eq!(probe.on_arrival(closing), Some((Congestion, 1)), "{kind:?}");
             }
         }
-        // Spike does not use T_min: ROTT at its minimum is wireless.
-        let mut lda = Lda::new(LdaConfig::with_kind(LdaKind::Spike));
-        lda.on_arrival(at(0, 10 * MS, 50 * MS));
-        lda.on_arrival(at(1, 10 * MS, 50 * MS));
-        assert_eq!(lda.on_arrival(at(3, 20 * MS, 40 * MS)), Some((Wireless, 1)));
+        // Spike does not use T_min: ROTT at its minimum is wireless. ZBS cannot read the path
+        // without a positive T_min and hands the decision to ZigZag: 40 ms is well below the
+        // 50 ms mean, wireless.
+        for kind in [LdaKind::Spike, LdaKind::Zbs] {
+            let mut lda = Lda::new(LdaConfig::with_kind(kind));
+            lda.on_arrival(at(0, 10 * MS, 50 * MS));
+            lda.on_arrival(at(1, 10 * MS, 50 * MS));
+            assert_eq!(
+                lda.on_arrival(at(3, 20 * MS, 40 * MS)),
+                Some((Wireless, 1)),
+                "{kind:?}"
+            );
+        }
     }
 
     #[test]
@@ -558,7 +606,8 @@ mod tests {
                                 } else {
                                     let (class, n) = got.expect("a gap is an episode");
                                     assert_eq!(n, missing);
-                                    if !has_t_min {
+                                    if !has_t_min && matches!(kind, LdaKind::Biaz | LdaKind::MBiaz)
+                                    {
                                         assert_eq!(class, Congestion);
                                     }
                                     episodes += 1;

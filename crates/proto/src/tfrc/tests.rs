@@ -432,3 +432,48 @@ fn tfrc_wireless_keeps_losses_its_lda_calls_wireless_out_of_the_history() {
     assert_eq!(with_spike, 0.0);
     assert_eq!(wireless, 40);
 }
+
+#[test]
+fn tfrc_wireless_keeps_a_loss_among_the_first_packets_out_of_the_history() {
+    use crate::lda::{Lda, LdaConfig, LdaKind};
+    // The second packet of the flow is lost on the lossy link, before any two packets have
+    // arrived consecutively (no T_min): the one-way delay is constant, so Spike, which decides
+    // from its own state (the ROTT range), calls it wireless and p stays 0. Biaz has no T_min
+    // yet and counts it, as plain TFRC would, seeding the loss history from the first packets'
+    // tiny receive rate (RFC 5348 §6.3.1). ZigZag decides from its own state too, but calls a
+    // loss wireless only when the ROTT is below its mean, which a constant delay never is.
+    let run = |kind: LdaKind| {
+        let mut rx = TfrcReceiver::new(
+            FlowId(0),
+            0,
+            TfrcReceiverConfig::default(),
+            EquationForm::Rfc5348,
+            Some(Lda::new(LdaConfig::with_kind(kind))),
+        );
+        let mut sink = crate::VecSink::default();
+        // One packet per second at first (RFC 5348 §4.2), then every 10 ms.
+        let sends = [0u64, 1000, 2000, 2010, 2020, 2030, 2040, 2050, 2060];
+        for (seq, &t) in sends.iter().enumerate() {
+            if seq == 1 {
+                continue;
+            }
+            let sent = ms(t);
+            rx.handle_packet(
+                sent + Duration::from_millis(36),
+                &data(seq as u64, sent, 72),
+                &mut sink,
+            );
+            while rx.poll_transmit(sent).is_some() {}
+        }
+        rx.loss_event_rate()
+    };
+    assert_eq!(run(LdaKind::Spike), 0.0);
+    assert!(
+        run(LdaKind::Biaz) > 0.0,
+        "Biaz has no T_min yet: congestion"
+    );
+    assert!(
+        run(LdaKind::ZigZag) > 0.0,
+        "a constant ROTT is never below its mean"
+    );
+}
