@@ -45,13 +45,16 @@ RTT_S = 0.072
 PERS = (0.0, 0.01, 0.05)
 
 #: The keys a flow takes when the reproduction swaps its protocol (placement keys — name, from,
-#: to, start, stop — are kept). Every protocol runs with its defaults and 1000-byte packets on the
-#: wire; TCP is NewReno with 1000 B of payload and a receiver window that never limits it.
+#: to, start, stop — are kept). Every protocol sends 1000-byte packets on the wire; TCP is NewReno
+#: with 1000 B of payload and a receiver window that never limits it. TFRC, TFRC Wireless and
+#: MULTFRC's connections run ns-2's TFRC agent (`preset = "ns2"`): paper 002's footnote 2, "TFRC
+#: Wireless is implemented in Ns-2.1b8a, VTP and MULTFRC Ns-2 are implemented in Ns-2.26. All
+#: are obtained from original authors": the code the authors ran was ns-2's TFRC, not RFC 5348.
 FLAVOURS: dict[str, dict[str, Any]] = {
     "vtp": {"protocol": "vtp", "packet_size": "1000B"},
-    "tfrc": {"protocol": "tfrc", "packet_size": "1000B"},
-    "tfrc-wireless": {"protocol": "tfrc-wireless", "lda": "spike", "packet_size": "1000B"},
-    "multfrc": {"protocol": "multfrc", "packet_size": "1000B"},
+    "tfrc": {"protocol": "tfrc", "preset": "ns2", "packet_size": "1000B"},
+    "tfrc-wireless": {"protocol": "tfrc-wireless", "preset": "ns2", "lda": "spike", "packet_size": "1000B"},
+    "multfrc": {"protocol": "multfrc", "preset": "ns2", "packet_size": "1000B"},
     "tcp": {"protocol": "tcp", "variant": "newreno", "packet_size": "1040B", "window": 1000},
 }
 LABELS = {"vtp": "VTP", "tfrc": "TFRC", "tfrc-wireless": "TFRC-W", "multfrc": "MULTFRC", "tcp": "TCP"}
@@ -207,9 +210,11 @@ _TOPOLOGY_CHOICES = (
     "link R → C, the only bottleneck and the only lossy link (our choice of hosts; 72 ms round-trip "
     "propagation delay as the paper states). The bottleneck is drop-tail with 99 packets waiting "
     "(pfifo; ns-2's queue-limit of 99 holds one fewer). VTP, TFRC, TFRC Wireless and MULTFRC send "
-    "1000-byte packets; TCP NewReno 1000 B of payload + 40 B of headers with a 1000-packet receiver "
-    "window. Where two flows share the link, the second starts 0.37 s after the first (chosen, so that "
-    "no events tie). "
+    "1000-byte packets (TFRC's ns-2 agent: 968 B of segment and its 32-byte header); TCP NewReno "
+    "1000 B of payload + 40 B of headers with a 1000-packet receiver window. TFRC, TFRC Wireless and "
+    "MULTFRC's connections run ns-2's TFRC agent (`preset = \"ns2\"`), the code the authors ran "
+    "(paper 002's footnote 2). Where two flows share the link, the second starts 0.37 s after the "
+    "first (chosen, so that no events tie). "
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -774,7 +779,7 @@ VTP_ADAPT = VtpAdapt(
     what_runs=(
         "One VTP flow alone against CBR cross traffic stepping 0 → 3 → 6 → 3 → 0 Mbit/s every 60 s "
         "(two 3 Mbit/s CBR sources, on from 60 to 240 s and from 120 to 180 s), PER 0, 1 and 5 %; "
-        "repeated with TFRC (RFC 5348) in VTP's place. 300 s (quick mode: 20 s phases, 100 s)."
+        "repeated with TFRC (ns-2's agent) in VTP's place. 300 s (quick mode: 20 s phases, 100 s)."
     ),
     must_hold=(
         "VTP's mean utilisation of the available bandwidth ≥ 85 % at every PER; TFRC's at 5 % PER ≤ 40 %."
