@@ -38,7 +38,7 @@ from typing import Any
 from ..results import RunResult
 from ..scenario import with_overrides
 from ..table import fmt
-from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
+from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Figure, Point, Published
 
 #: Seeds each control runs with (full, quick).
 SEEDS = (1, 2, 3, 4, 5)
@@ -275,6 +275,7 @@ class BinomialFriendliness(Experiment):
 
 BINOMIAL = BinomialFriendliness(
     id="binomial-friendliness",
+    phase_replicas=SPLIT_PRONE_REPLICAS,
     title="Binomial controls (IIAD, SQRT) beside NewReno: share and smoothness",
     paper="validation",
     figure="—",

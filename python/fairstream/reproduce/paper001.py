@@ -25,7 +25,7 @@ from .. import _core, tomlio
 from ..results import RunResult
 from ..scenario import packaged
 from ..table import fmt
-from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
+from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Figure, Point, Published
 from .media import playout_rows
 from .rate_control_validation import metric_series, time_average
 
@@ -577,6 +577,7 @@ _TOPOLOGY = (
 
 MM_SHARE = MmShare(
     id="mm-share",
+    phase_replicas=SPLIT_PRONE_REPLICAS,
     title="MM_APP and MPEG_APP share a RED bottleneck with TCP without starving it",
     paper=PAPER,
     figure="Fig. 4",
@@ -604,6 +605,7 @@ MM_SHARE = MmShare(
 
 MM_JITTER = MmJitter(
     id="mm-jitter",
+    phase_replicas=SPLIT_PRONE_REPLICAS,
     title="TCP's inter-arrival times vary far more than MM_APP's",
     paper=PAPER,
     figure="Fig. 5",

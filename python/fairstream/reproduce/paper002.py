@@ -16,7 +16,7 @@ from typing import Any
 
 from ..results import RunResult
 from ..table import fmt
-from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
+from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Figure, Point, Published
 from .paper004 import (
     _TOPOLOGY_CHOICES,
     CAPACITY_MBPS,
@@ -645,6 +645,7 @@ class CmpBuffer(Experiment):
 
 CMP_SOLO = CmpSolo(
     id="cmp-solo",
+    phase_replicas=SPLIT_PRONE_REPLICAS,
     title="VTP and TFRC Wireless stay efficient under errors; MULTFRC ramps slowly; TFRC collapses",
     paper=PAPER,
     figure="Fig. 3",
@@ -686,6 +687,7 @@ CMP_MULTFRC_N = CmpMultfrcN(
 
 CMP_FAIR = CmpFair(
     id="cmp-fair",
+    phase_replicas=SPLIT_PRONE_REPLICAS,
     title="Two flows of one protocol: VTP and TFRC Wireless are fair",
     paper=PAPER,
     figure="Figs. 5-6",
@@ -705,6 +707,7 @@ CMP_FAIR = CmpFair(
 
 CMP_FRIENDLY = CmpFriendly(
     id="cmp-friendly",
+    phase_replicas=SPLIT_PRONE_REPLICAS,
     title="Opportunistic friendliness to TCP of VTP, TFRC Wireless and MULTFRC",
     paper=PAPER,
     figure="Fig. 7",

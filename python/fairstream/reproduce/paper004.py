@@ -25,7 +25,7 @@ from .. import _core
 from ..results import RunResult
 from ..scenario import with_overrides
 from ..table import fmt
-from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
+from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Figure, Point, Published
 from .measure import link_utilisation, window_bps
 from .rate_control_validation import TFRC_HEADER_BYTES, metric_series, tfrc_equation
 
@@ -799,6 +799,7 @@ VTP_ADAPT = VtpAdapt(
 
 VTP_FRIENDLY = VtpFriendly(
     id="vtp-friendly",
+    phase_replicas=SPLIT_PRONE_REPLICAS,
     title="VTP is opportunistically friendly to TCP",
     paper=PAPER,
     figure="Table 1",
