@@ -199,23 +199,30 @@ class SeedParity(Experiment):
         return []
 
 
-@pytest.fixture
-def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    path = tmp_path / "phase-fake.toml"
+def register_fake(
+    cls: type[SeedParity], exp_id: str, title: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """Registers an experiment of class `cls` on the tiny CBR scenario, for this test only."""
+    path = tmp_path / f"{exp_id}.toml"
     path.write_text(_FAKE_SCENARIO, encoding="utf-8")
-    exp = SeedParity(
-        id="phase-fake",
-        title="a verdict that hangs on the seed",
+    exp = cls(
+        id=exp_id,
+        title=title,
         paper="test",
         figure="—",
         scenario_file=str(path),
         what_runs="one CBR flow, 200 ms",
-        must_hold="an even thousand",
+        must_hold="see the checks",
         explanation="test",
         published=(),
     )
     monkeypatch.setitem(EXPERIMENTS, exp.id, exp)
     return exp.id
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    return register_fake(SeedParity, "phase-fake", "a verdict that hangs on the seed", tmp_path, monkeypatch)
 
 
 def test_replicas_that_disagree_are_flagged_phase_sensitive(fake: str, tmp_path: Path) -> None:
@@ -294,21 +301,9 @@ class CanonicalAlone(SeedParity):
 
 @pytest.fixture
 def canonical_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    path = tmp_path / "alone.toml"
-    path.write_text(_FAKE_SCENARIO, encoding="utf-8")
-    exp = CanonicalAlone(
-        id="phase-alone",
-        title="the canonical run against its replicas",
-        paper="test",
-        figure="—",
-        scenario_file=str(path),
-        what_runs="one CBR flow, 200 ms",
-        must_hold="see the checks",
-        explanation="test",
-        published=(),
+    return register_fake(
+        CanonicalAlone, "phase-alone", "the canonical run against its replicas", tmp_path, monkeypatch
     )
-    monkeypatch.setitem(EXPERIMENTS, exp.id, exp)
-    return exp.id
 
 
 def test_the_exit_code_follows_the_verdict_rule_not_the_canonical_run(

@@ -192,18 +192,21 @@ impl LdaConfig {
 /// `n > 0` missing packets it returns the class of those `n` packets.
 ///
 /// Every non-duplicate arrival updates the statistics (ROTT range and EWMAs, `T_avg`) before
-/// any classification. The first arrival only sets the starting point: packets before it are
-/// not reported, so a gap is classified with at least two arrivals' statistics.
+/// any classification. A first arrival numbered k > 0 (senders number from 0) closes a gap of
+/// the k packets lost before anything arrived, classified from the statistics of that one
+/// arrival.
 ///
 /// Each algorithm decides from its own state, and says what it does before that state exists
 /// (PROTOCOLS.md §3.2 gives the rules, not the start; these are \[proposed\]):
 ///
-/// - **Spike**: its state is the ROTT range, which exists from the first arrival; it decides
-///   from it at once (a closing packet above `B_start` of the range so far is a spike:
-///   congestion; equal ROTTs, as an empty queue gives, are not: wireless). It never uses
+/// - **Spike**: its state is the ROTT range and the spike state, which starts normal; it
+///   decides from them at once (a closing packet above `B_start` of the range so far is a spike:
+///   congestion; equal ROTTs, as an empty queue gives, are not: wireless; the packets lost
+///   before the first arrival, whose range is a single point, are wireless). It never uses
 ///   `T_min`.
 /// - **ZigZag**: its state is the ROTT mean and deviation, set by the first arrival (deviation
-///   0); it decides from them at once.
+///   0); it decides from them at once (the packets lost before the first arrival, whose ROTT is
+///   the mean, are congestion).
 /// - **Biaz, mBiaz**: their window needs `T_min`, the smallest inter-arrival time of two
 ///   packets received consecutively in order; until it exists every loss is congestion (the
 ///   loss then counts as plain TFRC would count it).
@@ -212,8 +215,9 @@ impl LdaConfig {
 ///   the decision to ZigZag, its choice for an ambiguous path.
 ///
 /// (Before 2026-11-27 every algorithm said congestion until `T_min` existed, Spike and ZigZag
-/// included, which do not use it: one loss among a flow's first packets then seeded TFRC's loss
-/// history.)
+/// included, which do not use it, and packets lost before the first arrival were not classified
+/// at all, so a receiver counted them as congestion: one loss among a flow's first packets then
+/// seeded TFRC's loss history, RFC 5348 §6.3.1, from a rate of a packet or two per RTT.)
 #[derive(Clone, Debug)]
 pub struct Lda {
     tracker: Tracker,
@@ -261,7 +265,8 @@ impl Lda {
 
     /// Feeds one arrival; returns `Some((class, n_missing))` when it closes a gap, `None`
     /// otherwise (in order, duplicate, or late/reordered packet). A duplicate changes
-    /// nothing; a late packet's ROTT still updates the statistics.
+    /// nothing; a late packet's ROTT still updates the statistics. A first arrival numbered
+    /// k > 0 closes the gap of the k packets before it (senders number from 0).
     pub fn on_arrival(&mut self, arrival: Arrival) -> Option<(LossClass, u64)> {
         let step = self.tracker.observe(arrival.seq, arrival.at)?;
         let rott = arrival.rott();
@@ -272,8 +277,12 @@ impl Lda {
             Algo::ZigZag(z) => z.observe(rott),
             Algo::Zbs(z) => z.observe(rott, step, t_min),
         }
-        let Step::Advance { missing, t_i } = step else {
-            return None;
+        let (missing, t_i) = match step {
+            Step::Advance { missing, t_i } => (missing, t_i),
+            // Senders number their packets from 0: a first arrival numbered k closes a gap of the
+            // k before it, with no inter-arrival time (nothing arrived before it).
+            Step::First => (arrival.seq, f64::NAN),
+            Step::Late => return None,
         };
         if missing == 0 {
             return None;
@@ -388,6 +397,29 @@ mod tests {
                 "{kind:?}"
             );
         }
+    }
+
+    #[test]
+    fn packets_lost_before_the_first_arrival_are_classified_by_each_kinds_state() {
+        // Packets 0, 1, 2 lost; packet 3 is the first to arrive. Spike starts normal and a
+        // single ROTT is no spike: wireless; ZigZag's mean is that ROTT, not above it:
+        // congestion; Biaz and mBiaz have no T_min: congestion; ZBS hands it to ZigZag.
+        for kind in LdaKind::ALL {
+            let mut lda = Lda::new(LdaConfig::with_kind(kind));
+            let want = if kind == LdaKind::Spike {
+                Wireless
+            } else {
+                Congestion
+            };
+            assert_eq!(
+                lda.on_arrival(at(3, 0, 50 * MS)),
+                Some((want, 3)),
+                "{kind:?}"
+            );
+        }
+        // A first arrival numbered 0 closes nothing.
+        let mut lda = Lda::new(LdaConfig::default());
+        assert_eq!(lda.on_arrival(at(0, 0, 50 * MS)), None);
     }
 
     #[test]
@@ -594,7 +626,7 @@ mod tests {
                         assert_eq!(lda.kind(), kind);
                         match highest {
                             None => {
-                                assert_eq!(got, None);
+                                assert_eq!(got.map(|g| g.1), (seq > 0).then_some(seq));
                                 highest = Some((seq, t));
                             }
                             Some((h, _)) if seq <= h => assert_eq!(got, None),

@@ -447,7 +447,7 @@ fn tfrc_wireless_keeps_a_loss_among_the_first_packets_out_of_the_history() {
     // yet and counts it, as plain TFRC would, seeding the loss history from the first packets'
     // tiny receive rate (RFC 5348 §6.3.1). ZigZag decides from its own state too, but calls a
     // loss wireless only when the ROTT is below its mean, which a constant delay never is.
-    let run = |kind: LdaKind| {
+    let run_losing = |kind: LdaKind, lost: u64| {
         let mut rx = TfrcReceiver::new(
             FlowId(0),
             0,
@@ -459,7 +459,7 @@ fn tfrc_wireless_keeps_a_loss_among_the_first_packets_out_of_the_history() {
         // One packet per second at first (RFC 5348 §4.2), then every 10 ms.
         let sends = [0u64, 1000, 2000, 2010, 2020, 2030, 2040, 2050, 2060];
         for (seq, &t) in sends.iter().enumerate() {
-            if seq == 1 {
+            if seq as u64 == lost {
                 continue;
             }
             let sent = ms(t);
@@ -472,6 +472,7 @@ fn tfrc_wireless_keeps_a_loss_among_the_first_packets_out_of_the_history() {
         }
         rx.loss_event_rate()
     };
+    let run = |kind| run_losing(kind, 1);
     assert_eq!(run(LdaKind::Spike), 0.0);
     assert!(
         run(LdaKind::Biaz) > 0.0,
@@ -481,6 +482,11 @@ fn tfrc_wireless_keeps_a_loss_among_the_first_packets_out_of_the_history() {
         run(LdaKind::ZigZag) > 0.0,
         "a constant ROTT is never below its mean"
     );
+    // The very first packet lost, before anything arrived: Spike's state starts normal, so the
+    // gap the first arrival closes is wireless too (it was not classified before, and the
+    // receiver counted it as congestion with RFC 5348's first-loss rate s/(2R): p ≈ 0.2).
+    assert_eq!(run_losing(LdaKind::Spike, 0), 0.0);
+    assert!(run_losing(LdaKind::Biaz, 0) > 0.1);
 }
 
 /// A sender with `config`, started at 0, sending whatever is due, with `reports` feedback
