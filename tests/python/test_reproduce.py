@@ -21,40 +21,27 @@ from fairstream.results import RunResult
 
 IDS = list(EXPERIMENTS)
 
-#: Checks that fail, each for a reason the report explains; the test insists they still fail, so
-#: that a change which makes one pass is noticed (and this list and the docs updated).
-KNOWN_FAILURES = {
-    # Drop-tail's bias against TCP's bursts: TCP takes most losses (see binomial.py).
-    ("binomial-friendliness", "IIAD, droptail: 0.5× to 2× NewReno's throughput (mean over seeds)"),
-    ("binomial-friendliness", "SQRT, droptail: 0.5× to 2× NewReno's throughput (mean over seeds)"),
-    # Papers 002 and 004 in their quick (shortened) form. VTP leaves TCP 85-93 % of its share
-    # (its hold ends at AR, as PROTOCOLS.md §5.3 reads the paper; `resume = "reduced"` passes
-    # these, see docs/VALIDATION.md), TFRC-W's pair and TCP beside it fall just short at PER 0,
-    # and MULTFRC's n, updated every RTT, neither settles at 1-2 without loss nor is still growing
-    # at the end with 5 % loss. Left failing, not tuned.
-    # With the wire's frame header and nonce echo charged (2026-11-26; 8 bytes off every data
-    # packet's payload, 20 onto every report) these quick, phase-sensitive TFRC-W checks moved
-    # within their phase replicas' spread: PER 0 % beside TCP 0.926 → 0.963 (now passes; replica
-    # 0.976 → 0.957), PER 1 % 0.986 → 0.895 and PER 5 % 1.076 → 0.947 beside TCP, and the pair's
-    # Jain at PER 5 % 0.981 → 0.736 (replica 0.998 → 0.987), now fail.
-    ("cmp-fair", "TFRC-W, PER 0 %: Jain's index ≥ 0.95"),
-    ("cmp-fair", "TFRC-W, PER 5 %: Jain's index ≥ 0.95"),
-    ("cmp-friendly", "PER 1 %: TCP beside TFRC-W ≥ 95 % of TCP beside TCP"),
-    ("cmp-friendly", "PER 5 %: TCP beside TFRC-W ≥ 95 % of TCP beside TCP"),
-    ("cmp-friendly", "PER 1 %: TCP beside VTP ≥ 95 % of TCP beside TCP"),
-    ("cmp-friendly", "PER 5 %: TCP beside VTP ≥ 95 % of TCP beside TCP"),
-    (
-        "cmp-multfrc-n",
-        "PER 0 %: n oscillates 1 ↔ 2: at 1 or 2 connections ≥ 90 % of the time (our threshold)",
+#: Checks whose verdict by the rule (quick mode: the canonical run and one replica, which must
+#: agree) is not "pass", each for a reason the report explains, with that verdict; the test
+#: insists on it, so that a change which moves one is noticed (and this list, the README and
+#: docs/VALIDATION.md updated). Every other judged check must pass (or only report).
+KNOWN_FAILURES: dict[tuple[str, str], str] = {
+    # Papers 002 and 004 in their quick (shortened) form: VTP's friendliness to TCP and its pair's
+    # fairness and efficiency at PER 5 %, TFRC-W's pair and friendliness at PER 1-5 %, and cmp-solo's
+    # VTP-TFRC-W margin at PER 5 % hang on phase here: the canonical run and the replica disagree.
+    # (Since issue 20: the friendliness denominator is the same TCP flow, TFRC, TFRC-W and MULTFRC run
+    # ns-2's agent, and MULTFRC judges n only on settled periods; its shape checks now pass.)
+    ("cmp-fair", "VTP, PER 5 %: Jain's index ≥ 0.95"): "phase-sensitive",
+    ("cmp-fair", "TFRC-W, PER 5 %: Jain's index ≥ 0.95"): "phase-sensitive",
+    ("cmp-friendly", "PER 1 %: TCP beside VTP ≥ 95 % of TCP beside TCP"): "phase-sensitive",
+    ("cmp-friendly", "PER 1 %: TCP beside TFRC-W ≥ 95 % of TCP beside TCP"): "phase-sensitive",
+    ("cmp-friendly", "PER 5 %: TCP beside VTP ≥ 95 % of TCP beside TCP"): "phase-sensitive",
+    ("cmp-solo", "utilisation ranking at PER 5 %: VTP ≥ TFRC-W"): "phase-sensitive",
+    ("vtp-fair", "PER 5 %: Jain's index ≥ 0.95 over the run"): "phase-sensitive",
+    ("vtp-fair", "PER 5 %: link utilisation ≥ 85 %"): "phase-sensitive",
+    ("vtp-friendly", "PER 1 %: TCP's throughput beside VTP ≥ 95 % of its throughput beside TCP"): (
+        "phase-sensitive"
     ),
-    ("cmp-multfrc-n", "PER 5 %: n keeps growing through the run (mean over the last 10 % > over 40-50 %)"),
-    ("vtp-friendly", "PER 1 %: TCP's throughput beside VTP ≥ 95 % of its throughput beside TCP"),
-    ("vtp-friendly", "PER 5 %: TCP's throughput beside VTP ≥ 95 % of its throughput beside TCP"),
-    # Paper 000's smoothness: our UDP streams carry their synthetic GOP's I:P:B sizes (a 0.6 s GOP
-    # against 0.5 s bins) as released, and come out rougher than TCP's, whose ACK clock spreads the
-    # same frames; RealServer paces its UDP packets (see h2h-smooth's notes). Left failing, not tuned.
-    ("h2h-smooth", "150 kbps: UDP smoother than TCP: median |log ratio| UDP < TCP; ours: UDP / TCP"),
-    ("h2h-smooth", "75 kbps: UDP smoother than TCP: median |log ratio| UDP < TCP; ours: UDP / TCP"),
 }
 
 
