@@ -20,7 +20,7 @@ from fairstream.results import RunResult
 #: Per experiment: (number of points, number of checks with a threshold, report-only checks).
 EXPECTED = {
     "vtp-adapt": (6, 4, 1),
-    "vtp-friendly": (6, 5, 0),
+    "vtp-friendly": (12, 5, 0),  # and VTP beside TCP at γ = 0.5 and 0.9
     "vtp-fair": (3, 6, 0),
     "cmp-solo": (12, 3, 0),
     "cmp-multfrc-n": (3, 4, 0),
@@ -151,3 +151,30 @@ def test_tfrc_header_bytes_are_what_the_simulator_charges(reproduced: Path) -> N
     flow = run.flow_summary.row(0, named=True)
     header = (flow["bytes_delivered"] - flow["goodput_bytes"]) / flow["packets_delivered"]
     assert header == TFRC_HEADER_BYTES
+
+
+def test_papers_002_and_004_run_ns2_tfrc_where_the_authors_did() -> None:
+    # Paper 002's footnote 2: TFRC Wireless on ns-2.1b8a, MULTFRC on ns-2.26 (ns-2's TFRC agent);
+    # its and paper 004's plain TFRC too. The TFRC validation keeps RFC 5348.
+    tfrc_like = {"tfrc", "tfrc-wireless", "multfrc"}
+    seen = set()
+    for exp_id in ("vtp-adapt", "cmp-solo", "cmp-multfrc-n", "cmp-fair", "cmp-friendly", "cmp-buffer"):
+        for quick in (True, False):
+            for point in EXPERIMENTS[exp_id].points(quick):
+                for flow in point.scenario["flow"]:
+                    if flow.get("protocol") in tfrc_like:
+                        assert flow.get("preset") == "ns2", (exp_id, point.key, flow)
+                        seen.add(flow["protocol"])
+    assert seen == tfrc_like
+    for point in EXPERIMENTS["tfrc-equation"].points(False):
+        assert point.scenario["flow"][0].get("preset", "rfc5348") == "rfc5348"
+
+
+def test_vtp_friendly_prints_the_sensitivity_to_gamma(reproduced: Path) -> None:
+    res = result(reproduced, "vtp-friendly")
+    gammas = {r.get("gamma") for r in res["points"] if r["partner"] == "vtp"}
+    assert gammas == {0.5, 0.75, 0.9}
+    rows = [c for c in res["comparison"] if "γ = 0.5 / 0.75 / 0.9" in c["quantity"]]
+    assert len(rows) == 3 and all(len(r["ours"].split(" / ")) == 3 for r in rows)
+    # The checks judge γ = 0.75 only: one check per PER for friendliness.
+    assert sum("TCP's throughput beside VTP" in c["description"] for c in res["checks"]) == 3
