@@ -23,8 +23,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from .table import format_table
 
@@ -39,9 +40,9 @@ OK, FAILED, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
 EXIT_CODES = """\
 exit codes (every command):
   0    success
-  1    the work ran and failed: a reproduction's check or a benchmark's agreement
-       with ns-3 failed, the results could not be written (e.g. disk full), or an
-       internal error
+  1    the work ran and failed: a reproduction's check failed by the verdict rule
+       (`fairstream reproduce --help`), a benchmark's agreement with ns-3 failed,
+       the results could not be written (e.g. disk full), or an internal error
   2    bad input, found before any work: a bad argument or option, an unknown id, a
        path that cannot be used (missing, unreadable, not writable, a file where a
        directory belongs or the other way round), a scenario that does not validate
@@ -280,7 +281,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_sweep)
 
-    p = sub.add_parser("reproduce", help="reproduce published experiments and write a report")
+    from .verdicts import RULE
+
+    p = sub.add_parser(
+        "reproduce",
+        help="reproduce published experiments and write a report",
+        description="Runs the experiments of the papers (and the validations) with their phase replicas, "
+        "judges every check, writes DIR/report.html, and prints a verdict per experiment. " + RULE,
+    )
     p.add_argument("ids", nargs="*", metavar="ID", help="experiment ids (default: all; see --list)")
     p.add_argument("-o", "--output", type=_output_path, help="output directory")
     p.add_argument("-j", "--jobs", type=_positive_int, help="worker processes (default: all cores)")
@@ -463,6 +471,7 @@ def _cmd_sweep(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .reproduce import EXPERIMENTS
     from .reproduce.experiment import experiment_verdict, source
+    from .verdicts import RULE, exit_code
 
     if args.list:
         print(
@@ -495,27 +504,35 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         max_memory=args.max_memory,
     )
     report = write_report(args.output)
-    # The verdict is the canonical run's; the replicas' disagreements are counted beside it. An
-    # experiment whose checks only report neither passes nor fails.
-    verdicts = [experiment_verdict(r) for r in results]
-    print(
-        format_table(
-            ["experiment", "checks passed", "reported", "replicas", "phase-sensitive", "result"],
-            [
-                [
-                    r["id"],
-                    f"{r['passed']}/{r['total']}",
-                    r.get("reported", 0),
-                    r["phase"]["count"],
-                    r["phase_sensitive"],
-                    "FAIL" if word == "fail" else word,
-                ]
-                for r, word in zip(results, verdicts, strict=True)
-            ],
-        )
-    )
+    print(_reproduce_table(results))
+    print(RULE)
     print(f"report: {report}")
-    return 1 if "fail" in verdicts else 0
+    return exit_code([experiment_verdict(r) for r in results])
+
+
+def _reproduce_table(results: Sequence[Mapping[str, Any]]) -> str:
+    """One line per experiment: its checks by the verdict rule, its replicas and its verdict."""
+    from .reproduce.experiment import experiment_verdict
+
+    rows = []
+    for r in results:
+        v = r["verdicts"]
+        word = experiment_verdict(r)
+        rows.append(
+            [
+                r["id"],
+                f"{v['pass']}/{v['pass'] + v['fail'] + v['phase-sensitive']}",
+                v["phase-sensitive"],
+                v["reported"],
+                f"{v['self_checks_passed']}/{v['self_checks']}" if v["self_checks"] else "-",
+                r["phase"]["count"],
+                "FAIL" if word == "fail" else word,
+            ]
+        )
+    return format_table(
+        ["experiment", "checks pass", "phase-sensitive", "reported", "self-checks", "replicas", "result"],
+        rows,
+    )
 
 
 def _cmd_report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

@@ -1,20 +1,21 @@
 """`fairstream report DIR`: one HTML page, ``DIR/report.html``, from a reproduce output directory.
 
-A summary table (experiment, checks passed / total, report-only checks, phase replicas and
-phase-sensitive checks) heads the page, with a tally of experiments that pass, fail or only
-report; then per experiment the published-vs-ours table, the "what must hold" checks coloured
-pass / fail / reported, the explanation of where and why ours differ, what the phase replicas
-found, the redrawn figures (PNG files in ``DIR/figures/``, linked by relative path) and the
-per-point numbers. Plain HTML and CSS.
+A summary table (experiment, its verdict by the rule of `fairstream.verdicts`, checks that pass /
+judged, phase-sensitive checks, report-only checks, self-checks, phase replicas) heads the page,
+with a tally of experiments that pass, fail, are phase-sensitive or only report and the rule
+itself; then per experiment the published-vs-ours table, the "what must hold" checks coloured by
+the rule's verdict (the canonical run's and the replicas' beside it), the explanation of where
+and why ours differ, what the phase replicas found, the redrawn figures (PNG files in
+``DIR/figures/``, linked by relative path) and the per-point numbers. Plain HTML and CSS.
 
 The page is a jinja2 template (package data ``fairstream/templates/report.html``, with autoescape
 on: every value from result.json is escaped); this module turns each result.json into the plain
 texts, CSS classes and table cells the template lays out.
 
-The canonical run's numbers and verdicts are the headline; beside each number and check stands
-its range (min–max) over the phase replicas (`reproduce.runner`), and a check whose verdict is
-not the same in every run is marked "phase-sensitive: k of n replicas fail" (or pass). Results
-written before replicas existed render as before, without those columns.
+The canonical run's numbers are the headline; beside each number and check stands its range
+(min–max) over the phase replicas (`reproduce.runner`). A check's verdict is the rule's: pass or
+fail when the canonical run and three quarters of the replicas agree, else "phase-sensitive".
+Results written before replicas (or the rule) existed render as before.
 
 A reproduction stopped by Ctrl-C leaves ``DIR/INCOMPLETE`` (`fairstream.interrupt`): its text
 heads the page in a warning, and the experiments it names are not in the tables.
@@ -35,6 +36,7 @@ from .reproduce import EXPERIMENTS
 from .reproduce.experiment import experiment_verdict, source, verdict
 from .reproduce.runner import load_results
 from .table import fmt, is_number
+from .verdicts import RULE
 
 REPORT_FILE = "report.html"
 FIGURE_DIR = "figures"
@@ -96,18 +98,25 @@ def _summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 {"text": r["id"], "href": f"#{r['id']}"},
                 _text(source(r["paper"], r["figure"])),
                 _text(r["title"]),
+                _verdict_cell(experiment_verdict(r)),
                 _experiment_cell(r),
-                _cell(r.get("reported", 0)),
-                _cell(replicas),
                 {"text": str(sensitive), "cls": "num sensitive"}
                 if sensitive
                 else {"text": "0" if replicas else "—", "cls": "num"},
+                _cell(r.get("reported", 0)),
+                _self_checks_cell(r),
+                _cell(replicas),
             ]
         )
     verdicts = [experiment_verdict(r) for r in results]
     tally = ", ".join(
         f"{verdicts.count(word)} {label}"
-        for word, label in (("pass", "pass"), ("fail", "fail"), ("reported", "only report (no threshold)"))
+        for word, label in (
+            ("pass", "pass"),
+            ("fail", "fail"),
+            ("phase-sensitive", "phase-sensitive"),
+            ("reported", "only report (no threshold)"),
+        )
         if verdicts.count(word)
     )
     return {
@@ -115,26 +124,53 @@ def _summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "experiment",
             "source",
             "title",
-            "checks passed",
-            "reported only",
-            "phase replicas",
+            "verdict",
+            "checks pass / judged",
             "phase-sensitive",
+            "reported only",
+            "self-checks",
+            "phase replicas",
         ],
         "rows": rows,
         "tally": f"{len(results)} experiment{'s' if len(results) != 1 else ''}: {tally}.",
+        "rule": RULE,
         "any_replicas": any(_replica_count(r) for r in results),
         "sensitive": sum(_sensitive_count(r) for r in results),
         "sensitive_experiments": sum(_sensitive_count(r) > 0 for r in results),
     }
 
 
+def _self_checks_cell(result: Mapping[str, Any]) -> Cell:
+    """Self-checks passed / in all (they measure no run), or — without any."""
+    counts = result.get("verdicts") or {}
+    if not counts.get("self_checks"):
+        return _text("—")
+    ok = counts["self_checks_passed"] == counts["self_checks"]
+    return {
+        "text": f"{counts['self_checks_passed']} / {counts['self_checks']}",
+        "cls": "pass" if ok else "fail",
+    }
+
+
+def _verdict_cell(word: str) -> Cell:
+    """An experiment's or a check's rule verdict, coloured."""
+    text = {"fail": "FAIL", "reported": "reported only"}.get(word, word)
+    cls = {"phase-sensitive": "sensitive"}.get(word, word)
+    return {"text": text, "cls": cls}
+
+
 def _experiment_cell(result: Mapping[str, Any]) -> Cell:
-    """checks passed / total, coloured by the experiment's verdict; "none: reported only" when its
-    checks only report."""
+    """Judged checks that pass by the rule / judged checks (the canonical run's counts for a result
+    written before the rule); "none: reported only" when its checks only report."""
     word = experiment_verdict(result)
     if word == "reported":
         return {"text": "none: reported only", "cls": "reported"}
-    return {"text": f"{result['passed']} / {result['total']}", "cls": word}
+    counts = result.get("verdicts")
+    if counts is None:
+        return {"text": f"{result['passed']} / {result['total']}", "cls": word}
+    judged = counts["pass"] + counts["fail"] + counts["phase-sensitive"]
+    cls = {"phase-sensitive": "sensitive"}.get(word, word)
+    return {"text": f"{counts['pass']} / {judged}", "cls": cls}
 
 
 def _replica_count(result: Mapping[str, Any]) -> int:
@@ -142,7 +178,7 @@ def _replica_count(result: Mapping[str, Any]) -> int:
 
 
 def _sensitive_count(result: Mapping[str, Any]) -> int:
-    return sum(bool(c.get("phase_sensitive")) for c in result["checks"])
+    return sum(bool(c.get("phase_sensitive")) and not c.get("self_check") for c in result["checks"])
 
 
 # --- one experiment ----------------------------------------------------------------------------------
@@ -217,14 +253,23 @@ def _verdict_of(check: Mapping[str, Any]) -> str:
 
 
 def _check_verdict(check: Mapping[str, Any]) -> Cell:
-    word = _verdict_of(check)
+    """The rule's verdict (the canonical run's for a result written before the rule); a self-check's
+    own."""
+    word = check.get("rule") or _verdict_of(check)
+    if check.get("self_check"):
+        ok = check.get("passed")
+        return {
+            "text": f"self-check: {'pass' if ok else 'FAIL'}",
+            "cls": "pass" if ok else "fail",
+            "title": "measures no run: checks our own code, counted apart",
+        }
     if word == "reported":
         return {
             "text": "reported",
             "cls": "reported",
             "title": "reported, no threshold: neither a pass nor a fail",
         }
-    return {"text": "pass" if word == "pass" else "FAIL", "cls": word}
+    return _verdict_cell(word)
 
 
 def _phase_mark(check: Mapping[str, Any]) -> Cell:
@@ -235,6 +280,9 @@ def _phase_mark(check: Mapping[str, Any]) -> Cell:
         return _text("—")
     passed, failed = rep.get("passed", 0), rep.get("failed", 0)
     canonical = _verdict_of(check)
+    if check.get("rule") in ("pass", "fail") and check.get("split"):
+        agree = passed if canonical == "pass" else failed
+        return {"text": f"holds: canonical {canonical}, {agree} of {n} replicas agree", "cls": "stable"}
     if check.get("phase_sensitive"):
         if canonical == "pass":
             text = f"phase-sensitive: {failed} of {n} replicas fail"
@@ -279,7 +327,12 @@ def _phase(result: Mapping[str, Any]) -> dict[str, Any] | None:
         "seeds": seeds,
         "perturb": fmt(phase.get("perturb_delays")),
         "sensitive": _sensitive_count(result),
-        "details": [_sensitive_detail(result, c) for c in result["checks"] if c.get("phase_sensitive")],
+        "split": sum(bool(c.get("split")) and not c.get("phase_sensitive") for c in result["checks"]),
+        "details": [
+            _sensitive_detail(result, c)
+            for c in result["checks"]
+            if c.get("phase_sensitive") or c.get("split")
+        ],
         "notes": list(phase.get("notes", [])),
         "errors": [
             {"replica": r["replica"], "error": str(r["error"])}
@@ -290,7 +343,8 @@ def _phase(result: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _sensitive_detail(result: Mapping[str, Any], check: Mapping[str, Any]) -> dict[str, str]:
-    """One phase-sensitive check, run by run: the canonical verdict and value, then each replica's."""
+    """One phase-sensitive (or split) check, run by run: the canonical verdict and value, then each
+    replica's."""
     seed = result.get("seed")
     step = (result.get("phase") or {}).get("seed_step")
     runs = [f"canonical (seed {fmt(seed)}): {_verdict_word(check)} at {fmt(check['ours'])}"]
@@ -298,7 +352,13 @@ def _sensitive_detail(result: Mapping[str, Any], check: Mapping[str, Any]) -> di
         n = run["replica"]
         where = f" (seed {seed + n * step})" if isinstance(seed, int) and isinstance(step, int) else ""
         runs.append(f"replica {n}{where}: {_verdict_word(run)} at {fmt(run['ours'])}")
-    return {"description": check["description"], "runs": "; ".join(runs)}
+    sensitive = bool(check.get("phase_sensitive"))
+    return {
+        "description": check["description"],
+        "runs": "; ".join(runs),
+        "word": "phase-sensitive" if sensitive else f"split, {check.get('rule', '')} by the rule",
+        "cls": "sensitive" if sensitive else "stable",
+    }
 
 
 def _verdict_word(check: Mapping[str, Any]) -> str:

@@ -295,3 +295,35 @@ def test_share_statistics_see_a_favoured_flow() -> None:
     assert fair["min_p"] > 0.3 and fair["above_fair"] == [1, 1, 1, 1]
     biased = engine_checks.share_statistics([[0.5, 0.5, 0.0, 0.0]] * 3)
     assert biased["p"][0] == 0.0 and biased["max_abs_dev"] == pytest.approx(0.25)
+
+
+def test_a_helper_topology_with_a_token_bucket_is_refused(tmp_path: Path) -> None:
+    # summary.json writes a queue in the scenario syntax ({ kind = "tbf", ... }): the audit must see
+    # the kind there, or it would audit a token bucket as a plain FIFO.
+    doc = {
+        "name": "tbf-dumbbell",
+        "duration": "200ms",
+        "topology": {
+            "kind": "dumbbell",
+            "hosts": 1,
+            "access": {"rate": "100Mbps", "delay": "1ms"},
+            "bottleneck": {
+                "rate": "100Mbps",
+                "delay": "1ms",
+                "queue": {"kind": "tbf", "rate": "1Mbps", "burst": "3000B", "limit": "30000B"},
+            },
+        },
+        "flow": [{"protocol": "cbr", "from": "left0", "to": "right0", "rate": "2Mbps"}],
+        "record": {"packets": True},
+    }
+    run = fairstream.run(doc, output_dir=tmp_path / "run")
+    queues = [lk["queue"] for lk in run.summary["links"]]
+    assert any(audit.queue_kind(q) == "tbf" for q in queues)
+    with pytest.raises(ValueError, match="token buckets and schedules of explicit links only"):
+        audit.link_models(run)
+
+
+def test_queue_kind_reads_the_summary_syntax() -> None:
+    assert audit.queue_kind('{ kind = "droptail", preset = "pfifo", limit = "50 packets" }') == "droptail"
+    assert audit.queue_kind({"kind": "red"}) == "red"
+    assert audit.queue_kind("") is None and audit.queue_kind("Tbf(...)") is None

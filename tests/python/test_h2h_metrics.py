@@ -93,3 +93,18 @@ def test_scale_changes_and_time_below():
     assert m.time_below(t, rates, 500e3) == 0.0
     assert m.fraction([True, False, False, True]) == 0.5
     assert math.isnan(m.fraction([]))
+
+
+def test_tail_counts_see_doublings_halvings_and_stalls() -> None:
+    # Pairs over the active span (100 … 60): 100→200 (×2, tail), 200→150, 150→0 (stall, tail),
+    # 0→0 (no rate, left out), 0→100 (resumes, tail), 100→60 (0.6, not ≤ 1/2).
+    bps = [0, 100, 200, 150, 0, 0, 100, 60, 0]
+    assert m.tail_counts(bps) == (5, 3)
+    assert m.tail_counts(bps, factor=1.3) == (5, 5)  # 0.75 and 0.6 are both ≤ 1/1.3
+    assert m.tail_counts([]) == (0, 0)
+    assert m.tail_counts([50, 50, 50]) == (2, 0)
+
+
+def test_cdf_at_points() -> None:
+    assert m.cdf_at([0.5, 1.0, 1.0, 2.0], [0.25, 1.0, 1.5, 4.0]) == [0.0, 0.75, 0.75, 1.0]
+    assert all(math.isnan(x) for x in m.cdf_at([], [1.0]))

@@ -39,7 +39,7 @@ def _ours(scenario: str) -> dict[str, float]:
 
 
 @pytest.mark.parametrize(
-    "scenario", ["tfrc-loss-1pct", "tfrc-loss-5pct", "tfrc-tcp-droptail", "tfrc-tcp-red"]
+    "scenario", ["tfrc-loss-1pct", "tfrc-loss-5pct", "tfrc-loss-10pct", "tfrc-tcp-droptail", "tfrc-tcp-red"]
 )
 def test_tfrc_ns2_preset_agrees_with_ns2(scenario: str) -> None:
     theirs, ours = _ns2(scenario), _ours(scenario)

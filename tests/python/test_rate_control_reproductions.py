@@ -12,14 +12,15 @@ from typing import Any
 
 import pytest
 from fairstream.reproduce import EXPERIMENTS
-from fairstream.reproduce.paper004 import as_protocol, wireless_link, with_buffer, with_per
-from fairstream.reproduce.rate_control_validation import tfrc_equation, time_average
+from fairstream.reproduce.paper004 import as_protocol, tcp_beside_tcp, wireless_link, with_buffer, with_per
+from fairstream.reproduce.rate_control_validation import TFRC_HEADER_BYTES, tfrc_equation, time_average
 from fairstream.reproduce.runner import reproduce
+from fairstream.results import RunResult
 
 #: Per experiment: (number of points, number of checks with a threshold, report-only checks).
 EXPECTED = {
     "vtp-adapt": (6, 4, 1),
-    "vtp-friendly": (6, 5, 0),
+    "vtp-friendly": (12, 5, 0),  # and VTP beside TCP at γ = 0.5 and 0.9
     "vtp-fair": (3, 6, 0),
     "cmp-solo": (12, 3, 0),
     "cmp-multfrc-n": (3, 4, 0),
@@ -132,3 +133,48 @@ def test_scenario_helpers_keep_placement_and_set_the_wireless_link() -> None:
     swapped = as_protocol(tcp, "vtp", name="x")
     assert swapped["protocol"] == "vtp" and swapped["start"] == tcp["start"] and "window" not in swapped
     assert as_protocol(tcp, "tcp") == tcp
+
+
+def test_tcp_beside_tcp_is_the_same_flow_with_its_partner_replaced() -> None:
+    # Paper 004: TCP's throughput "if all flows were TCP (i.e., NP flows replaced by TCP)": the flow
+    # named "tcp" of the TCP + TCP run, not the mean of it and its peer (which starts earlier).
+    rows = [
+        {"partner": "tcp", "per": 0.0, "tcp_mbps": 5.0, "partner_mbps": 5.6},
+        {"partner": "vtp", "per": 0.0, "tcp_mbps": 4.8, "partner_mbps": 6.0},
+    ]
+    assert tcp_beside_tcp(rows, 0.0) == 5.0
+
+
+def test_tfrc_header_bytes_are_what_the_simulator_charges(reproduced: Path) -> None:
+    res = result(reproduced, "tfrc-equation")
+    run = RunResult(reproduced / "tfrc-equation" / res["runs"]["per-0.01"])
+    flow = run.flow_summary.row(0, named=True)
+    header = (flow["bytes_delivered"] - flow["goodput_bytes"]) / flow["packets_delivered"]
+    assert header == TFRC_HEADER_BYTES
+
+
+def test_papers_002_and_004_run_ns2_tfrc_where_the_authors_did() -> None:
+    # Paper 002's footnote 2: TFRC Wireless on ns-2.1b8a, MULTFRC on ns-2.26 (ns-2's TFRC agent);
+    # its and paper 004's plain TFRC too. The TFRC validation keeps RFC 5348.
+    tfrc_like = {"tfrc", "tfrc-wireless", "multfrc"}
+    seen = set()
+    for exp_id in ("vtp-adapt", "cmp-solo", "cmp-multfrc-n", "cmp-fair", "cmp-friendly", "cmp-buffer"):
+        for quick in (True, False):
+            for point in EXPERIMENTS[exp_id].points(quick):
+                for flow in point.scenario["flow"]:
+                    if flow.get("protocol") in tfrc_like:
+                        assert flow.get("preset") == "ns2", (exp_id, point.key, flow)
+                        seen.add(flow["protocol"])
+    assert seen == tfrc_like
+    for point in EXPERIMENTS["tfrc-equation"].points(False):
+        assert point.scenario["flow"][0].get("preset", "rfc5348") == "rfc5348"
+
+
+def test_vtp_friendly_prints_the_sensitivity_to_gamma(reproduced: Path) -> None:
+    res = result(reproduced, "vtp-friendly")
+    gammas = {r.get("gamma") for r in res["points"] if r["partner"] == "vtp"}
+    assert gammas == {0.5, 0.75, 0.9}
+    rows = [c for c in res["comparison"] if "γ = 0.5 / 0.75 / 0.9" in c["quantity"]]
+    assert len(rows) == 3 and all(len(r["ours"].split(" / ")) == 3 for r in rows)
+    # The checks judge γ = 0.75 only: one check per PER for friendliness.
+    assert sum("TCP's throughput beside VTP" in c["description"] for c in res["checks"]) == 3

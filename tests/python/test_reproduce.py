@@ -21,40 +21,27 @@ from fairstream.results import RunResult
 
 IDS = list(EXPERIMENTS)
 
-#: Checks that fail, each for a reason the report explains; the test insists they still fail, so
-#: that a change which makes one pass is noticed (and this list and the docs updated).
-KNOWN_FAILURES = {
-    # Drop-tail's bias against TCP's bursts: TCP takes most losses (see binomial.py).
-    ("binomial-friendliness", "IIAD, droptail: 0.5× to 2× NewReno's throughput (mean over seeds)"),
-    ("binomial-friendliness", "SQRT, droptail: 0.5× to 2× NewReno's throughput (mean over seeds)"),
-    # Papers 002 and 004 in their quick (shortened) form. VTP leaves TCP 85-93 % of its share
-    # (its hold ends at AR, as PROTOCOLS.md §5.3 reads the paper; `resume = "reduced"` passes
-    # these, see docs/VALIDATION.md), TFRC-W's pair and TCP beside it fall just short at PER 0,
-    # and MULTFRC's n, updated every RTT, neither settles at 1-2 without loss nor is still growing
-    # at the end with 5 % loss. Left failing, not tuned.
-    # With the wire's frame header and nonce echo charged (2026-11-26; 8 bytes off every data
-    # packet's payload, 20 onto every report) these quick, phase-sensitive TFRC-W checks moved
-    # within their phase replicas' spread: PER 0 % beside TCP 0.926 → 0.963 (now passes; replica
-    # 0.976 → 0.957), PER 1 % 0.986 → 0.895 and PER 5 % 1.076 → 0.947 beside TCP, and the pair's
-    # Jain at PER 5 % 0.981 → 0.736 (replica 0.998 → 0.987), now fail.
-    ("cmp-fair", "TFRC-W, PER 0 %: Jain's index ≥ 0.95"),
-    ("cmp-fair", "TFRC-W, PER 5 %: Jain's index ≥ 0.95"),
-    ("cmp-friendly", "PER 1 %: TCP beside TFRC-W ≥ 95 % of TCP beside TCP"),
-    ("cmp-friendly", "PER 5 %: TCP beside TFRC-W ≥ 95 % of TCP beside TCP"),
-    ("cmp-friendly", "PER 1 %: TCP beside VTP ≥ 95 % of TCP beside TCP"),
-    ("cmp-friendly", "PER 5 %: TCP beside VTP ≥ 95 % of TCP beside TCP"),
-    (
-        "cmp-multfrc-n",
-        "PER 0 %: n oscillates 1 ↔ 2: at 1 or 2 connections ≥ 90 % of the time (our threshold)",
+#: Checks whose verdict by the rule (quick mode: the canonical run and one replica, which must
+#: agree) is not "pass", each for a reason the report explains, with that verdict; the test
+#: insists on it, so that a change which moves one is noticed (and this list, the README and
+#: docs/VALIDATION.md updated). Every other judged check must pass (or only report).
+KNOWN_FAILURES: dict[tuple[str, str], str] = {
+    # Papers 002 and 004 in their quick (shortened) form: VTP's friendliness to TCP and its pair's
+    # fairness and efficiency at PER 5 %, TFRC-W's pair and friendliness at PER 1-5 %, and cmp-solo's
+    # VTP-TFRC-W margin at PER 5 % hang on phase here: the canonical run and the replica disagree.
+    # (Since issue 20: the friendliness denominator is the same TCP flow, TFRC, TFRC-W and MULTFRC run
+    # ns-2's agent, and MULTFRC judges n only on settled periods; its shape checks now pass.)
+    ("cmp-fair", "VTP, PER 5 %: Jain's index ≥ 0.95"): "phase-sensitive",
+    ("cmp-fair", "TFRC-W, PER 5 %: Jain's index ≥ 0.95"): "phase-sensitive",
+    ("cmp-friendly", "PER 1 %: TCP beside VTP ≥ 95 % of TCP beside TCP"): "phase-sensitive",
+    ("cmp-friendly", "PER 1 %: TCP beside TFRC-W ≥ 95 % of TCP beside TCP"): "phase-sensitive",
+    ("cmp-friendly", "PER 5 %: TCP beside VTP ≥ 95 % of TCP beside TCP"): "phase-sensitive",
+    ("cmp-solo", "utilisation ranking at PER 5 %: VTP ≥ TFRC-W"): "phase-sensitive",
+    ("vtp-fair", "PER 5 %: Jain's index ≥ 0.95 over the run"): "phase-sensitive",
+    ("vtp-fair", "PER 5 %: link utilisation ≥ 85 %"): "phase-sensitive",
+    ("vtp-friendly", "PER 1 %: TCP's throughput beside VTP ≥ 95 % of its throughput beside TCP"): (
+        "phase-sensitive"
     ),
-    ("cmp-multfrc-n", "PER 5 %: n keeps growing through the run (mean over the last 10 % > over 40-50 %)"),
-    ("vtp-friendly", "PER 1 %: TCP's throughput beside VTP ≥ 95 % of its throughput beside TCP"),
-    ("vtp-friendly", "PER 5 %: TCP's throughput beside VTP ≥ 95 % of its throughput beside TCP"),
-    # Paper 000's smoothness: our UDP streams carry their synthetic GOP's I:P:B sizes (a 0.6 s GOP
-    # against 0.5 s bins) as released, and come out rougher than TCP's, whose ACK clock spreads the
-    # same frames; RealServer paces its UDP packets (see h2h-smooth's notes). Left failing, not tuned.
-    ("h2h-smooth", "150 kbps: UDP smoother than TCP: median |log ratio| UDP < TCP; ours: UDP / TCP"),
-    ("h2h-smooth", "75 kbps: UDP smoother than TCP: median |log ratio| UDP < TCP; ours: UDP / TCP"),
 }
 
 
@@ -74,13 +61,20 @@ def result(out: Path, exp_id: str) -> dict[str, Any]:
 def test_experiment_meets_its_checks(reproduced: Path, exp_id: str) -> None:
     res = result(reproduced, exp_id)
     assert res["id"] == exp_id and res["quick"] is True
-    assert res["checks"] and res["total"] == sum(c["passed"] is not None for c in res["checks"])
-    failed = [c for c in res["checks"] if c["passed"] is False]
-    unexpected = [c for c in failed if (exp_id, c["description"]) not in KNOWN_FAILURES]
-    assert not unexpected, json.dumps({"failed": unexpected, "points": res["points"]}, indent=1)
-    known = {d for e, d in KNOWN_FAILURES if e == exp_id}
-    now_passing = [c["description"] for c in res["checks"] if c["description"] in known and c["passed"]]
-    assert not now_passing, f"known failures now pass; update KNOWN_FAILURES and the docs: {now_passing}"
+    judged = [c for c in res["checks"] if not c["self_check"]]
+    assert res["checks"] and res["total"] == sum(c["passed"] is not None for c in judged)
+    assert all(c["passed"] for c in res["checks"] if c["self_check"]), "a self-check failed: a bug"
+    # Every check's verdict by the rule is pass or reported, but for the known ones, each exactly
+    # as listed (a known one that now passes, or fails where it was phase-sensitive, is noticed).
+    got = {c["description"]: c["rule"] for c in judged}
+    wrong = {
+        d: (w, KNOWN_FAILURES.get((exp_id, d), "pass or reported"))
+        for d, w in got.items()
+        if w != KNOWN_FAILURES.get((exp_id, d), w if w in ("pass", "reported") else "pass or reported")
+    }
+    assert not wrong, json.dumps({"verdicts (got, expected)": wrong, "points": res["points"]}, indent=1)
+    missing = [d for e, d in KNOWN_FAILURES if e == exp_id and d not in got]
+    assert not missing, f"known failures no longer checked; update KNOWN_FAILURES and the docs: {missing}"
     assert res["published"] and res["comparison"] and res["points"]
     for run_dir in res["runs"].values():
         assert (reproduced / exp_id / run_dir / "summary.json").is_file()
@@ -192,23 +186,30 @@ class SeedParity(Experiment):
         return []
 
 
-@pytest.fixture
-def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    path = tmp_path / "phase-fake.toml"
+def register_fake(
+    cls: type[SeedParity], exp_id: str, title: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """Registers an experiment of class `cls` on the tiny CBR scenario, for this test only."""
+    path = tmp_path / f"{exp_id}.toml"
     path.write_text(_FAKE_SCENARIO, encoding="utf-8")
-    exp = SeedParity(
-        id="phase-fake",
-        title="a verdict that hangs on the seed",
+    exp = cls(
+        id=exp_id,
+        title=title,
         paper="test",
         figure="—",
         scenario_file=str(path),
         what_runs="one CBR flow, 200 ms",
-        must_hold="an even thousand",
+        must_hold="see the checks",
         explanation="test",
         published=(),
     )
     monkeypatch.setitem(EXPERIMENTS, exp.id, exp)
     return exp.id
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    return register_fake(SeedParity, "phase-fake", "a verdict that hangs on the seed", tmp_path, monkeypatch)
 
 
 def test_replicas_that_disagree_are_flagged_phase_sensitive(fake: str, tmp_path: Path) -> None:
@@ -217,6 +218,7 @@ def test_replicas_that_disagree_are_flagged_phase_sensitive(fake: str, tmp_path:
     res = result(out, fake)
     parity, ran, reported = res["checks"]
     assert parity["passed"] is True and parity["phase_sensitive"] is True
+    assert parity["rule"] == "phase-sensitive" and parity["split"] is True  # 1 of 3 replicas agree
     assert parity["replicas"] == {
         "canonical": 1.0,
         "values": [1001.0, 2001.0, 3001.0],
@@ -232,10 +234,19 @@ def test_replicas_that_disagree_are_flagged_phase_sensitive(fake: str, tmp_path:
             {"replica": 3, "ours": 3001.0, "verdict": "fail"},
         ],
     }
-    assert ran["phase_sensitive"] is False and ran["replicas"]["passed"] == 3
+    assert ran["phase_sensitive"] is False and ran["replicas"]["passed"] == 3 and ran["rule"] == "pass"
     assert reported["verdict"] == "reported" and reported["phase_sensitive"] is False
     assert reported["replicas"]["reported"] == 3
     assert (res["passed"], res["total"], res["reported"], res["phase_sensitive"]) == (2, 2, 1, 1)
+    assert res["verdict"] == "phase-sensitive"
+    assert res["verdicts"] == {
+        "pass": 1,
+        "fail": 0,
+        "phase-sensitive": 1,
+        "reported": 1,
+        "self_checks": 0,
+        "self_checks_passed": 0,
+    }
     assert res["comparison"][0]["replicas"]["values"] == [1001, 2001, 3001]
 
     html = (out / "report.html").read_text(encoding="utf-8")
@@ -256,3 +267,49 @@ def test_replicas_zero_runs_only_the_canonical_points(fake: str, tmp_path: Path)
     assert "No phase replicas ran" in (out / "report.html").read_text(encoding="utf-8")
     with pytest.raises(SystemExit):
         main(["reproduce", fake, "-o", str(out), "--replicas", "-1"])
+
+
+@dataclass(frozen=True)
+class CanonicalAlone(SeedParity):
+    """Check 1 passes in the canonical run only; check 2 fails in it only; check 3 fails in every
+    run; a self-check passes."""
+
+    def evaluate(self, runs: Sequence[tuple[Point, RunResult]], quick: bool) -> Evaluation:
+        ((_, run),) = runs
+        seed = run.summary["seed"]
+        checks = [
+            Check("seed below 1000", float(seed), "< 1000", seed < REPLICA_SEED_STEP),
+            Check("seed above 1000", float(seed), "> 1000", seed > REPLICA_SEED_STEP),
+            Check("seed negative", float(seed), "< 0", seed < 0),
+            Check("one is one", 1, 1, True, self_check=True),
+        ]
+        return Evaluation([{"seed": seed}], [{"quantity": "seed", "ours": seed, "published": "any"}], checks)
+
+
+@pytest.fixture
+def canonical_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    return register_fake(
+        CanonicalAlone, "phase-alone", "the canonical run against its replicas", tmp_path, monkeypatch
+    )
+
+
+def test_the_exit_code_follows_the_verdict_rule_not_the_canonical_run(
+    canonical_alone: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    # Canonical alone: the first check passes and the second fails, each beside 4 replicas that say
+    # the opposite: both phase-sensitive; the third fails everywhere: the experiment fails.
+    assert (
+        main(["reproduce", canonical_alone, "-o", str(out), "--replicas", "4", "--quiet", "--jobs", "1"]) == 1
+    )
+    res = result(out, canonical_alone)
+    below, above, negative, selfcheck = res["checks"]
+    assert (below["passed"], below["rule"]) == (True, "phase-sensitive")
+    assert (above["passed"], above["rule"]) == (False, "phase-sensitive")
+    assert negative["rule"] == "fail" and res["verdict"] == "fail"
+    assert selfcheck["self_check"] is True and (res["passed"], res["total"]) == (1, 3)
+    assert res["verdicts"]["self_checks"] == res["verdicts"]["self_checks_passed"] == 1
+    printed = capsys.readouterr().out
+    assert "Verdict rule:" in printed and "phase-alone" in printed
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "self-check: pass" in html and "Verdict rule:" in html

@@ -31,6 +31,7 @@ SCENARIOS = [
     # (scenario, script, extra args before the seed, label)
     ("tfrc-loss", "tfrc-loss.tcl", ["0.01"], "tfrc-loss-1pct"),
     ("tfrc-loss", "tfrc-loss.tcl", ["0.05"], "tfrc-loss-5pct"),
+    ("tfrc-loss", "tfrc-loss.tcl", ["0.10"], "tfrc-loss-10pct"),
     ("tfrc-tcp-droptail", "tfrc-tcp-droptail.tcl", [], "tfrc-tcp-droptail"),
     ("tfrc-tcp-red", "tfrc-tcp-red.tcl", [], "tfrc-tcp-red"),
 ]
@@ -229,7 +230,11 @@ def main() -> int:
 
     (HERE / "results.json").write_text(json.dumps(results, indent=1, allow_nan=False) + "\n")
     (HERE / "series.json").write_text(json.dumps(all_series, separators=(",", ":")) + "\n")
-    print(f"wrote {HERE / 'results.json'} and series.json; raw output in {raw}")
+    if args.keep:
+        print(f"wrote {HERE / 'results.json'} and series.json; raw output in {raw}")
+    else:
+        shutil.rmtree(raw)
+        print(f"wrote {HERE / 'results.json'} and series.json")
     return 0
 
 

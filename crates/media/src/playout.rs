@@ -25,7 +25,11 @@
 //!
 //! The driver calls [`Playout::advance`] at every event (or at [`Playout::next_event`]) and
 //! [`Playout::arrive`] for each complete frame; both take `now` and never go back in time.
-//! Per-frame state is one byte per frame of the clip, allocated when built.
+//! Per-frame state is one byte per frame of the clip, allocated when built; or, for a live
+//! stream of no set length ([`PlayoutConfig::window`]), one byte per frame of a window that
+//! slides with the playout point: frames far enough behind it are forgotten (a frame arriving
+//! from there is counted delivered and late, but a repeat of it cannot be told apart), and a
+//! frame arriving more than the window ahead is not kept.
 
 use fairstream_core::{Duration, Instant};
 
@@ -49,6 +53,10 @@ pub struct PlayoutConfig {
     pub max_stall: Duration,
     /// Frame types, repeating (frame k is `kinds[k % kinds.len()]`); empty: all I frames.
     pub kinds: Vec<FrameType>,
+    /// `None`: keep a byte per frame of the clip. `Some(w)`: keep the `w` frames from just
+    /// behind the playout point on, for a live stream (`frames` may then be `u64::MAX`); `w`
+    /// must cover the media buffered ahead of the playout point (prebuffer and stalls).
+    pub window: Option<u64>,
 }
 
 /// What the player is doing.
@@ -99,7 +107,14 @@ const ON_TIME: u8 = 2;
 #[derive(Clone, Debug)]
 pub struct Playout {
     config: PlayoutConfig,
+    /// Per-frame flags: frame k at index k, or with a window at `k % flags.len()` for k in
+    /// `[base, base + flags.len())`.
     flags: Vec<u8>,
+    /// The lowest frame whose flags are kept (0 without a window).
+    base: u64,
+    /// With a window: how far behind the playout point frames are still read (the B frames the
+    /// decoder holds until the anchor after them plays).
+    lag: u64,
     state: PlayState,
     /// The next frame to play.
     pos: u64,
@@ -125,9 +140,20 @@ pub struct Playout {
 impl Playout {
     /// A player buffering from `config.start`.
     pub fn new(config: PlayoutConfig) -> Self {
-        let frames = usize::try_from(config.frames).unwrap_or(usize::MAX);
+        let kept = config.window.map_or(config.frames, |w| w.max(1));
+        let frames = usize::try_from(kept).unwrap_or(usize::MAX);
+        // The longest run of B frames: a decoder holds at most that many behind the playout
+        // point (the anchor before them has played).
+        let mut run = 0u64;
+        let mut longest = 0u64;
+        for k in config.kinds.iter().chain(config.kinds.iter()) {
+            run = if *k == FrameType::B { run + 1 } else { 0 };
+            longest = longest.max(run);
+        }
         Self {
             flags: vec![0; frames],
+            base: 0,
+            lag: longest.min(config.kinds.len() as u64) + 1,
             state: PlayState::Buffering,
             pos: 0,
             next_play: config.start,
@@ -177,12 +203,33 @@ impl Playout {
         self.flag(k) & ARRIVED != 0
     }
 
+    /// Where frame `k`'s flags are kept, if they are.
+    fn slot(&self, k: u64) -> Option<usize> {
+        let len = self.flags.len() as u64;
+        if self.config.window.is_some() {
+            (k >= self.base && k - self.base < len).then(|| (k % len) as usize)
+        } else {
+            usize::try_from(k).ok().filter(|&i| i < self.flags.len())
+        }
+    }
+
     fn flag(&self, k: u64) -> u8 {
-        usize::try_from(k)
-            .ok()
-            .and_then(|i| self.flags.get(i))
-            .copied()
-            .unwrap_or(0)
+        self.slot(k).map_or(0, |i| self.flags[i])
+    }
+
+    /// With a window, forgets the frames more than `lag` behind the playout point.
+    fn slide(&mut self) {
+        if self.config.window.is_none() {
+            return;
+        }
+        let base = self.pos.saturating_sub(self.lag);
+        let len = self.flags.len() as u64;
+        // A jump past the whole window clears all of it.
+        let from = self.base.max(base.saturating_sub(len));
+        for k in from..base {
+            self.flags[(k % len) as usize] = 0;
+        }
+        self.base = self.base.max(base);
     }
 
     /// Frames covering `d` of media, to the nearest frame (at least one): an interval of whole
@@ -234,32 +281,30 @@ impl Playout {
             self.stalls += 1;
             return;
         }
-        if let Some(f) = usize::try_from(self.pos)
-            .ok()
-            .and_then(|i| self.flags.get_mut(i))
-            && *f & ARRIVED != 0
+        if let Some(i) = self.slot(self.pos)
+            && self.flags[i] & ARRIVED != 0
         {
-            *f |= ON_TIME;
+            self.flags[i] |= ON_TIME;
             self.on_time += 1;
         }
         self.pos += 1;
         self.next_play = self.next_play.saturating_add(self.config.frame_interval);
         self.decide(false);
+        self.slide();
     }
 
     /// Feeds the frames played so far to the decoder (all of them when `finished`).
     fn decide(&mut self, finished: bool) {
-        let Self {
-            config,
-            flags,
-            decoder,
-            decodable,
-            ..
-        } = self;
-        let kinds = &config.kinds;
-        let end = usize::try_from(self.pos)
-            .unwrap_or(usize::MAX)
-            .min(flags.len());
+        let end = usize::try_from(self.pos).unwrap_or(usize::MAX);
+        let end = if self.config.window.is_some() {
+            end
+        } else {
+            end.min(self.flags.len())
+        };
+        let mut decided = 0u64;
+        let this = &*self;
+        let mut decoder = this.decoder;
+        let kinds = &this.config.kinds;
         decoder.advance(
             |i| {
                 if kinds.is_empty() {
@@ -268,11 +313,13 @@ impl Playout {
                     kinds[i % kinds.len()]
                 }
             },
-            |i| flags[i] & ON_TIME != 0,
+            |i| this.flag(i as u64) & ON_TIME != 0,
             end,
             finished,
-            |_, ok| *decodable += u64::from(ok),
+            |_, ok| decided += u64::from(ok),
         );
+        self.decoder = decoder;
+        self.decodable += decided;
     }
 
     /// Starts (or resumes) playing at `t`.
@@ -308,13 +355,17 @@ impl Playout {
     /// Frame `k` arrived complete at `now` (a repeat, or a frame beyond the clip, is ignored).
     pub fn arrive(&mut self, now: Instant, k: u64) {
         self.advance(now);
-        let Some(f) = usize::try_from(k).ok().and_then(|i| self.flags.get_mut(i)) else {
-            return;
-        };
-        if *f & ARRIVED != 0 {
+        if k >= self.config.frames {
             return;
         }
-        *f |= ARRIVED;
+        match self.slot(k) {
+            Some(i) if self.flags[i] & ARRIVED != 0 => return,
+            Some(i) => self.flags[i] |= ARRIVED,
+            // Forgotten behind the window: delivered, and late (its turn is long past).
+            None if k < self.base => {}
+            // More than the window ahead: not kept.
+            None => return,
+        }
         self.delivered += 1;
         // RFC 3550 §6.4.1 with the frame's media time as its timestamp.
         let transit = now.as_secs_f64() - (self.config.frame_interval * k).as_secs_f64();
@@ -400,6 +451,7 @@ mod tests {
             rebuffer: ms(500),
             max_stall: Duration::from_secs(20),
             kinds: vec![],
+            window: None,
         })
     }
 
@@ -532,5 +584,52 @@ mod tests {
         p.seen(t(1200), 29);
         assert_eq!(p.state(), PlayState::Playing);
         assert_eq!(p.stats(t(1200)).on_time, 0);
+    }
+
+    #[test]
+    fn a_window_plays_a_stream_longer_than_it_with_the_same_counts() {
+        use FrameType::*;
+        // The same 3000 frames (IBBP, 10 frames/s), every 7th lost and every 11th a second
+        // late, played whole and through a window of 40 frames (4 s of media, more than the 1 s
+        // buffered): the same statistics.
+        let kinds = vec![I, B, B, P];
+        let config = |window| PlayoutConfig {
+            kinds: kinds.clone(),
+            frames: 3000,
+            window,
+            ..player().config().clone()
+        };
+        let mut whole = Playout::new(config(None));
+        let mut windowed = Playout::new(config(Some(40)));
+        for k in 0..3000u64 {
+            if k % 7 == 3 {
+                continue;
+            }
+            let at = t(100 * k + if k % 11 == 5 { 1000 } else { 0 });
+            whole.arrive(at, k);
+            windowed.arrive(at, k);
+        }
+        let end = t(400_000);
+        whole.advance(end);
+        windowed.advance(end);
+        let (a, b) = (whole.stats(end), windowed.stats(end));
+        assert_eq!(a, b);
+        assert!(
+            a.decodable > 1000 && a.stalls > 0 && a.delivered > 2500,
+            "{a:?}"
+        );
+        assert_eq!(windowed.flags.len(), 40);
+        // A live stream without end never finishes, and a frame far ahead is not kept.
+        let mut live = Playout::new(PlayoutConfig {
+            frames: u64::MAX,
+            ..config(Some(40))
+        });
+        for k in 0..20 {
+            live.arrive(t(100 * k), k);
+        }
+        live.arrive(t(2000), 1_000);
+        live.advance(t(3000));
+        let s = live.stats(t(3000));
+        assert_eq!((s.delivered, s.state), (20, PlayState::Stalled));
     }
 }

@@ -32,6 +32,7 @@ pub mod media_scaling;
 mod metric;
 pub mod multfrc;
 mod packet;
+mod player;
 mod protocols;
 pub mod surestream;
 pub mod tcp;

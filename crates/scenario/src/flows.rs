@@ -13,7 +13,7 @@ use crate::protocols::{ProtocolReader, READERS};
 use crate::reader::{Result, Section};
 use crate::topology::NodeIndex;
 
-const COMMON_KEYS: &[&str] = &[
+pub(crate) const COMMON_KEYS: &[&str] = &[
     "name", "protocol", "from", "to", "start", "stop", "count", "overhead",
 ];
 const SHARED_KEYS: &[&str] = &["packet_size"];

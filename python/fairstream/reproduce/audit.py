@@ -367,6 +367,19 @@ def model_from_table(name: str, link: dict[str, Any]) -> LinkModel:
     return LinkModel(name, parse_rate(link["rate"]), steps, tbf)
 
 
+def queue_kind(queue: Any) -> str | None:
+    """The ``kind`` of a link's queue as summary.json writes it: an inline table in the scenario
+    syntax (``{ kind = "tbf", rate = ... }``), or already a table; None if it says no kind."""
+    if isinstance(queue, dict):
+        return queue.get("kind")
+    if not isinstance(queue, str) or not queue.strip():
+        return None
+    try:
+        return tomlio.loads(f"queue = {queue}")["queue"].get("kind")
+    except ValueError:
+        return None
+
+
 def link_models(run: RunResult) -> dict[str, LinkModel]:
     """Every link of `run`, by name.
 
@@ -383,7 +396,7 @@ def link_models(run: RunResult) -> dict[str, LinkModel]:
         name = link["name"]
         if name in explicit:
             out[name] = model_from_table(name, explicit[name])
-        elif str(link.get("queue", "")).startswith("Tbf") or helper_schedule:
+        elif queue_kind(link.get("queue")) == "tbf" or helper_schedule:
             raise ValueError(f"{name}: the audit models token buckets and schedules of explicit links only")
         else:
             out[name] = LinkModel(name, round(link["rate_bps"]))

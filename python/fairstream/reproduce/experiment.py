@@ -14,6 +14,10 @@ from .. import tomlio
 from ..results import RunResult
 from ..scenario import packaged
 
+#: Phase replicas of an experiment whose checks often split between runs (issue 20): with 8,
+#: the verdict rule's three quarters is 6 of 8.
+SPLIT_PRONE_REPLICAS = 8
+
 
 @dataclass(frozen=True)
 class Point:
@@ -30,12 +34,15 @@ class Check:
 
     `passed` is True or False for a check with a threshold, and None for a report-only line
     ("reported, no threshold"): such a line is shown but counted neither as a pass nor as a fail.
+    A `self_check` measures no run (our own code on made-up data, or a table against a constant):
+    it is shown and counted apart from the reproduction's verdicts (see `verdicts`).
     """
 
     description: str
     ours: Any
     published: Any
     passed: bool | None
+    self_check: bool = field(default=False, kw_only=True)
 
     @property
     def verdict(self) -> str:
@@ -55,9 +62,12 @@ def verdict(passed: bool | None) -> str:
 
 
 def experiment_verdict(result: Mapping[str, Any]) -> str:
-    """An experiment's verdict from its result.json counts: ``"fail"`` when a check with a threshold
-    failed, ``"pass"`` when there are such checks and all passed, else ``"reported"``: an experiment
-    whose checks only report (no threshold) neither passes nor fails."""
+    """An experiment's verdict: the rule's over its canonical run and phase replicas
+    (``result["verdict"]``, see `verdicts`: pass, fail, phase-sensitive or reported); for a
+    result.json written before the rule, from its canonical counts: ``"fail"`` when a check with a
+    threshold failed, ``"pass"`` when there are such checks and all passed, else ``"reported"``."""
+    if "verdict" in result:
+        return str(result["verdict"])
     if result["passed"] < result["total"]:
         return "fail"
     return "pass" if result["total"] else "reported"

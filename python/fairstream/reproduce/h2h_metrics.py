@@ -6,8 +6,8 @@ compute from each head-to-head run (one clip over UDP, the same clip over TCP).
   against loss (Figs. 10-13);
 - `tcp_friendly_bps` and `is_unfriendly`: the TCP-friendly rate T = 1.22·s / (R·√p), s = 1500 B,
   and whether a flow's average is above it (Table I);
-- `consecutive_ratios`, `median_abs_log_ratio`, `cdf`: smoothness, the ratio of consecutive 500 ms
-  bandwidths (Fig. 14);
+- `consecutive_ratios`, `median_abs_log_ratio`, `tail_counts`, `cdf_at`, `cdf`: smoothness, the
+  ratio of consecutive 500 ms bandwidths (Fig. 21), and how many ratios lie in its tails;
 - `buffering_ratio`: the largest 10 s average in the first 80 s over the average from 100 s to the
   end (Fig. 15);
 - `scale_changes` and `time_below`: media scaling, changes of the encoded level per clip and the time
@@ -19,6 +19,7 @@ function here reads a run, so each is tested on hand-made series.
 
 from __future__ import annotations
 
+import bisect
 import math
 import statistics
 from collections.abc import Sequence
@@ -99,6 +100,38 @@ def median_abs_log_ratio(ratios: Sequence[float]) -> float:
     if not ratios:
         return math.nan
     return statistics.median(abs(math.log(r)) for r in ratios)
+
+
+#: Paper 000's own example of a rough step: "if the data rate is 200 Kbps for one time interval and
+#: 400 Kbps the next time interval, the smoothness would be 2" (0.5 back down): a ratio this far
+#: from 1, either way, is in the tail that "TCP often far less smooth than UDP" speaks of.
+TAIL_FACTOR = 2.0
+
+
+def tail_counts(bps: Sequence[float], factor: float = TAIL_FACTOR) -> tuple[int, int]:
+    """(pairs, pairs in the tails) of consecutive bins over the active span: a pair is in the tails
+    when its ratio is at least `factor` or at most 1/`factor`. A pair with one empty bin (the stream
+    stalled, or resumed) is a step of infinite ratio and counts in the tails; a pair of two empty
+    bins carries no rate and is left out."""
+    a, b = active_span(bps)
+    s = bps[a:b]
+    pairs = tails = 0
+    for x, y in zip(s, s[1:], strict=False):
+        if x <= 0 and y <= 0:
+            continue
+        pairs += 1
+        if x <= 0 or y <= 0 or y / x >= factor or y / x <= 1 / factor:
+            tails += 1
+    return pairs, tails
+
+
+def cdf_at(values: Sequence[float], points: Sequence[float]) -> list[float]:
+    """The empirical CDF of `values` at each of `points`: the fraction of values at or below it
+    (NaN for no values)."""
+    xs = sorted(values)
+    if not xs:
+        return [math.nan for _ in points]
+    return [bisect.bisect_right(xs, p) / len(xs) for p in points]
 
 
 def cdf(values: Sequence[float]) -> tuple[list[float], list[float]]:

@@ -24,7 +24,9 @@ import polars as pl
 from .. import _core, tomlio
 from ..results import RunResult
 from ..scenario import packaged
-from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
+from ..table import fmt
+from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Figure, Point, Published
+from .media import playout_rows
 from .rate_control_validation import metric_series, time_average
 
 PAPER = "001"
@@ -186,6 +188,22 @@ class MmShare(Experiment):
                     "published": PUBLISHED_SCALE_KBPS[s],
                 }
             )
+        # The media flows' playout: the receivers play through the streamer's player (a live player,
+        # 1 s of prebuffer; paper 001 describes none), as paper 000's flows do.
+        playout = {p["flow"]: p for p in playout_rows(run.summary)}
+        for flow in MEDIA:
+            p = playout.get(flow)
+            if p is None:
+                continue
+            comparison.append(
+                {
+                    "quantity": f"{LABELS[flow]}: frames delivered / decodable at their turn / late; "
+                    "stalls (s stalled)",
+                    "ours": f"{p['frames_delivered']} / {p['frames_decodable']} / {p['frames_late']}; "
+                    f"{p['stalls']} ({fmt(p['stall_time_s'], 3)})",
+                    "published": "— (no player in the paper)",
+                }
+            )
         table_ok = True
         for pattern, published in TABLE2.items():
             ours_rows = _core.mpeg_policy_table(pattern)
@@ -227,10 +245,12 @@ class MmShare(Experiment):
             )
         checks.append(
             Check(
-                "MPEG_APP's frames per scale are Table 2's, for both GOP patterns",
+                "MPEG_APP's frames per scale are Table 2's, for both GOP patterns (self-check: our frame "
+                "selection against the paper's table, no run)",
                 "equal" if table_ok else "different",
                 "Table 2",
                 table_ok,
+                self_check=True,
             )
         )
 
@@ -433,6 +453,11 @@ class MmJitter(Experiment):
                 row[f"{role}_max_ms"] = max(g) * 1e3 if g else math.nan
             tcp = next(f for f in run.summary["flows"] if f["name"] == point.params["tcp"])
             row["tcp_dropped"] = tcp["packets_dropped"]
+            player = next((p for p in playout_rows(run.summary) if p["flow"] == point.params["media"]), {})
+            row["media_frames_decodable"] = player.get("frames_decodable")
+            row["media_frames_late"] = player.get("frames_late")
+            row["media_stalls"] = player.get("stalls")
+            row["media_jitter_ms"] = player["jitter_s"] * 1e3 if player.get("jitter_s") is not None else None
             row["tcp_timeouts"] = run.metrics.filter(
                 (pl.col("flow") == point.params["tcp"]) & (pl.col("metric") == "timeout")
             ).height
@@ -454,6 +479,13 @@ class MmJitter(Experiment):
                     "quantity": f"{where}: largest inter-arrival gap, TCP / MM_APP (ms); TCP timeouts",
                     "ours": f"{r['tcp_max_ms']:.0f} / {r['media_max_ms']:.0f}; {r['tcp_timeouts']}",
                     "published": "TCP's timeouts add huge peaks",
+                },
+                {
+                    "quantity": f"{where}: MM_APP's player: frames decodable / late; stalls; RFC 3550 "
+                    "jitter of its frames (ms)",
+                    "ours": f"{r['media_frames_decodable']} / {r['media_frames_late']}; {r['media_stalls']}; "
+                    f"{fmt(r['media_jitter_ms'], 3)}",
+                    "published": "— (no player in the paper)",
                 },
             ]
             checks.append(
@@ -545,6 +577,7 @@ _TOPOLOGY = (
 
 MM_SHARE = MmShare(
     id="mm-share",
+    phase_replicas=SPLIT_PRONE_REPLICAS,
     title="MM_APP and MPEG_APP share a RED bottleneck with TCP without starving it",
     paper=PAPER,
     figure="Fig. 4",
@@ -572,6 +605,7 @@ MM_SHARE = MmShare(
 
 MM_JITTER = MmJitter(
     id="mm-jitter",
+    phase_replicas=SPLIT_PRONE_REPLICAS,
     title="TCP's inter-arrival times vary far more than MM_APP's",
     paper=PAPER,
     figure="Fig. 5",

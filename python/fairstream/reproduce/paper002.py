@@ -16,7 +16,7 @@ from typing import Any
 
 from ..results import RunResult
 from ..table import fmt
-from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
+from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Figure, Point, Published
 from .paper004 import (
     _TOPOLOGY_CHOICES,
     CAPACITY_MBPS,
@@ -53,11 +53,14 @@ JUDGED = ("vtp", "tfrc-wireless")
 
 _CHOICES = (
     _TOPOLOGY_CHOICES
-    + "Runs are 150 s, no cross traffic (chosen, from the paper's figures). Every protocol runs with the "
-    "simulator's defaults: VTP (Achieved Rate + Spike), TFRC Wireless (RFC 5348 TFRC whose receiver "
-    "leaves out of p the losses the Spike LDA calls wireless), MULTFRC (α = 0.2, β = 1, from one "
-    "connection, at most 20) and plain TFRC (RFC 5348). The paper ran the authors' ns-2 code (TFRC "
-    "Wireless in ns-2.1b8a, VTP and MULTFRC in ns-2.26), whose parameters it does not give. "
+    + "Runs are 150 s, no cross traffic (chosen, from the paper's figures). VTP runs with the simulator's "
+    "defaults (Achieved Rate + Spike). TFRC Wireless, MULTFRC's connections and plain TFRC run ns-2's "
+    'TFRC agent (`preset = "ns2"`): footnote 2, "TFRC Wireless is implemented in Ns-2.1b8a, VTP and '
+    'MULTFRC Ns-2 are implemented in Ns-2.26. All are obtained from original authors"; TFRC Wireless '
+    "is that agent whose receiver leaves out of p the losses the Spike LDA calls wireless, MULTFRC "
+    "(α = 0.2, β = 1, from one connection) judges its number of connections once per period in which "
+    "every connection reported and left slow start (Chen and Zakhor's own period could not be read; "
+    "see docs/VALIDATION.md). The authors' parameters are not given. "
 )
 
 
@@ -202,9 +205,14 @@ class CmpMultfrcN(Experiment):
                     "n_max": top,
                     "n_max_first_s": next(t for t, v in zip(nt, nv, strict=True) if v == top),
                     "connections_max": max(cv),
-                    "cap": float(point.scenario["flow"][0].get("max_connections", 20)),
+                    "cap": float(point.scenario["flow"][0].get("max_connections", 128)),
                     "at_1_or_2": at_one_or_two,
                     "changes": changes,
+                    "judged_periods": len(nt),
+                    "mean_judged_period_s": (nt[-1] - nt[0]) / (len(nt) - 1) if len(nt) > 1 else math.nan,
+                    "mean_rtt_s": next(
+                        f.get("mean_rtt_s") for f in run.summary["flows"] if f["name"] == name
+                    ),
                     "throughput_mbps": mbps(run, name),
                 }
             )
@@ -266,26 +274,30 @@ class CmpMultfrcN(Experiment):
         ]
         notes = [
             'n is MULTFRC\'s real-valued target (metric "n"), the count its connections follow (round(n), '
-            'metric "connections"); both recorded at each update period (about one RTT). Most connections '
-            "open: "
+            'metric "connections"); both recorded whenever a period is judged: a period lasts at least '
+            "the mean RTT and is judged only once every open connection has reported in it and left slow "
+            "start (our reading; Chen and Zakhor's own period could not be read, see docs/VALIDATION.md). "
+            "Judged periods: "
+            + ", ".join(
+                f"PER {per_label(r['per'])} {r['judged_periods']} (one every "
+                f"{fmt(r['mean_judged_period_s'], 2)} s, mean RTT {fmt(r['mean_rtt_s'], 3)} s)"
+                for r in rows
+            )
+            + ". Most connections open: "
             + ", ".join(
                 f"PER {per_label(r['per'])} {r['connections_max']:g} (n first at its highest, "
                 f"{fmt(r['n_max'], 3)}, at {r['n_max_first_s']:.1f} s)"
                 for r in rows
             )
-            + f"; the cap is {five['cap']:g}. At p = 5 % one TFRC connection's equation allows "
+            + f"; the safety cap is {five['cap']:g}. At p = 5 % one TFRC connection's equation allows "
             f"{tfrc_rate_mbps(0.05):.2f} Mbit/s, so filling 11 Mbit/s would take about "
-            f"{CAPACITY_MBPS / tfrc_rate_mbps(0.05):.0f} connections. Growing by β/n per period of about "
-            "72 ms, n reaches 20 after about 200 periods (n² grows by about 2β per period), some 15 s: "
-            "the paper's n, still growing at 150 s, must have been updated far less often, or in smaller "
-            "steps, than the protocol description we implement says."
+            f"{CAPACITY_MBPS / tfrc_rate_mbps(0.05):.0f} connections; growing by β/n per judged period, n² "
+            "grows by about 2β per period."
         ]
         if zero["at_1_or_2"] < AT_ONE_OR_TWO:
             notes.append(
-                f"At PER 0 % our MULTFRC cycles between 1 and {zero['connections_max']:g} connections: n "
-                "grows by β/n per period while the queue stays short, and the connections it opens start "
-                "in slow start, so the queue (and the RTT) rises only after several have been added; then "
-                "n falls by β per period back to 1. The paper's n moves between 1 and 2."
+                f"At PER 0 % our MULTFRC went up to {zero['connections_max']:g} connections and spent "
+                f"{zero['at_1_or_2'] * 100:.0f} % of the run at 1 or 2; the paper's n moves between 1 and 2."
             )
         return Evaluation(rows, comparison, checks, {}, notes)
 
@@ -633,6 +645,7 @@ class CmpBuffer(Experiment):
 
 CMP_SOLO = CmpSolo(
     id="cmp-solo",
+    phase_replicas=SPLIT_PRONE_REPLICAS,
     title="VTP and TFRC Wireless stay efficient under errors; MULTFRC ramps slowly; TFRC collapses",
     paper=PAPER,
     figure="Fig. 3",
@@ -674,6 +687,7 @@ CMP_MULTFRC_N = CmpMultfrcN(
 
 CMP_FAIR = CmpFair(
     id="cmp-fair",
+    phase_replicas=SPLIT_PRONE_REPLICAS,
     title="Two flows of one protocol: VTP and TFRC Wireless are fair",
     paper=PAPER,
     figure="Figs. 5-6",
@@ -693,6 +707,7 @@ CMP_FAIR = CmpFair(
 
 CMP_FRIENDLY = CmpFriendly(
     id="cmp-friendly",
+    phase_replicas=SPLIT_PRONE_REPLICAS,
     title="Opportunistic friendliness to TCP of VTP, TFRC Wireless and MULTFRC",
     paper=PAPER,
     figure="Fig. 7",
@@ -706,8 +721,9 @@ CMP_FRIENDLY = CmpFriendly(
         "(MULTFRC reported)."
     ),
     explanation=_CHOICES
-    + "TCP's throughput: wire bytes delivered over the run; beside TCP: the mean of the two TCP flows "
-    "of that run. The paper shows Fig. 7 (PER 5 %) without numbers.",
+    + "TCP's throughput: wire bytes delivered over the run; beside TCP: the same TCP flow in the run "
+    "where its partner is replaced by TCP (paper 004's definition, which paper 002 applies). The paper "
+    "shows Fig. 7 (PER 5 %) without numbers.",
     published=(
         Published("PER 0 %", "each protocol shares about equally with TCP", "text"),
         Published("PER 1 %, 5 %", "the streaming protocols take the residual bandwidth", "Fig. 7 and text"),

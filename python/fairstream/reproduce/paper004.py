@@ -25,7 +25,7 @@ from .. import _core
 from ..results import RunResult
 from ..scenario import with_overrides
 from ..table import fmt
-from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
+from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Figure, Point, Published
 from .measure import link_utilisation, window_bps
 from .rate_control_validation import TFRC_HEADER_BYTES, metric_series, tfrc_equation
 
@@ -45,13 +45,16 @@ RTT_S = 0.072
 PERS = (0.0, 0.01, 0.05)
 
 #: The keys a flow takes when the reproduction swaps its protocol (placement keys — name, from,
-#: to, start, stop — are kept). Every protocol runs with its defaults and 1000-byte packets on the
-#: wire; TCP is NewReno with 1000 B of payload and a receiver window that never limits it.
+#: to, start, stop — are kept). Every protocol sends 1000-byte packets on the wire; TCP is NewReno
+#: with 1000 B of payload and a receiver window that never limits it. TFRC, TFRC Wireless and
+#: MULTFRC's connections run ns-2's TFRC agent (`preset = "ns2"`): paper 002's footnote 2, "TFRC
+#: Wireless is implemented in Ns-2.1b8a, VTP and MULTFRC Ns-2 are implemented in Ns-2.26. All
+#: are obtained from original authors": the code the authors ran was ns-2's TFRC, not RFC 5348.
 FLAVOURS: dict[str, dict[str, Any]] = {
     "vtp": {"protocol": "vtp", "packet_size": "1000B"},
-    "tfrc": {"protocol": "tfrc", "packet_size": "1000B"},
-    "tfrc-wireless": {"protocol": "tfrc-wireless", "lda": "spike", "packet_size": "1000B"},
-    "multfrc": {"protocol": "multfrc", "packet_size": "1000B"},
+    "tfrc": {"protocol": "tfrc", "preset": "ns2", "packet_size": "1000B"},
+    "tfrc-wireless": {"protocol": "tfrc-wireless", "preset": "ns2", "lda": "spike", "packet_size": "1000B"},
+    "multfrc": {"protocol": "multfrc", "preset": "ns2", "packet_size": "1000B"},
     "tcp": {"protocol": "tcp", "variant": "newreno", "packet_size": "1040B", "window": 1000},
 }
 LABELS = {"vtp": "VTP", "tfrc": "TFRC", "tfrc-wireless": "TFRC-W", "multfrc": "MULTFRC", "tcp": "TCP"}
@@ -207,9 +210,11 @@ _TOPOLOGY_CHOICES = (
     "link R → C, the only bottleneck and the only lossy link (our choice of hosts; 72 ms round-trip "
     "propagation delay as the paper states). The bottleneck is drop-tail with 99 packets waiting "
     "(pfifo; ns-2's queue-limit of 99 holds one fewer). VTP, TFRC, TFRC Wireless and MULTFRC send "
-    "1000-byte packets; TCP NewReno 1000 B of payload + 40 B of headers with a 1000-packet receiver "
-    "window. Where two flows share the link, the second starts 0.37 s after the first (chosen, so that "
-    "no events tie). "
+    "1000-byte packets (TFRC's ns-2 agent: 968 B of segment and its 32-byte header); TCP NewReno "
+    "1000 B of payload + 40 B of headers with a 1000-packet receiver window. TFRC, TFRC Wireless and "
+    "MULTFRC's connections run ns-2's TFRC agent (`preset = \"ns2\"`), the code the authors ran "
+    "(paper 002's footnote 2). Where two flows share the link, the second starts 0.37 s after the "
+    "first (chosen, so that no events tie). "
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -421,9 +426,13 @@ def loss_events(run: RunResult, flow: str) -> int:
 
 
 def tcp_beside_tcp(rows: Sequence[Mapping[str, Any]], per: float) -> float:
-    """TCP's throughput beside TCP at `per`: the mean of the two TCP flows of that run."""
+    """TCP's throughput beside TCP at `per`: the same TCP flow (``"tcp"``, same host, same start) in
+    the run where its partner is replaced by TCP, as paper 004 defines opportunistic friendliness
+    ("compared to the throughput that they would achieve if all flows were TCP (i.e., NP flows
+    replaced by TCP)") and paper 002 Fig. 7 applies it. Not the mean of the two TCP flows: the
+    flow that starts first gets a little more, so the mean is biased by the partner's start."""
     r = next(r for r in rows if r["partner"] == "tcp" and r["per"] == per)
-    return (r["tcp_mbps"] + r["partner_mbps"]) / 2
+    return r["tcp_mbps"]
 
 
 def friendliness_notes(rows: Sequence[Mapping[str, Any]], partner: str) -> list[str]:
@@ -472,6 +481,36 @@ def episode_note(rows: Sequence[Mapping[str, Any]], partner: str, duration_s: fl
 
 #: Table 1 of paper 004: TCP's throughput (Mbit/s) beside VTP and beside TCP, per PER.
 TABLE1_004 = {0.0: (5.09, 5.14), 0.01: (1.22, 1.21), 0.05: (0.38, 0.38)}
+#: Paper 002's Table 1, same authors and topology, PER 0, buffer = the pipe: VTP / TCP (Mbit/s).
+TABLE1_002_PIPE = (5.84, 4.51)
+#: VTP's γ (its cut to γ·AR), which neither paper gives: the default and the sensitivity printed.
+DEFAULT_GAMMA = 0.75
+GAMMAS = (0.5, 0.75, 0.9)
+
+
+def gamma_note(rows: Sequence[Mapping[str, Any]]) -> str:
+    """How TCP beside VTP moves with γ, at every PER, beside the two tables of its authors."""
+    parts = []
+    for per in PERS:
+        ref = tcp_beside_tcp(rows, per)
+        by_gamma = {r["gamma"]: r for r in rows if r["partner"] == "vtp" and r["per"] == per}
+        parts.append(
+            f"PER {per_label(per)}: "
+            + ", ".join(
+                f"γ = {g:g}: TCP {by_gamma[g]['tcp_mbps']:.2f} Mbit/s "
+                f"({by_gamma[g]['tcp_mbps'] / ref:.3f} of beside TCP), VTP {by_gamma[g]['partner_mbps']:.2f}"
+                for g in GAMMAS
+            )
+        )
+    vtp_002, tcp_002 = TABLE1_002_PIPE
+    return (
+        "γ, the fraction of AR VTP cuts to on congestion, is given in neither paper (0.75 is PROTOCOLS.md's "
+        "[proposed] value; τ = RTT/(2(1 − γ)) follows from it). Not tuned; the sensitivity: "
+        + "; ".join(parts)
+        + f". The authors' two tables disagree at PER 0 on the same topology: paper 004's TCP beside VTP "
+        f"gets {TABLE1_004[0.0][0]:.2f} Mbit/s, paper 002's (buffer = pipe) {tcp_002:.2f} beside VTP's "
+        f"{vtp_002:.2f}, as a change of γ (or of VTP's code between the papers) could make them."
+    )
 
 
 @dataclass(frozen=True)
@@ -484,10 +523,23 @@ class VtpFriendly(Experiment):
 
     def points(self, quick: bool) -> list[Point]:
         base = shortened(self.base_scenario(), quick, self.quick_duration)
-        return friendliness_points(base, ("vtp", "tcp"), PERS)
+        out = friendliness_points(base, ("vtp", "tcp"), PERS)
+        # γ is not in the paper: VTP beside TCP again at the other values of GAMMAS.
+        for point in [p for p in out if p.params["partner"] == "vtp"]:
+            for gamma in GAMMAS:
+                if gamma == DEFAULT_GAMMA:
+                    continue
+                doc = copy.deepcopy(point.scenario)
+                doc["flow"][0]["gamma"] = gamma
+                params = {**point.params, "gamma": gamma}
+                out.append(Point(f"vtp-gamma-{gamma:g}-tcp-per-{point.params['per']:g}", params, doc))
+        return out
 
     def evaluate(self, runs: Sequence[tuple[Point, RunResult]], quick: bool) -> Evaluation:
-        rows = friendliness_rows(runs)
+        every = friendliness_rows(runs)
+        for row, (point, _) in zip(every, runs, strict=True):
+            row["gamma"] = point.params.get("gamma", DEFAULT_GAMMA) if row["partner"] == "vtp" else None
+        rows = [r for r in every if r["gamma"] in (None, DEFAULT_GAMMA)]
         comparison, checks = [], []
         for per in PERS:
             with_vtp = next(r for r in rows if r["partner"] == "vtp" and r["per"] == per)
@@ -501,7 +553,7 @@ class VtpFriendly(Experiment):
                     "published": pub_vtp,
                 },
                 {
-                    "quantity": f"PER {per_label(per)}: TCP beside TCP (Mbit/s, mean of the two)",
+                    "quantity": f"PER {per_label(per)}: TCP beside TCP (Mbit/s; the same flow, VTP replaced)",
                     "ours": ref,
                     "published": pub_tcp,
                 },
@@ -546,9 +598,25 @@ class VtpFriendly(Experiment):
                     with_vtp["utilisation"] >= self.residual,
                 )
             )
+        for per in PERS:
+            ref = tcp_beside_tcp(rows, per)
+            by_gamma = {r["gamma"]: r for r in every if r["partner"] == "vtp" and r["per"] == per}
+            comparison.append(
+                {
+                    "quantity": f"PER {per_label(per)}: TCP beside VTP / beside TCP at γ = "
+                    + " / ".join(f"{g:g}" for g in GAMMAS)
+                    + " (γ not published; 0.75 ours)",
+                    "ours": " / ".join(f"{by_gamma[g]['tcp_mbps'] / ref:.3f}" for g in GAMMAS),
+                    "published": round(TABLE1_004[per][0] / TABLE1_004[per][1], 3),
+                }
+            )
         duration = float(runs[0][1].summary["duration_s"])
-        notes = [*friendliness_notes(rows, "vtp"), *episode_note(rows, "vtp", duration)]
-        return Evaluation(rows, comparison, checks, {}, notes)
+        notes = [
+            *friendliness_notes(rows, "vtp"),
+            *episode_note(rows, "vtp", duration),
+            gamma_note(every),
+        ]
+        return Evaluation(every, comparison, checks, {}, notes)
 
     def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
         from . import plots
@@ -564,7 +632,7 @@ class VtpFriendly(Experiment):
             panels,
             title=f"{self.id}: VTP + TCP (left), TCP + TCP (right) (paper 004 Fig. 7 redrawn)",
         )
-        rows = result["points"]
+        rows = [r for r in result["points"] if r.get("gamma") in (None, DEFAULT_GAMMA)]
         labels, ours, published = [], [], []
         for per in PERS:
             with_vtp = next(r for r in rows if r["partner"] == "vtp" and r["per"] == per)
@@ -588,7 +656,8 @@ class VtpFriendly(Experiment):
             Figure(
                 bars,
                 "Table 1 beside ours: TCP's throughput (wire bytes delivered over the run) beside VTP and "
-                "beside another TCP (mean of the two TCP flows); the paper averages 500 s, we run 300 s.",
+                "beside another TCP (the same TCP flow, its partner replaced by TCP); the paper averages "
+                "500 s, we run 300 s.",
             ),
         ]
 
@@ -710,7 +779,7 @@ VTP_ADAPT = VtpAdapt(
     what_runs=(
         "One VTP flow alone against CBR cross traffic stepping 0 → 3 → 6 → 3 → 0 Mbit/s every 60 s "
         "(two 3 Mbit/s CBR sources, on from 60 to 240 s and from 120 to 180 s), PER 0, 1 and 5 %; "
-        "repeated with TFRC (RFC 5348) in VTP's place. 300 s (quick mode: 20 s phases, 100 s)."
+        "repeated with TFRC (ns-2's agent) in VTP's place. 300 s (quick mode: 20 s phases, 100 s)."
     ),
     must_hold=(
         "VTP's mean utilisation of the available bandwidth ≥ 85 % at every PER; TFRC's at 5 % PER ≤ 40 %."
@@ -730,6 +799,7 @@ VTP_ADAPT = VtpAdapt(
 
 VTP_FRIENDLY = VtpFriendly(
     id="vtp-friendly",
+    phase_replicas=SPLIT_PRONE_REPLICAS,
     title="VTP is opportunistically friendly to TCP",
     paper=PAPER,
     figure="Table 1",
@@ -747,7 +817,8 @@ VTP_FRIENDLY = VtpFriendly(
         + _VTP
         + "Table 1 gives the long-term throughput over 500 s; ours is over the whole 300 s run, wire bytes "
         "delivered (the paper's TCP throughput probably counts the same packets). TCP's throughput "
-        'beside TCP is the mean of the two TCP flows of that run. "VTP takes the residual bandwidth" '
+        "beside TCP is that of the same TCP flow (same host, same start) in the run where VTP is replaced "
+        'by TCP (the paper\'s definition). "VTP takes the residual bandwidth" '
         "has no threshold in the paper; we read it as the bottleneck staying ≥ 85 % busy with VTP + "
         "TCP (the utilisation vtp-fair asks of two VTP flows)."
     ),

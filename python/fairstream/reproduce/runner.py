@@ -43,6 +43,7 @@ from ..parallel import Task, memory_per_run, run_tasks
 from ..progress import TaskProgress
 from ..results import RunResult
 from ..table import is_number
+from ..verdicts import SENSITIVE, check_verdict, counts, experiment_verdict
 from . import EXPERIMENTS, get
 from .experiment import Check, Evaluation, Experiment, Point
 
@@ -147,6 +148,7 @@ def _run_and_evaluate(
         result = _result(exp, points, ev, quick, runs[0][1].summary, wall)
         result["phase"] = _phase(exp, ev, evaluated)
         annotate_checks(result, ev, [e for _, e, _ in evaluated])
+        judge(result)
         result = _json_safe(result)
         (exp_dir / RESULT_FILE).write_text(
             json.dumps(result, indent=2, allow_nan=False) + "\n", encoding="utf-8"
@@ -316,9 +318,9 @@ def annotate_checks(
 
     Per check, ``replicas``: the canonical value, the replicas' numeric values in replica order
     and their min and max, how many replicas were judged, passed, failed or only reported, and
-    ``runs``: each replica's number, value and verdict; ``phase_sensitive``: true when the verdict
-    is not the same in every run (some replicas pass and some fail, or the canonical run's verdict
-    differs from a replica's). Per comparison row,
+    ``runs``: each replica's number, value and verdict; ``rule``, the verdict rule's word
+    (`verdicts`), ``phase_sensitive`` when the rule finds the runs split, and ``split`` when the
+    verdict is not the same in every run. Per comparison row,
     ``replicas``: the replicas' numeric values of ``ours``, with min and max. Replicas that failed
     to evaluate (None) are left out. A replica's check or row is matched by its description or
     quantity (at the same position first; by position alone when no name matches and the replica has
@@ -345,14 +347,26 @@ def annotate_checks(
     result["phase_sensitive"] = sensitive
 
 
+def judge(result: dict[str, Any]) -> None:
+    """The verdict rule (`verdicts`) over `result`'s annotated checks: the experiment's ``verdict``
+    and ``verdicts`` (how many checks pass, fail, are phase-sensitive, only report; self-checks)."""
+    result["verdict"] = experiment_verdict(result["checks"])
+    result["verdicts"] = counts(result["checks"])
+
+
 def phase_summary(
     canonical: Check, replicas: Sequence[Check], numbers: Sequence[int] | None = None
 ) -> dict[str, Any]:
     """The spread of one check over its replicas (see `annotate_checks`); `numbers`: the replica
-    number of each (1, 2, ... by default), listed with its value and verdict under ``runs``."""
+    number of each (1, 2, ... by default), listed with its value and verdict under ``runs``.
+
+    ``rule``: the verdict rule's word (`verdicts.check_verdict`); ``phase_sensitive``: the rule
+    found the runs split; ``split``: the verdict is not the same in every run (a check that passes
+    with 3 of 4 replicas is split, not phase-sensitive)."""
     numbers = list(numbers) if numbers is not None else list(range(1, len(replicas) + 1))
     verdicts = [c.passed for c in replicas]
     judged = {v for v in [canonical.passed, *verdicts] if v is not None}
+    rule = check_verdict(canonical.passed, verdicts)
     return {
         "replicas": {
             "canonical": canonical.ours,
@@ -366,7 +380,9 @@ def phase_summary(
                 for n, c in zip(numbers, replicas, strict=True)
             ],
         },
-        "phase_sensitive": len(judged) > 1,
+        "rule": rule,
+        "phase_sensitive": rule == SENSITIVE,
+        "split": len(judged) > 1,
     }
 
 
@@ -419,10 +435,11 @@ def _result(
         "published": [asdict(p) for p in exp.published],
         "comparison": ev.comparison,
         "checks": [c.to_json() for c in ev.checks],
-        # Counts over the checks with a threshold; report-only checks are counted apart.
-        "passed": sum(c.passed is True for c in ev.checks),
-        "total": sum(c.passed is not None for c in ev.checks),
-        "reported": sum(c.passed is None for c in ev.checks),
+        # The canonical run's counts over the checks with a threshold; report-only checks and
+        # self-checks are counted apart (the verdict rule's counts are "verdicts", see `judge`).
+        "passed": sum(c.passed is True and not c.self_check for c in ev.checks),
+        "total": sum(c.passed is not None and not c.self_check for c in ev.checks),
+        "reported": sum(c.passed is None and not c.self_check for c in ev.checks),
         "points": ev.points,
         "runs": {p.key: f"runs/{p.key}" for p in points},
         "data": ev.data,

@@ -18,7 +18,7 @@ import polars as pl
 from .. import _core
 from ..results import RunResult
 from ..scenario import with_overrides
-from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
+from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Figure, Point, Published
 from .measure import delivered_bytes, link_utilisation
 
 PAPER = "validation"
@@ -208,6 +208,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     ),
     TcpFairness(
         id="tcp-fairness",
+        phase_replicas=SPLIT_PRONE_REPLICAS,
         title="Two identical flows share fairly",
         paper=PAPER,
         figure="—",

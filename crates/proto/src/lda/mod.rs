@@ -192,9 +192,32 @@ impl LdaConfig {
 /// `n > 0` missing packets it returns the class of those `n` packets.
 ///
 /// Every non-duplicate arrival updates the statistics (ROTT range and EWMAs, `T_avg`) before
-/// any classification. Until two packets have arrived consecutively in order (no `T_min`
-/// yet), every loss is congestion, whatever the algorithm. The first arrival only sets the
-/// starting point: packets before it are not reported.
+/// any classification. A first arrival numbered k > 0 (senders number from 0) closes a gap of
+/// the k packets lost before anything arrived, classified from the statistics of that one
+/// arrival.
+///
+/// Each algorithm decides from its own state, and says what it does before that state exists
+/// (PROTOCOLS.md §3.2 gives the rules, not the start; these are \[proposed\]):
+///
+/// - **Spike**: its state is the ROTT range and the spike state, which starts normal; it
+///   decides from them at once (a closing packet above `B_start` of the range so far is a spike:
+///   congestion; equal ROTTs, as an empty queue gives, are not: wireless; the packets lost
+///   before the first arrival, whose range is a single point, are wireless). It never uses
+///   `T_min`.
+/// - **ZigZag**: its state is the ROTT mean and deviation, set by the first arrival (deviation
+///   0); it decides from them at once (the packets lost before the first arrival, whose ROTT is
+///   the mean, are congestion).
+/// - **Biaz, mBiaz**: their window needs `T_min`, the smallest inter-arrival time of two
+///   packets received consecutively in order; until it exists every loss is congestion (the
+///   loss then counts as plain TFRC would count it).
+/// - **ZBS**: it picks an algorithm from `T_narr = T_avg / T_min` and the ROTT's distance from
+///   its minimum in units of `T_min`; until `T_min` exists the path is ambiguous and ZBS hands
+///   the decision to ZigZag, its choice for an ambiguous path.
+///
+/// (Before 2026-11-27 every algorithm said congestion until `T_min` existed, Spike and ZigZag
+/// included, which do not use it, and packets lost before the first arrival were not classified
+/// at all, so a receiver counted them as congestion: one loss among a flow's first packets then
+/// seeded TFRC's loss history, RFC 5348 §6.3.1, from a rate of a packet or two per RTT.)
 #[derive(Clone, Debug)]
 pub struct Lda {
     tracker: Tracker,
@@ -242,7 +265,8 @@ impl Lda {
 
     /// Feeds one arrival; returns `Some((class, n_missing))` when it closes a gap, `None`
     /// otherwise (in order, duplicate, or late/reordered packet). A duplicate changes
-    /// nothing; a late packet's ROTT still updates the statistics.
+    /// nothing; a late packet's ROTT still updates the statistics. A first arrival numbered
+    /// k > 0 closes the gap of the k packets before it (senders number from 0).
     pub fn on_arrival(&mut self, arrival: Arrival) -> Option<(LossClass, u64)> {
         let step = self.tracker.observe(arrival.seq, arrival.at)?;
         let rott = arrival.rott();
@@ -253,18 +277,23 @@ impl Lda {
             Algo::ZigZag(z) => z.observe(rott),
             Algo::Zbs(z) => z.observe(rott, step, t_min),
         }
-        let Step::Advance { missing, t_i } = step else {
-            return None;
+        let (missing, t_i) = match step {
+            Step::Advance { missing, t_i } => (missing, t_i),
+            // Senders number their packets from 0: a first arrival numbered k closes a gap of the
+            // k before it, with no inter-arrival time (nothing arrived before it).
+            Step::First => (arrival.seq, f64::NAN),
+            Step::Late => return None,
         };
         if missing == 0 {
             return None;
         }
-        let Some(t_min) = t_min else {
-            return Some((LossClass::Congestion, missing));
-        };
+        // Each algorithm decides from its own state (see the type's docs for before it exists).
         let class = match &self.algo {
             Algo::Spike(s) => s.classify(),
-            Algo::Biaz(b) | Algo::MBiaz(b) => b.classify(missing, t_i, t_min),
+            Algo::Biaz(b) | Algo::MBiaz(b) => match t_min {
+                Some(t_min) => b.classify(missing, t_i, t_min),
+                None => LossClass::Congestion,
+            },
             Algo::ZigZag(z) => z.classify(rott, missing),
             Algo::Zbs(z) => z.classify(rott, missing, t_i, t_min),
         };
@@ -341,16 +370,21 @@ mod tests {
     }
 
     #[test]
-    fn every_kind_says_congestion_until_t_min_exists() {
+    fn before_t_min_each_kind_decides_from_its_own_state() {
+        // Packet 0 at ROTT 50 ms, then packet 2 (1 lost) at 40 ms: no T_min yet (no two
+        // consecutive packets). Spike (ROTT at its minimum: no spike) and ZigZag (40 ms below
+        // the mean the first packet set, deviation 0) say wireless from their own state; Biaz
+        // and mBiaz need T_min and say congestion; ZBS, with no T_min, hands it to ZigZag.
+        let expected = |kind: LdaKind| match kind {
+            LdaKind::Biaz | LdaKind::MBiaz => Congestion,
+            LdaKind::Spike | LdaKind::ZigZag | LdaKind::Zbs => Wireless,
+        };
         for kind in LdaKind::ALL {
             let mut lda = Lda::new(LdaConfig::with_kind(kind));
             assert_eq!(lda.on_arrival(at(0, 0, 50 * MS)), None);
-            // A lower ROTT right after: Spike (at its minimum) and ZigZag (10 ms below the
-            // mean, far more than the deviation) would call this wireless; without T_min it
-            // is congestion.
             assert_eq!(
                 lda.on_arrival(at(2, 20 * MS, 40 * MS)),
-                Some((Congestion, 1)),
+                Some((expected(kind), 1)),
                 "{kind:?}"
             );
             // In order: T_min = 10 ms.
@@ -366,8 +400,46 @@ mod tests {
     }
 
     #[test]
-    fn gaps_alone_never_give_a_t_min() {
+    fn packets_lost_before_the_first_arrival_are_classified_by_each_kinds_state() {
+        // Packets 0, 1, 2 lost; packet 3 is the first to arrive. Spike starts normal and a
+        // single ROTT is no spike: wireless; ZigZag's mean is that ROTT, not above it:
+        // congestion; Biaz and mBiaz have no T_min: congestion; ZBS hands it to ZigZag.
         for kind in LdaKind::ALL {
+            let mut lda = Lda::new(LdaConfig::with_kind(kind));
+            let want = if kind == LdaKind::Spike {
+                Wireless
+            } else {
+                Congestion
+            };
+            assert_eq!(
+                lda.on_arrival(at(3, 0, 50 * MS)),
+                Some((want, 3)),
+                "{kind:?}"
+            );
+        }
+        // A first arrival numbered 0 closes nothing.
+        let mut lda = Lda::new(LdaConfig::default());
+        assert_eq!(lda.on_arrival(at(0, 0, 50 * MS)), None);
+    }
+
+    #[test]
+    fn before_t_min_a_rising_rott_is_congestion_for_the_delay_based_kinds() {
+        // Packet 2 closes the gap 30 ms later in one-way delay: a queue builds. Spike (above
+        // B_start of [50, 80] ms), ZigZag (above the mean) and so ZBS say congestion.
+        for kind in [LdaKind::Spike, LdaKind::ZigZag, LdaKind::Zbs] {
+            let mut lda = Lda::new(LdaConfig::with_kind(kind));
+            lda.on_arrival(at(0, 0, 50 * MS));
+            assert_eq!(
+                lda.on_arrival(at(2, 20 * MS, 80 * MS)),
+                Some((Congestion, 1)),
+                "{kind:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn gaps_alone_never_give_a_t_min() {
+        for kind in [LdaKind::Biaz, LdaKind::MBiaz] {
             let mut lda = Lda::new(LdaConfig::with_kind(kind));
             lda.on_arrival(at(0, 0, 50 * MS));
             for k in 1..20 {
@@ -440,7 +512,7 @@ mod tests {
 
     #[test]
     fn a_zero_t_min_makes_the_timing_algorithms_say_congestion() {
-        for kind in [LdaKind::Biaz, LdaKind::MBiaz, LdaKind::Zbs] {
+        for kind in [LdaKind::Biaz, LdaKind::MBiaz] {
             let mut lda = Lda::new(LdaConfig::with_kind(kind));
             lda.on_arrival(at(0, 10 * MS, 50 * MS));
             lda.on_arrival(at(1, 10 * MS, 50 * MS));
@@ -450,11 +522,19 @@ mod tests {
                 assert_eq!(probe.on_arrival(closing), Some((Congestion, 1)), "{kind:?}");
             }
         }
-        // Spike does not use T_min: ROTT at its minimum is wireless.
-        let mut lda = Lda::new(LdaConfig::with_kind(LdaKind::Spike));
-        lda.on_arrival(at(0, 10 * MS, 50 * MS));
-        lda.on_arrival(at(1, 10 * MS, 50 * MS));
-        assert_eq!(lda.on_arrival(at(3, 20 * MS, 40 * MS)), Some((Wireless, 1)));
+        // Spike does not use T_min: ROTT at its minimum is wireless. ZBS cannot read the path
+        // without a positive T_min and hands the decision to ZigZag: 40 ms is well below the
+        // 50 ms mean, wireless.
+        for kind in [LdaKind::Spike, LdaKind::Zbs] {
+            let mut lda = Lda::new(LdaConfig::with_kind(kind));
+            lda.on_arrival(at(0, 10 * MS, 50 * MS));
+            lda.on_arrival(at(1, 10 * MS, 50 * MS));
+            assert_eq!(
+                lda.on_arrival(at(3, 20 * MS, 40 * MS)),
+                Some((Wireless, 1)),
+                "{kind:?}"
+            );
+        }
     }
 
     #[test]
@@ -546,7 +626,7 @@ mod tests {
                         assert_eq!(lda.kind(), kind);
                         match highest {
                             None => {
-                                assert_eq!(got, None);
+                                assert_eq!(got.map(|g| g.1), (seq > 0).then_some(seq));
                                 highest = Some((seq, t));
                             }
                             Some((h, _)) if seq <= h => assert_eq!(got, None),
@@ -558,7 +638,8 @@ mod tests {
                                 } else {
                                     let (class, n) = got.expect("a gap is an episode");
                                     assert_eq!(n, missing);
-                                    if !has_t_min {
+                                    if !has_t_min && matches!(kind, LdaKind::Biaz | LdaKind::MBiaz)
+                                    {
                                         assert_eq!(class, Congestion);
                                     }
                                     episodes += 1;

@@ -101,13 +101,20 @@ impl Zbs {
     }
 
     /// Classifies the gap closed by the arrival just observed, with that arrival's ROTT,
-    /// `T_i` and `T_min`. Congestion while there is no mode.
-    pub(super) fn classify(&self, rott: f64, missing: u64, t_i: f64, t_min: f64) -> LossClass {
-        match self.mode {
-            None => LossClass::Congestion,
-            Some(ZbsMode::Spike) => self.spike.classify(),
-            Some(ZbsMode::ZigZag) => self.zigzag.classify(rott, missing),
-            Some(ZbsMode::MBiaz) => self.mbiaz.classify(missing, t_i, t_min),
+    /// `T_i` and `T_min`. While there is no mode (no `T_min` yet, or `T_narr` undefined) the
+    /// path is ambiguous and ZigZag decides, as ZBS's ambiguous branches do \[proposed\].
+    pub(super) fn classify(
+        &self,
+        rott: f64,
+        missing: u64,
+        t_i: f64,
+        t_min: Option<f64>,
+    ) -> LossClass {
+        match (self.mode, t_min) {
+            (None, _) | (Some(ZbsMode::ZigZag), _) => self.zigzag.classify(rott, missing),
+            (Some(ZbsMode::Spike), _) => self.spike.classify(),
+            (Some(ZbsMode::MBiaz), Some(t_min)) => self.mbiaz.classify(missing, t_i, t_min),
+            (Some(ZbsMode::MBiaz), None) => LossClass::Congestion,
         }
     }
 

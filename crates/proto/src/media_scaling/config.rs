@@ -5,7 +5,7 @@
 //! our choice where neither says.
 
 use fairstream_core::{Bitrate, DataSize, Duration, Instant, RngStream};
-use fairstream_media::{FrameTrace, SyntheticGop, scale};
+use fairstream_media::{FrameTrace, PlayoutConfig, SyntheticGop, scale};
 
 use crate::{MediaData, udp_headers};
 
@@ -57,6 +57,14 @@ pub struct ScalingConfig {
     pub feedback_timeout_rtts: f64,
     /// The floor of the sender's feedback timeout; default 1 s \[proposed\] (PROTOCOLS.md §6.2).
     pub min_feedback_timeout: Duration,
+    /// The receiver's player (`fairstream_media::playout`, the streamer's model): media
+    /// buffered before playout starts; default 1 s \[chosen\] (paper 001 describes no player).
+    pub prebuffer: Duration,
+    /// Media a stalled player buffers before it resumes; default 1 s \[chosen\].
+    pub rebuffer: Duration,
+    /// Longest a stall waits for `rebuffer` with something buffered; default 20 s (paper 000's
+    /// RealPlayer: "up to 20 seconds").
+    pub max_stall: Duration,
 }
 
 impl Default for ScalingConfig {
@@ -70,7 +78,83 @@ impl Default for ScalingConfig {
             one_decrease_per_rtt: true,
             feedback_timeout_rtts: 4.0,
             min_feedback_timeout: Duration::from_secs(1),
+            prebuffer: Duration::from_secs(1),
+            rebuffer: Duration::from_secs(1),
+            max_stall: Duration::from_secs(20),
         }
+    }
+}
+
+/// Media beyond the prebuffer and the longest stall that a player's window keeps, so that a
+/// frame sent ahead of the playout point is never out of it \[chosen\].
+const WINDOW_MARGIN: Duration = Duration::from_secs(10);
+
+/// Where a data packet's frame sits on the player's media timeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FrameClock {
+    /// The packet's frame number is its index (MPEG_APP: one per frame of the trace, sent or
+    /// skipped, at the trace's frame interval).
+    Numbered,
+    /// MM_APP's frames have no media clock of their own (one per packet at the scale's rate):
+    /// a frame's index is its send time from `start` in steps of `grid`, half its shortest
+    /// interval (the top scale's, less the dither), so that no two frames share a step.
+    Stamped {
+        /// When the flow starts.
+        start: Instant,
+        /// The step.
+        grid: Duration,
+    },
+}
+
+impl FrameClock {
+    /// The media index of the frame `d` carries.
+    pub(super) fn index(&self, d: &MediaData) -> u64 {
+        match *self {
+            Self::Numbered => d.frame,
+            Self::Stamped { start, grid } => {
+                d.timestamp.saturating_since(start).as_nanos() / grid.as_nanos().max(1)
+            }
+        }
+    }
+}
+
+/// A receiver's player: its playout model's parameters and its media clock.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Player {
+    pub(super) playout: PlayoutConfig,
+    pub(super) clock: FrameClock,
+}
+
+impl Player {
+    /// A live player of frames `interval` apart with `kinds` (empty: untyped), from `start`.
+    fn live(
+        scaling: &ScalingConfig,
+        start: Instant,
+        interval: Duration,
+        kinds: Vec<fairstream_media::FrameType>,
+        clock: FrameClock,
+    ) -> Self {
+        let interval = interval.max(Duration::from_micros(1));
+        let keep = scaling.prebuffer + scaling.max_stall + WINDOW_MARGIN;
+        let window = keep.as_nanos().div_ceil(interval.as_nanos()).max(1);
+        Self {
+            playout: PlayoutConfig {
+                start,
+                frame_interval: interval,
+                frames: u64::MAX,
+                prebuffer: scaling.prebuffer,
+                rebuffer: scaling.rebuffer,
+                max_stall: scaling.max_stall,
+                kinds,
+                window: Some(window),
+            },
+            clock,
+        }
+    }
+
+    /// Bytes the player's window takes.
+    pub(super) fn heap_bytes(&self) -> usize {
+        usize::try_from(self.playout.window.unwrap_or(0)).unwrap_or(usize::MAX)
     }
 }
 
@@ -110,6 +194,33 @@ impl Default for MmAppConfig {
 }
 
 impl MmAppConfig {
+    /// The receiver's player: untyped frames on a grid of half the shortest packet interval.
+    pub(super) fn player(&self) -> Player {
+        let top = self.rates.iter().copied().max().unwrap_or(Bitrate::ZERO);
+        let shortest = if top.as_bps() == 0 {
+            Duration::from_secs(1)
+        } else {
+            top.transmit_time(self.packet())
+        };
+        let grid = (if self.random {
+            shortest.mul_f64(0.5)
+        } else {
+            shortest
+        })
+        .mul_f64(0.5);
+        let grid = grid.max(Duration::from_micros(1));
+        Player::live(
+            &self.scaling,
+            self.start,
+            grid,
+            Vec::new(),
+            FrameClock::Stamped {
+                start: self.start,
+                grid,
+            },
+        )
+    }
+
     /// Max_Intrvl: the configured one, or the packet interval at the lowest rate (× 1.5 with
     /// `random`, the longest a dithered interval gets).
     pub fn max_interval(&self) -> Duration {
@@ -190,6 +301,19 @@ impl MpegAppConfig {
             .as_bytes()
             .clamp(DATA_HEADERS + 1, MAX_PACKET)
             .saturating_sub(DATA_HEADERS)
+    }
+
+    /// The receiver's player: the trace's frames, at its mean frame interval, with its types.
+    pub(super) fn player(&self, trace: &FrameTrace) -> Player {
+        let frames = trace.len().max(1) as u64;
+        let interval = Duration::from_nanos(trace.duration().as_nanos() / frames);
+        Player::live(
+            &self.scaling,
+            self.start,
+            interval,
+            trace.kinds().collect(),
+            FrameClock::Numbered,
+        )
     }
 
     /// Max_Intrvl for `trace`: the configured one, or the longest gap between frames sent at

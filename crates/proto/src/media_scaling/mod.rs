@@ -34,7 +34,7 @@ impl MmAppConfig {
         let rule = config::Rule::new(&self.scaling, self.max_interval());
         (
             MediaSender::mm_app(flow, self, rng),
-            MediaReceiver::new(flow, rule),
+            MediaReceiver::new(flow, rule, self.player()),
         )
     }
 }
@@ -44,9 +44,10 @@ impl MpegAppConfig {
     pub fn build(&self, flow: FlowId, mut rng: RngStream) -> (MediaSender, MediaReceiver) {
         let trace = self.build_trace(&mut rng);
         let rule = config::Rule::new(&self.scaling, self.max_interval(&trace));
+        let player = self.player(&trace);
         (
             MediaSender::mpeg_app(flow, self, trace),
-            MediaReceiver::new(flow, rule),
+            MediaReceiver::new(flow, rule, player),
         )
     }
 }
@@ -78,7 +79,9 @@ impl FlowProtocol for MmAppConfig {
         // Its scale follows the feedback, but its rate never exceeds the top scale's.
         FlowDemand {
             fixed_rate: self.rates.iter().copied().max(),
-            state_bytes: size_of::<MediaSender>() + size_of::<MediaReceiver>(),
+            state_bytes: size_of::<MediaSender>()
+                + size_of::<MediaReceiver>()
+                + self.player().heap_bytes(),
             ..FlowDemand::adaptive(self.packet_size)
         }
     }
@@ -115,7 +118,8 @@ impl FlowProtocol for MpegAppConfig {
             fixed_rate: self.wire_rates(&trace).into_iter().max(),
             state_bytes: size_of::<MediaSender>()
                 + size_of::<MediaReceiver>()
-                + trace.len() * size_of::<fairstream_media::Frame>(),
+                + trace.len() * size_of::<fairstream_media::Frame>()
+                + self.player(&trace).heap_bytes(),
             ..FlowDemand::adaptive(self.max_packet)
         }
     }

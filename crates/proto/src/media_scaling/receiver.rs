@@ -27,7 +27,13 @@
 //! arrives count as a loss.
 //!
 //! It counts the frames that arrive whole (every fragment of the frame; a frame missing one is not
-//! delivered) and records the count (`frames_delivered`) at each checkpoint where it changed.
+//! delivered) and plays them out through the streamer's player model (`fairstream_media::playout`,
+//! with `decode::Decoder` deciding which frames a decoder could show): a live player that starts
+//! once `prebuffer` of media is buffered, stalls on an empty buffer, and counts frames delivered,
+//! decodable at their turn and late, stalls, their time, its start-up delay, the frames' RFC 3550
+//! jitter and the media buffered, recorded at every checkpoint (the flow summary's media
+//! columns). MPEG_APP's frames are the trace's (a frame its scale skips plays as a hole), at its
+//! frame interval; MM_APP's untyped frames sit on a grid of their send times.
 //!
 //! The receiver trusts data headers as a TCP receiver does: a forged packet with a huge
 //! sequence number or RTT can blind its loss detection or slow its checkpoints (it never
@@ -37,8 +43,10 @@
 //! [`ScalingConfig::one_decrease_per_rtt`]: super::ScalingConfig::one_decrease_per_rtt
 
 use fairstream_core::{Duration, FlowId, Instant};
+use fairstream_media::Playout;
 
-use super::config::{MAX_SCALE, Rule};
+use super::config::{FrameClock, MAX_SCALE, Player, Rule};
+use crate::player::record_playout;
 use crate::{
     Direction, Endpoint, EndpointStats, Header, MediaData, MediaFeedback, Metric, MetricSink,
     Packet, udp_feedback_size,
@@ -71,13 +79,14 @@ pub struct MediaReceiver {
     /// The frame being reassembled: its number, fragments got and fragments in all.
     assembling: Option<(u64, u16, u16)>,
     frames_delivered: u64,
-    /// `frames_delivered` as last recorded.
-    frames_recorded: u64,
+    /// The player, and where each frame sits on its timeline.
+    playout: Playout,
+    clock: FrameClock,
 }
 
 impl MediaReceiver {
     /// A receiver for `flow` with the sanitised scaling rule (Max_Intrvl worked out).
-    pub(super) fn new(flow: FlowId, rule: Rule) -> Self {
+    pub(super) fn new(flow: FlowId, rule: Rule, player: Player) -> Self {
         Self {
             flow,
             scale: rule.initial_scale,
@@ -100,7 +109,8 @@ impl MediaReceiver {
             late: 0,
             assembling: None,
             frames_delivered: 0,
-            frames_recorded: 0,
+            playout: Playout::new(player.playout),
+            clock: player.clock,
         }
     }
 
@@ -243,12 +253,13 @@ impl MediaReceiver {
             Some(_) => self.late += 1,
         }
         self.timeout_at = Some(now.saturating_add(self.toi()));
-        self.reassemble(d);
+        self.reassemble(now, d);
     }
 
     /// Counts frame `d.frame` delivered once all its fragments arrived (a frame missing one is
-    /// not); `frames_delivered` is recorded at each checkpoint where it changed.
-    fn reassemble(&mut self, d: &MediaData) {
+    /// not) and hands it to the player; a piece of it extends the player's buffer.
+    fn reassemble(&mut self, now: Instant, d: &MediaData) {
+        let index = self.clock.index(d);
         let got = match self.assembling {
             Some((frame, got, _)) if frame == d.frame => got + 1,
             _ => 1,
@@ -256,9 +267,16 @@ impl MediaReceiver {
         if got >= d.fragments {
             self.assembling = None;
             self.frames_delivered += 1;
+            self.playout.arrive(now, index);
         } else {
             self.assembling = Some((d.frame, got, d.fragments));
+            self.playout.seen(now, index);
         }
+    }
+
+    /// The player.
+    pub fn playout(&self) -> &Playout {
+        &self.playout
     }
 
     /// Frames received whole so far.
@@ -295,10 +313,8 @@ impl MediaReceiver {
             }
             self.checkpoint_at(now);
             self.report_due = true;
-            if self.frames_delivered != self.frames_recorded {
-                self.frames_recorded = self.frames_delivered;
-                metrics.record(now, Metric::FramesDelivered(self.frames_delivered));
-            }
+            self.playout.advance(now);
+            record_playout(&self.playout, now, metrics);
         }
     }
 

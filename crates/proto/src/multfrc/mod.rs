@@ -2,6 +2,17 @@
 //! from end-to-end RTT measurements (grow while the RTT shows an empty bottleneck queue, shrink
 //! when it rises), the application's data striped across them. The number of connections over
 //! time is recorded as a metric.
+//!
+//! The rule (paper 002 §3.3 and Fig. 4's discussion: compare the measured RTT with the minimum;
+//! "the IIAD algorithm in MULTFRC prevents abrupt increase") is n += β/n or n −= β per period.
+//! Chen and Zakhor's own texts (INFOCOM 2004, IEEE Trans. Multimedia 8(5) 2006) could not be
+//! read here, only their abstracts, so the period is ours \[proposed\]: a period is at least one
+//! mean RTT, and n is judged only on a period in which every open connection has reported and
+//! none is still in slow start. A period that fails that is discarded (its samples dropped) and
+//! another begins: the RTT a decision reads must show the connections the last decision opened
+//! at the rate they settle to, not their one packet per second before their first report nor
+//! their slow start. (With one update per RTT regardless, n overshot: the connections opened
+//! at 0 % error only loaded the queue after n had grown by several.)
 
 mod receiver;
 mod sender;
@@ -27,9 +38,12 @@ pub struct MultfrcConfig {
     pub beta: f64,
     /// Initial n (1, [proposed]).
     pub initial: f64,
-    /// Most connections ever open (20, [proposed] safety cap; at most 128).
+    /// Most connections ever open (128, the most a sender holds: a safety bound the rule
+    /// itself keeps n well below, [proposed]; it was 20 until 2026-11-27, which capped n at 5 %
+    /// error where about 20 connections fill an 11 Mbit/s link).
     pub max_connections: u32,
-    /// How often n is updated (`None`: every mean RTT of the last period, [proposed]).
+    /// The shortest period (`None`: the mean RTT of the last period, [proposed]). A period ends
+    /// only once every open connection has reported in it and left slow start (see the module).
     pub update_period: Option<Duration>,
     /// Forget the minimum RTT this often, to follow route changes (`None`: never; [proposed]).
     pub rtt_min_reset: Option<Duration>,
@@ -42,7 +56,7 @@ impl Default for MultfrcConfig {
             alpha: 0.2,
             beta: 1.0,
             initial: 1.0,
-            max_connections: 20,
+            max_connections: 128,
             update_period: None,
             rtt_min_reset: None,
         }

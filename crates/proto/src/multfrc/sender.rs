@@ -16,6 +16,8 @@ struct RttTap<'a> {
     sum: &'a mut f64,
     count: &'a mut u32,
     min: &'a mut f64,
+    /// Set when the connection this report is for gave an RTT sample.
+    sampled: bool,
 }
 
 impl MetricSink for RttTap<'_> {
@@ -25,8 +27,22 @@ impl MetricSink for RttTap<'_> {
             *self.sum += secs;
             *self.count += 1;
             *self.min = self.min.min(secs);
+            self.sampled = true;
             self.inner.record(now, metric);
         }
+    }
+}
+
+/// A set of connection numbers (0 to 255).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct ConnSet([u128; 2]);
+
+impl ConnSet {
+    fn insert(&mut self, conn: u8) {
+        self.0[usize::from(conn >> 7)] |= 1u128 << (conn & 127);
+    }
+    fn contains(&self, conn: u8) -> bool {
+        self.0[usize::from(conn >> 7)] & (1u128 << (conn & 127)) != 0
     }
 }
 
@@ -43,9 +59,10 @@ pub struct MultfrcSender {
     n: f64,
     rtt_min: f64,
     rtt_min_since: Instant,
-    /// RTT samples of the current period.
+    /// RTT samples of the current period, and the connections that gave one.
     rtt_sum: f64,
     rtt_count: u32,
+    reported: ConnSet,
     pub(super) next_update: Instant,
     /// Counters of connections already closed.
     closed: EndpointStats,
@@ -72,6 +89,7 @@ impl MultfrcSender {
             rtt_min_since: start,
             rtt_sum: 0.0,
             rtt_count: 0,
+            reported: ConnSet::default(),
             next_update: start,
             closed: EndpointStats::default(),
         };
@@ -127,7 +145,16 @@ impl MultfrcSender {
         }
     }
 
-    /// One period's rule: n += β/n while the mean RTT stays below (1 + α)·rtt_min, else n −= β.
+    /// Whether the period's RTT can judge the connections open: each of them reported in it and
+    /// none is still in slow start.
+    fn settled(&self) -> bool {
+        self.conns
+            .iter()
+            .all(|c| self.reported.contains(c.conn()) && !c.in_slow_start())
+    }
+
+    /// One period's rule: n += β/n while the mean RTT stays below (1 + α)·rtt_min, else n −= β;
+    /// a period that cannot judge (see [`Self::settled`]) is discarded.
     fn update(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
         if let Some(reset) = self.config.rtt_min_reset
             && now.saturating_since(self.rtt_min_since) >= reset
@@ -137,17 +164,19 @@ impl MultfrcSender {
         }
         let period = if self.rtt_count > 0 {
             let avg = self.rtt_sum / f64::from(self.rtt_count);
-            let beta = self.config.beta;
-            if avg < (1.0 + self.config.alpha) * self.rtt_min {
-                self.n += beta / self.n;
-            } else {
-                self.n = (self.n - beta).max(1.0);
+            if self.settled() {
+                let beta = self.config.beta;
+                if avg < (1.0 + self.config.alpha) * self.rtt_min {
+                    self.n += beta / self.n;
+                } else {
+                    self.n = (self.n - beta).max(1.0);
+                }
+                self.n = self.n.min(self.max_connections() as f64);
+                self.resize(now);
+                metrics.record(now, Metric::ConnectionTarget(self.n));
+                metrics.record(now, Metric::Connections(self.conns.len() as u32));
+                metrics.record(now, Metric::Rate(self.rate()));
             }
-            self.n = self.n.min(self.max_connections() as f64);
-            self.resize(now);
-            metrics.record(now, Metric::ConnectionTarget(self.n));
-            metrics.record(now, Metric::Connections(self.conns.len() as u32));
-            metrics.record(now, Metric::Rate(self.rate()));
             avg
         } else {
             // No sample this period (no feedback yet): look again in a second.
@@ -155,6 +184,7 @@ impl MultfrcSender {
         };
         self.rtt_sum = 0.0;
         self.rtt_count = 0;
+        self.reported = ConnSet::default();
         let period = self
             .config
             .update_period
@@ -176,8 +206,12 @@ impl Endpoint for MultfrcSender {
             sum: &mut self.rtt_sum,
             count: &mut self.rtt_count,
             min: &mut self.rtt_min,
+            sampled: false,
         };
         conn.handle_packet(now, packet, &mut tap);
+        if tap.sampled {
+            self.reported.insert(fb.conn);
+        }
     }
 
     fn handle_timeout(&mut self, now: Instant, metrics: &mut dyn MetricSink) {

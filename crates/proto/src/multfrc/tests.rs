@@ -259,3 +259,47 @@ fn shuffled_dropped_duplicated_and_bogus_packets_never_break_either_end() {
         sink.0.clear();
     }
 }
+
+#[test]
+fn a_period_judges_only_connections_that_reported_and_left_slow_start() {
+    let mut s = MultfrcSender::new(FlowId(0), MultfrcConfig::default(), Instant::ZERO, None);
+    let mut sink = VecSink::default();
+    while s.poll_transmit(ms(0)).is_some() {}
+    // A report with p = 0: connection 0 is still in slow start, so the period (low RTT) is
+    // discarded and n stays 1.
+    let mut slow = report(0, ms(0), Duration::ZERO);
+    if let Header::TfrcFeedback(f) = &mut slow.header {
+        f.p = LossRate::ZERO;
+    }
+    s.handle_packet(ms(100), &slow, &mut sink);
+    let due = s.next_update;
+    s.handle_timeout(due, &mut sink);
+    assert_eq!(s.connections(), (1.0, 1));
+    // Its next report carries p > 0: out of slow start; the following period judges: n = 2.
+    while s.poll_transmit(due).is_some() {}
+    s.handle_packet(
+        due + Duration::from_millis(100),
+        &report(0, due, Duration::ZERO),
+        &mut sink,
+    );
+    let next = s.next_update.max(due + Duration::from_millis(100));
+    s.handle_timeout(next, &mut sink);
+    assert_eq!(s.connections(), (2.0, 2));
+    // The new connection 1 has not reported: a period with connection 0's report alone is
+    // discarded, so n does not grow on the RTT before connection 1 loads the path.
+    while s.poll_transmit(next).is_some() {}
+    s.handle_packet(
+        next + Duration::from_millis(100),
+        &report(0, next, Duration::ZERO),
+        &mut sink,
+    );
+    let after = s.next_update.max(next + Duration::from_millis(100));
+    s.handle_timeout(after, &mut sink);
+    assert_eq!(s.connections(), (2.0, 2));
+    let targets = sink
+        .0
+        .iter()
+        .filter(|(_, m)| matches!(m, Metric::ConnectionTarget(_)))
+        .count();
+    assert_eq!(targets, 1, "only the judged period records n");
+}

@@ -39,7 +39,7 @@ pub mod tcp;
 pub mod udp;
 
 use fairstream_core::{FlowId, Instant, RngStream};
-use fairstream_media::{Playout, PlayoutConfig};
+use fairstream_media::PlayoutConfig;
 
 pub use config::{Clip, Schedule, SurestreamConfig, TcpRule, Transport, UdpRule};
 pub use tcp::{TcpPlayer, TcpServer};
@@ -55,21 +55,6 @@ fn record_level(clip: &Clip, now: Instant, level: usize, metrics: &mut dyn Metri
     metrics.record(now, Metric::EncodedRate(clip.rate(level)));
 }
 
-/// Records a player's playout statistics at `now`.
-fn record_playout(p: &Playout, now: Instant, metrics: &mut dyn MetricSink) {
-    let s = p.stats(now);
-    metrics.record(now, Metric::FramesDelivered(s.delivered));
-    metrics.record(now, Metric::FramesDecodable(s.decodable));
-    metrics.record(now, Metric::FramesLate(s.late));
-    metrics.record(now, Metric::Stalls(s.stalls));
-    metrics.record(now, Metric::StallTime(s.stall_time));
-    if let Some(d) = s.startup_delay {
-        metrics.record(now, Metric::StartupDelay(d));
-    }
-    metrics.record(now, Metric::Jitter(s.jitter));
-    metrics.record(now, Metric::Buffered(s.buffered));
-}
-
 /// The player's playout parameters.
 fn playout_config(c: &SurestreamConfig) -> PlayoutConfig {
     let clip = c.clip();
@@ -81,6 +66,7 @@ fn playout_config(c: &SurestreamConfig) -> PlayoutConfig {
         rebuffer: c.rebuffer,
         max_stall: c.max_stall,
         kinds: clip.kinds(),
+        window: None,
     }
 }
 

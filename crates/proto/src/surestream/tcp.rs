@@ -16,8 +16,9 @@ use fairstream_core::{Duration, FlowId, Instant, RngStream};
 use fairstream_media::{PlayState, Playout};
 
 use super::config::{Clip, Schedule, SurestreamConfig};
+use super::record_level;
 use super::rules::TcpLevels;
-use super::{record_level, record_playout};
+use crate::player::record_playout;
 use crate::tcp::{TcpConfig, TcpSender, TcpSink};
 use crate::{Endpoint, EndpointStats, Metric, MetricSink, Packet};
 

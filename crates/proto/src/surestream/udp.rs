@@ -17,8 +17,9 @@ use fairstream_core::{DataSize, Duration, FlowId, Instant};
 use fairstream_media::Playout;
 
 use super::config::{Clip, Schedule, SurestreamConfig, UDP_DATA_HEADERS};
+use super::record_level;
 use super::rules::UdpLevels;
-use super::{record_level, record_playout};
+use crate::player::record_playout;
 use crate::{
     Direction, Endpoint, EndpointStats, Header, MediaData, Metric, MetricSink, Packet,
     StreamReport, udp_feedback_size,

@@ -41,6 +41,33 @@ pub enum NoFeedbackRule {
     Ns2,
 }
 
+/// How the rate grows before the first loss event (and leaves that phase).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SlowStartRule {
+    /// RFC 5348 §4.3: `X = max(min(2X, recv_limit), initial_rate)` at most once per RTT; the
+    /// first report with p > 0 sets the rate by the congestion-avoidance rule.
+    #[default]
+    Rfc5348,
+    /// ns-2's `slowstart()`: the first two reports raise the rate to the RFC 3390 initial rate
+    /// (`k·s/R`, k = 4 for s ≤ 1095 B); from the third, with `ss_max = 2·X_recv` of the latest
+    /// report (0 in the first or when X_recv is 0): doubled (at least s/R, at most `ss_max`)
+    /// when more than R since the last change, halved to `ss_max/2` when above `ss_max`, set to
+    /// s/R when `ss_max` is 0; the first report with p > 0 sets the rate to the equation's,
+    /// without the receive cap (`recv()`, `OUT_OF_SLOW_START`).
+    Ns2,
+}
+
+/// Which receive rates cap the allowed rate in congestion avoidance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ReceiveLimit {
+    /// RFC 5348 §4.3: twice the largest X_recv reported in the last two RTTs.
+    #[default]
+    Set,
+    /// ns-2 (`maxrate_`): twice the X_recv of the latest report, at least s/R (0, so s/R,
+    /// in the first report or when X_recv is 0).
+    Latest,
+}
+
 /// The named sets of defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum TfrcPreset {
@@ -80,13 +107,27 @@ pub struct TfrcConfig {
     pub timeout: TimeoutRule,
     /// RTT filter constant q: `R = q·R + (1 − q)·sample` (RFC 5348 0.9; ns-2 `df_` 0.95).
     pub rtt_filter: f64,
-    /// Maximum back-off interval t_mbi: the rate never falls below `s / t_mbi` (64 s).
+    /// Maximum back-off interval t_mbi: the rate never falls below `s / t_mbi` (64 s) while
+    /// `t_mbi_floor` holds.
     pub t_mbi: Duration,
+    /// Whether `s / t_mbi` floors the rate (RFC 5348; ns-2's agent has no such floor).
+    pub t_mbi_floor: bool,
     /// Rate before the first RTT sample (RFC 5348 §4.2: one segment per second; ns-2
     /// `InitRate_` 300 B/s). `None`: `s` per second.
     pub first_rate: Option<Bitrate>,
     /// Congestion-avoidance increase rule.
     pub increase: IncreaseRule,
+    /// Slow-start rule.
+    pub slow_start: SlowStartRule,
+    /// ns-2's `slow_increase_`: in slow start (from the third report on) the packet rate moves
+    /// from the old rate to the new one by `(new − old)/(new·R/s)` per packet sent, spreading
+    /// each doubling over about an RTT (with [`SlowStartRule::Ns2`]).
+    pub slow_increase: bool,
+    /// ns-2 sends a packet at once on each slow-start report and on each no-feedback expiry
+    /// (`nextpkt()`), restarting its send timer from there.
+    pub send_on_report: bool,
+    /// The receive limit in congestion avoidance.
+    pub receive_limit: ReceiveLimit,
     /// No-feedback timer rule.
     pub no_feedback: NoFeedbackRule,
     /// RFC 5348 §4.5 oscillation reduction (`X_inst = X·R_sqmean/√R_sample`; ns-2 `ca_` = 1).
@@ -108,8 +149,13 @@ impl Default for TfrcConfig {
             timeout: TimeoutRule::FourRtt,
             rtt_filter: 0.9,
             t_mbi: Duration::from_secs(64),
+            t_mbi_floor: true,
             first_rate: None,
             increase: IncreaseRule::Immediate,
+            slow_start: SlowStartRule::Rfc5348,
+            slow_increase: false,
+            send_on_report: false,
+            receive_limit: ReceiveLimit::Set,
             no_feedback: NoFeedbackRule::Rfc5348,
             oscillation_reduction: false,
             sqrt_rtt_filter: 0.9,
@@ -133,6 +179,11 @@ impl TfrcConfig {
                 first_rate: Some(Bitrate::bps(2400)),
                 rtt_filter: 0.95,
                 increase: IncreaseRule::Gradual,
+                slow_start: SlowStartRule::Ns2,
+                slow_increase: true,
+                send_on_report: true,
+                receive_limit: ReceiveLimit::Latest,
+                t_mbi_floor: false,
                 no_feedback: NoFeedbackRule::Ns2,
                 oscillation_reduction: true,
                 sqrt_rtt_filter: 0.95,

@@ -11,7 +11,8 @@ mod receiver;
 mod sender;
 
 pub use config::{
-    IncreaseRule, NoFeedbackRule, TfrcConfig, TfrcPreset, TfrcReceiverConfig, TimeoutRule,
+    IncreaseRule, NoFeedbackRule, ReceiveLimit, SlowStartRule, TfrcConfig, TfrcPreset,
+    TfrcReceiverConfig, TimeoutRule,
 };
 pub use equation::EquationForm;
 pub use flow::{TfrcFlowConfig, TfrcWirelessConfig};

@@ -9,7 +9,9 @@
 
 use fairstream_core::{Bitrate, Duration, FlowId, Instant};
 
-use super::config::{IncreaseRule, NoFeedbackRule, TfrcConfig, TimeoutRule};
+use super::config::{
+    IncreaseRule, NoFeedbackRule, ReceiveLimit, SlowStartRule, TfrcConfig, TimeoutRule,
+};
 use crate::tcp::RttEstimator;
 use crate::{
     Direction, Endpoint, EndpointStats, Header, Metric, MetricSink, Packet, TfrcData, TfrcFeedback,
@@ -22,12 +24,19 @@ const RECV_SET: usize = 8;
 /// Smallest RTT sample accepted (a sample of zero or less is clamped to it).
 const MIN_RTT: f64 = 1e-6;
 
+/// The rate floor without `t_mbi_floor`, bytes/s: a positive number, so that a rate halved
+/// without end (ns-2 has no floor) still spaces packets by a finite, if huge, gap.
+const NO_FLOOR: f64 = 1e-9;
+
+/// ns-2's `SMALLFLOAT`: the ramp of `slow_increase_` stops within this of the target rate.
+const RAMP_EPSILON: f64 = 1e-7;
+
 /// The TFRC sender of one (sub-)connection.
 #[derive(Clone, Debug)]
 pub struct TfrcSender {
     flow: FlowId,
     conn: u8,
-    config: TfrcConfig,
+    pub(super) config: TfrcConfig,
     /// Segment size s, bytes.
     s: f64,
     /// Allowed rate X and the equation's rate X_Bps, bytes/s.
@@ -48,9 +57,17 @@ pub struct TfrcSender {
     initial_rate: f64,
     /// When the rate last doubled in slow start.
     tld: Option<Instant>,
-    /// When the rate last changed (ns-2's gradual increase).
+    /// When the rate last changed (ns-2's gradual increase and slow start).
     last_change: Instant,
-    no_feedback_at: Instant,
+    /// Before the first report with p > 0 (slow start).
+    in_slow_start: bool,
+    /// ns-2's `oldrate_` and `delta_`: the rate packets go at while `slow_increase` ramps to X,
+    /// and the step per packet.
+    old_rate: f64,
+    delta: f64,
+    /// X_recv of the latest report, bytes/s, 0 in the first report (ns-2's `maxrate_` / 2).
+    x_recv_latest: f64,
+    pub(super) no_feedback_at: Instant,
     next_send: Instant,
     last_send: Option<Instant>,
     seq: u64,
@@ -95,7 +112,15 @@ impl TfrcSender {
             initial_rate: x,
             tld: None,
             last_change: config.start,
-            no_feedback_at: config.start + Duration::from_secs(2),
+            in_slow_start: true,
+            old_rate: x,
+            delta: 0.0,
+            x_recv_latest: 0.0,
+            no_feedback_at: config.start.saturating_add(match config.no_feedback {
+                // RFC 5348 §4.2: 2 s; ns-2's `start()`: two packet times at the first rate.
+                NoFeedbackRule::Rfc5348 => Duration::from_secs(2),
+                NoFeedbackRule::Ns2 => Duration::from_secs_f64(2.0 * s / x),
+            }),
             next_send: config.start,
             last_send: None,
             seq: 0,
@@ -140,13 +165,22 @@ impl TfrcSender {
         self.p
     }
 
+    /// Whether the sender is still in slow start: no report with p > 0 yet.
+    pub fn in_slow_start(&self) -> bool {
+        self.in_slow_start
+    }
+
     /// Whether the application still has data to send at `now`.
     fn sending(&self, now: Instant) -> bool {
         self.config.stop.is_none_or(|stop| now < stop)
     }
 
     fn min_rate(&self) -> f64 {
-        self.s / self.config.t_mbi.as_secs_f64()
+        if self.config.t_mbi_floor {
+            self.s / self.config.t_mbi.as_secs_f64()
+        } else {
+            NO_FLOOR
+        }
     }
 
     fn clamp_rate(&mut self) {
@@ -161,7 +195,22 @@ impl TfrcSender {
             self.x
         };
         if let Some(last) = self.last_send {
-            self.next_send = last + Duration::from_secs_f64(self.s / self.x_inst);
+            self.next_send = last.saturating_add(Duration::from_secs_f64(self.s / self.x_inst));
+        }
+    }
+
+    /// The rate the next gap is reckoned at: X_inst, or while ns-2's `slow_increase_` ramps in
+    /// slow start (from the third report on), the ramp's rate, one step higher per packet.
+    fn pacing_rate(&mut self) -> f64 {
+        if self.config.slow_increase
+            && self.round > 2
+            && self.in_slow_start
+            && self.old_rate + RAMP_EPSILON < self.x
+        {
+            self.old_rate = (self.old_rate + self.delta).max(self.min_rate());
+            self.old_rate
+        } else {
+            self.x_inst
         }
     }
 
@@ -252,7 +301,7 @@ impl TfrcSender {
         let first = self.rtt.is_none();
         self.rtt = Some(rtt);
         self.last_sample = sample;
-        if first {
+        if first && self.config.slow_start == SlowStartRule::Rfc5348 {
             // RFC 5348 §4.2: W_init = min(4s, max(2s, 4380 B)), sent over one RTT.
             let w_init = (4.0 * self.s).min((2.0 * self.s).max(4380.0));
             self.initial_rate = w_init / rtt;
@@ -261,10 +310,42 @@ impl TfrcSender {
         }
         let x_recv = fb.x_recv.as_bytes_per_sec();
         self.update_recv_set(now, x_recv, rtt);
+        // ns-2 keeps only the latest report's X_recv, and none from the first report.
+        self.x_recv_latest = if self.round > 1 && x_recv > 0.0 {
+            x_recv
+        } else {
+            0.0
+        };
         self.p = fb.p.value();
-        let recv_limit = 2.0 * self.recv_max();
-        self.set_rate(now, rtt, recv_limit);
-        self.restart_no_feedback(now);
+        let rate_before = self.x;
+        match self.config.slow_start {
+            SlowStartRule::Ns2 if self.in_slow_start && (first || self.p <= 0.0) => {
+                self.ns2_slow_start(now, rtt);
+                if self.config.send_on_report {
+                    self.next_send = now;
+                }
+            }
+            SlowStartRule::Ns2 if self.in_slow_start => {
+                // `OUT_OF_SLOW_START`: the equation's rate, uncapped.
+                self.in_slow_start = false;
+                self.x_eq = self
+                    .config
+                    .equation
+                    .rate(self.s, rtt, self.p, self.t_rto(rtt));
+                self.x = self.x_eq;
+                self.old_rate = self.x;
+                self.last_change = now;
+                self.clamp_rate();
+            }
+            _ => {
+                if self.p > 0.0 {
+                    self.in_slow_start = false;
+                }
+                let recv_limit = self.receive_limit(rtt);
+                self.set_rate(now, rtt, recv_limit);
+            }
+        }
+        self.restart_no_feedback(now, rate_before);
         metrics.record(now, Metric::RttSample(Duration::from_secs_f64(sample)));
         metrics.record(now, Metric::Srtt(Duration::from_secs_f64(rtt)));
         metrics.record(now, Metric::ReceiveRate(fb.x_recv));
@@ -278,13 +359,65 @@ impl TfrcSender {
         metrics.record(now, Metric::Rate(self.rate()));
     }
 
-    fn restart_no_feedback(&mut self, now: Instant) {
-        let secs = match (self.rtt, self.config.no_feedback) {
-            (None, _) => 2.0,
-            (Some(r), NoFeedbackRule::Rfc5348) => (4.0 * r).max(2.0 * self.s / self.x),
-            (Some(r), NoFeedbackRule::Ns2) => (2.0 * r).max(2.0 * self.s / self.x),
+    /// The receive limit of congestion avoidance, bytes/s (see [`ReceiveLimit`]).
+    fn receive_limit(&self, rtt: f64) -> f64 {
+        match self.config.receive_limit {
+            ReceiveLimit::Set => 2.0 * self.recv_max(),
+            ReceiveLimit::Latest => (2.0 * self.x_recv_latest).max(self.s / rtt),
+        }
+    }
+
+    /// ns-2's `slowstart()` on a report (see [`SlowStartRule::Ns2`]); sets `old_rate` and the
+    /// per-packet step `delta` of `slow_increase`.
+    fn ns2_slow_start(&mut self, now: Instant, rtt: f64) {
+        let s = self.s;
+        // RFC 3390's initial window in packets, as ns-2's `rfc3390()` counts it.
+        let k = if s <= 1095.0 {
+            4.0
+        } else if s < 2190.0 {
+            3.0
+        } else {
+            2.0
         };
-        self.no_feedback_at = now + Duration::from_secs_f64(secs);
+        let init = k * s / rtt;
+        let ss_max = 2.0 * self.x_recv_latest;
+        let step = |old: f64, new: f64| (new - old) / (new * rtt / s);
+        if self.round <= 2 {
+            self.old_rate = self.x;
+            self.x = self.x.max(init);
+            self.delta = step(self.old_rate, self.x);
+            self.last_change = now;
+        } else if ss_max > 0.0 {
+            if self.x < ss_max && now.saturating_since(self.last_change).as_secs_f64() > rtt {
+                self.old_rate = self.x;
+                self.x = (2.0 * self.x).min(ss_max).max(s / rtt);
+                self.delta = step(self.old_rate, self.x);
+                self.last_change = now;
+            } else if self.x > ss_max {
+                self.x = ss_max / 2.0;
+                self.old_rate = self.x;
+                self.delta = 0.0;
+                self.last_change = now;
+            }
+        } else {
+            self.old_rate = self.x;
+            self.x = s / rtt;
+            self.delta = 0.0;
+            self.last_change = now;
+        }
+        self.clamp_rate();
+    }
+
+    /// Restarts the no-feedback timer; `rate` is the rate ns-2 reckons it with (the rate
+    /// before a report's update, after an expiry's halving; RFC 5348 uses the new rate).
+    fn restart_no_feedback(&mut self, now: Instant, rate: f64) {
+        let secs = match (self.rtt, self.config.no_feedback) {
+            (None, NoFeedbackRule::Rfc5348) => 2.0,
+            (None, NoFeedbackRule::Ns2) => 2.0 * self.s / rate,
+            (Some(r), NoFeedbackRule::Rfc5348) => (4.0 * r).max(2.0 * self.s / self.x),
+            (Some(r), NoFeedbackRule::Ns2) => (2.0 * r).max(2.0 * self.s / rate),
+        };
+        self.no_feedback_at = now.saturating_add(Duration::from_secs_f64(secs));
     }
 
     /// RFC 5348 §4.4 (the sender is never idle), or ns-2's plain halving.
@@ -306,9 +439,12 @@ impl TfrcSender {
             _ => {
                 self.x /= 2.0;
                 self.clamp_rate();
+                if self.config.send_on_report {
+                    self.next_send = now;
+                }
             }
         }
-        self.restart_no_feedback(now);
+        self.restart_no_feedback(now, self.x);
         metrics.record(now, Metric::Rate(self.rate()));
     }
 }
@@ -333,12 +469,12 @@ impl Endpoint for TfrcSender {
         if now < self.next_send || now < self.config.start || !self.sending(now) {
             return None;
         }
-        let gap = Duration::from_secs_f64(self.s / self.x_inst);
+        let gap = Duration::from_secs_f64(self.s / self.pacing_rate());
         // Keep the schedule unless it fell more than a gap behind (then restart it from now).
         self.next_send = if now.saturating_since(self.next_send) > gap {
-            now + gap
+            now.saturating_add(gap)
         } else {
-            self.next_send + gap
+            self.next_send.saturating_add(gap)
         };
         self.last_send = Some(now);
         let size = self.config.packet_size;

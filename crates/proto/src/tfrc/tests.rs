@@ -334,7 +334,12 @@ fn shuffled_dropped_duplicated_and_bogus_packets_never_break_either_end() {
         let mut c = TfrcFlowConfig::preset(preset);
         c.sender.max_rate = max;
         let (mut tx, mut rx) = c.pair(FlowId(0), 0, Instant::ZERO, None);
-        let min = c.sender.segment() / c.sender.t_mbi.as_secs_f64();
+        // ns-2's agent has no t_mbi floor.
+        let min = if c.sender.t_mbi_floor {
+            c.sender.segment() / c.sender.t_mbi.as_secs_f64()
+        } else {
+            0.0
+        };
         let mut now = Instant::ZERO;
         let mut in_flight: Vec<Packet> = Vec::new();
         for _ in 0..3000 {
@@ -431,4 +436,197 @@ fn tfrc_wireless_keeps_losses_its_lda_calls_wireless_out_of_the_history() {
     let (with_spike, wireless) = run(Some(Lda::new(LdaConfig::with_kind(LdaKind::Spike))));
     assert_eq!(with_spike, 0.0);
     assert_eq!(wireless, 40);
+}
+
+#[test]
+fn tfrc_wireless_keeps_a_loss_among_the_first_packets_out_of_the_history() {
+    use crate::lda::{Lda, LdaConfig, LdaKind};
+    // The second packet of the flow is lost on the lossy link, before any two packets have
+    // arrived consecutively (no T_min): the one-way delay is constant, so Spike, which decides
+    // from its own state (the ROTT range), calls it wireless and p stays 0. Biaz has no T_min
+    // yet and counts it, as plain TFRC would, seeding the loss history from the first packets'
+    // tiny receive rate (RFC 5348 §6.3.1). ZigZag decides from its own state too, but calls a
+    // loss wireless only when the ROTT is below its mean, which a constant delay never is.
+    let run_losing = |kind: LdaKind, lost: u64| {
+        let mut rx = TfrcReceiver::new(
+            FlowId(0),
+            0,
+            TfrcReceiverConfig::default(),
+            EquationForm::Rfc5348,
+            Some(Lda::new(LdaConfig::with_kind(kind))),
+        );
+        let mut sink = crate::VecSink::default();
+        // One packet per second at first (RFC 5348 §4.2), then every 10 ms.
+        let sends = [0u64, 1000, 2000, 2010, 2020, 2030, 2040, 2050, 2060];
+        for (seq, &t) in sends.iter().enumerate() {
+            if seq as u64 == lost {
+                continue;
+            }
+            let sent = ms(t);
+            rx.handle_packet(
+                sent + Duration::from_millis(36),
+                &data(seq as u64, sent, 72),
+                &mut sink,
+            );
+            while rx.poll_transmit(sent).is_some() {}
+        }
+        rx.loss_event_rate()
+    };
+    let run = |kind| run_losing(kind, 1);
+    assert_eq!(run(LdaKind::Spike), 0.0);
+    assert!(
+        run(LdaKind::Biaz) > 0.0,
+        "Biaz has no T_min yet: congestion"
+    );
+    assert!(
+        run(LdaKind::ZigZag) > 0.0,
+        "a constant ROTT is never below its mean"
+    );
+    // The very first packet lost, before anything arrived: Spike's state starts normal, so the
+    // gap the first arrival closes is wireless too (it was not classified before, and the
+    // receiver counted it as congestion with RFC 5348's first-loss rate s/(2R): p ≈ 0.2).
+    assert_eq!(run_losing(LdaKind::Spike, 0), 0.0);
+    assert!(run_losing(LdaKind::Biaz, 0) > 0.1);
+}
+
+/// A sender with `config`, started at 0, sending whatever is due, with `reports` feedback
+/// reports, one every 110 ms, each echoing a packet sent 100 ms earlier (an RTT of 100 ms) with
+/// `x_recv` (bit/s) and p; stops at the last report's instant with the report just handled.
+fn sender_after(config: TfrcFlowConfig, reports: &[(u64, f64)]) -> (TfrcSender, Instant) {
+    let (mut tx, _) = config.pair(FlowId(0), 0, Instant::ZERO, None);
+    let mut t = Instant::ZERO;
+    for (k, &(x_recv_bps, p)) in reports.iter().enumerate() {
+        let at = ms(110 * (k as u64 + 1));
+        loop {
+            tx.handle_timeout(t, &mut NullSink);
+            while tx.poll_transmit(t).is_some() {}
+            match tx.poll_timeout() {
+                Some(next) if next < at => t = next.max(t),
+                _ => break,
+            }
+        }
+        t = at;
+        let fb = feedback(at - Duration::from_millis(100), Bitrate::bps(x_recv_bps), p);
+        tx.handle_packet(at, &fb, &mut NullSink);
+    }
+    (tx, t)
+}
+
+fn ns2_sender_after(reports: &[(u64, f64)]) -> (TfrcSender, Instant) {
+    sender_after(TfrcFlowConfig::preset(TfrcPreset::Ns2), reports)
+}
+
+#[test]
+fn ns2_sends_a_packet_at_once_on_each_slow_start_report() {
+    // ns-2's `recv()` calls `nextpkt()` after `slowstart()`: a packet leaves with the report,
+    // and the send timer restarts from it. At the fourth report (440 ms; rate 40 kB/s since
+    // 110 ms, a packet every 25 ms, the last at 435 ms) the next would be due at 460 ms.
+    let reports = [
+        (320_000, 0.0),
+        (320_000, 0.0),
+        (320_000, 0.0),
+        (320_000, 0.0),
+    ];
+    let (mut tx, now) = ns2_sender_after(&reports);
+    assert!(tx.poll_transmit(now).is_some(), "a packet at the report");
+    let mut c = TfrcFlowConfig::preset(TfrcPreset::Ns2);
+    c.sender.send_on_report = false;
+    let (mut later, now) = sender_after(c, &reports);
+    assert!(
+        later.poll_transmit(now).is_none(),
+        "without the rule, on schedule only"
+    );
+}
+
+#[test]
+fn ns2_sends_a_packet_at_once_on_a_no_feedback_expiry_and_has_no_t_mbi_floor() {
+    let (mut tx, now) = ns2_sender_after(&[(320_000, 0.0)]);
+    while tx.poll_transmit(now).is_some() {}
+    let floor = tx.config.segment() / tx.config.t_mbi.as_secs_f64();
+    for _ in 0..40 {
+        // Drain the sends due before the next expiry, then let it fire.
+        loop {
+            let due = tx.poll_timeout().expect("a timer");
+            if due >= tx.no_feedback_at {
+                break;
+            }
+            tx.handle_timeout(due, &mut NullSink);
+            while tx.poll_transmit(due).is_some() {}
+        }
+        let t = tx.no_feedback_at;
+        tx.handle_timeout(t, &mut NullSink);
+        assert!(
+            tx.poll_transmit(t).is_some(),
+            "a packet at the expiry at {t}"
+        );
+    }
+    // Forty halvings: far below RFC 5348's one segment per 64 s.
+    assert!(
+        bytes_per_s(tx.rate()) < floor / 1000.0,
+        "{}",
+        bytes_per_s(tx.rate())
+    );
+}
+
+#[test]
+fn ns2_caps_congestion_avoidance_by_the_latest_receive_rate() {
+    // Slow start, then p > 0 with a large X_recv, then the same p with a small one: ns-2 caps at
+    // twice the latest X_recv (2 × 40 kB/s); RFC 5348's set keeps the large one (two RTTs).
+    let big = 8_000_000; // bit/s
+    let small = 320_000; // 40 kB/s
+    let reports = [
+        (big, 0.0),
+        (big, 0.0),
+        (big, 0.0001),
+        (big, 0.0001),
+        (small, 0.0001),
+    ];
+    let (tx, _) = ns2_sender_after(&reports);
+    let r = bytes_per_s(tx.rate());
+    assert!((r - 80_000.0).abs() < 1.0, "ns-2: {r}");
+    let mut c = TfrcFlowConfig::preset(TfrcPreset::Ns2);
+    c.sender.receive_limit = ReceiveLimit::Set;
+    let (mut set, _) = c.pair(FlowId(0), 0, Instant::ZERO, None);
+    assert!(set.poll_transmit(Instant::ZERO).is_some());
+    for (k, &(x, p)) in reports.iter().enumerate() {
+        let now = ms(100 * (k as u64 + 1));
+        let fb = feedback(now - Duration::from_millis(100), Bitrate::bps(x), p);
+        set.handle_packet(now, &fb, &mut NullSink);
+    }
+    assert!(
+        bytes_per_s(set.rate()) > 2.0 * r,
+        "the set keeps the larger X_recv"
+    );
+}
+
+#[test]
+fn ns2_slow_increase_spreads_a_doubling_over_the_rtt() {
+    // Reports 1 and 2 set 4 s/R = 40 kB/s; report 3 (110 ms later than the last change, more
+    // than R; X_recv 80 kB/s, so ss_max 160 kB/s) doubles it to 80 kB/s, which `slow_increase_`
+    // reaches one step per packet: the gaps shrink from 25 ms towards 12.5 ms instead of
+    // dropping to it at once.
+    let (mut tx, now) = ns2_sender_after(&[(320_000, 0.0), (320_000, 0.0), (640_000, 0.0)]);
+    assert!((bytes_per_s(tx.rate()) - 80_000.0).abs() < 1.0);
+    let mut sent = Vec::new();
+    let mut t = now;
+    while sent.len() < 8 {
+        if let Some(p) = tx.poll_transmit(t) {
+            sent.push(p.sent_at);
+        }
+        t = tx.poll_timeout().unwrap().max(t);
+    }
+    let gaps: Vec<f64> = sent
+        .windows(2)
+        .map(|w| (w[1] - w[0]).as_secs_f64())
+        .collect();
+    assert!(gaps[0] > 0.02, "{gaps:?}");
+    assert!(gaps.windows(2).all(|w| w[1] < w[0]), "{gaps:?}");
+    assert!(*gaps.last().unwrap() > 0.0125, "{gaps:?}");
+    // Without it the rate applies at once.
+    let mut c = TfrcFlowConfig::preset(TfrcPreset::Ns2);
+    c.sender.slow_increase = false;
+    let (mut flat, now) = sender_after(c, &[(320_000, 0.0), (320_000, 0.0), (640_000, 0.0)]);
+    let first = flat.poll_transmit(now).unwrap().sent_at;
+    let next = flat.poll_timeout().unwrap();
+    assert!(((next - first).as_secs_f64() - 0.0125).abs() < 1e-6);
 }

@@ -31,11 +31,14 @@ pub struct VtpConfig {
     /// Upper clamp of e (e is kept in `[0, e_max]`); default 0.5 \[proposed\]. Clamped to [0, 1].
     pub e_max: f64,
     /// Also feed loss-free reports (received in Spike's NORMAL state) to the e filter, as a
-    /// loss fraction of 0. PROTOCOLS.md §5.3 updates e only on reports with losses
-    /// (`false`, the default), which estimates the loss fraction of *lossy* periods and so
-    /// over-estimates the error rate when losses are rare; `true` averages over all
-    /// non-congested periods \[proposed alternative\]. (Through a 2 Mbit/s bottleneck with 2 %
-    /// random loss behind it, e settles near 0.038 with `false` and 0.020 with `true`.)
+    /// loss fraction of 0 (`true`, the default since 2026-11-27). Paper 004 (§3.1) defines e as
+    /// "the error rate", by which AR is prorated "plus the fraction corresponding to packet
+    /// losses at the exit of the bottleneck due to errors": a rate over every packet, so every
+    /// non-congested period counts, lossy or not (the paper's reading). PROTOCOLS.md §5.3
+    /// updates e only on reports with losses (`false`), which estimates the loss fraction of
+    /// *lossy* periods and over-estimates the error rate when losses are rare (ours, before).
+    /// (Through a 2 Mbit/s bottleneck with 2 % random loss behind it, e settles near 0.020 with
+    /// `true` and 0.038 with `false`.)
     pub e_loss_free_periods: bool,
     /// Gain of the sender's smoothed RTT, `RTT = RTT + g·(sample − RTT)`; default 1/8
     /// \[proposed\]. Clamped to [0, 1].
@@ -87,7 +90,7 @@ impl Default for VtpConfig {
             spike: SpikeThresholds::default(),
             e_gain: 0.125,
             e_max: 0.5,
-            e_loss_free_periods: false,
+            e_loss_free_periods: true,
             rtt_gain: 0.125,
             min_period_packets: 4,
             initial_sampling_period: Duration::from_millis(100),

@@ -1,6 +1,6 @@
 //! The keys the two media-scaling applications share (`protocol = "mmapp"` and
-//! `"mpegapp"`; paper 001, PROTOCOLS.md §6): the receiver's scaling rule and the sender's
-//! feedback timeout.
+//! `"mpegapp"`; paper 001, PROTOCOLS.md §6): the receiver's scaling rule, the sender's
+//! feedback timeout and the receiver's player.
 
 use fairstream_core::Duration;
 use fairstream_proto::media_scaling::ScalingConfig;
@@ -17,6 +17,9 @@ pub(crate) const SCALING_KEYS: &[&str] = &[
     "one_decrease_per_rtt",
     "feedback_timeout_rtts",
     "min_feedback_timeout",
+    "prebuffer",
+    "rebuffer",
+    "max_stall",
 ];
 
 /// Reads the scaling rule's parameters.
@@ -45,6 +48,9 @@ pub(crate) fn read_scaling(f: &mut Section<'_, '_>) -> Result<ScalingConfig> {
         .unwrap_or(d.feedback_timeout_rtts);
     let min_feedback_timeout: Duration =
         f.unit_or("min_feedback_timeout", d.min_feedback_timeout)?;
+    let prebuffer: Duration = f.unit_or("prebuffer", d.prebuffer)?;
+    let rebuffer: Duration = f.unit_or("rebuffer", d.rebuffer)?;
+    let max_stall: Duration = f.unit_or("max_stall", d.max_stall)?;
     Ok(ScalingConfig {
         initial_scale,
         alpha,
@@ -54,5 +60,8 @@ pub(crate) fn read_scaling(f: &mut Section<'_, '_>) -> Result<ScalingConfig> {
         one_decrease_per_rtt,
         feedback_timeout_rtts,
         min_feedback_timeout,
+        prebuffer,
+        rebuffer,
+        max_stall,
     })
 }

@@ -4,7 +4,8 @@
 use fairstream_core::{Bitrate, DataSize, Duration};
 use fairstream_proto::ProtocolConfig;
 use fairstream_proto::tfrc::{
-    EquationForm, IncreaseRule, NoFeedbackRule, TfrcFlowConfig, TfrcPreset, TimeoutRule,
+    EquationForm, IncreaseRule, NoFeedbackRule, ReceiveLimit, SlowStartRule, TfrcFlowConfig,
+    TfrcPreset, TimeoutRule,
 };
 
 use super::read_packet_size;
@@ -20,8 +21,13 @@ pub(crate) const KEYS: &[&str] = &[
     "timeout_tick",
     "rtt_filter",
     "t_mbi",
+    "t_mbi_floor",
     "first_rate",
     "increase",
+    "slow_start",
+    "slow_increase",
+    "send_on_report",
+    "receive_limit",
     "no_feedback",
     "oscillation_reduction",
     "max_rate",
@@ -88,6 +94,7 @@ pub(crate) fn read_tfrc(f: &mut Section<'_, '_>) -> Result<TfrcFlowConfig> {
     if s.t_mbi < Duration::from_millis(1) {
         return Err(f.error("t_mbi", "the maximum back-off interval is at least 1ms"));
     }
+    s.t_mbi_floor = f.bool_or("t_mbi_floor", s.t_mbi_floor)?;
     s.first_rate = f.opt_unit::<Bitrate>("first_rate")?;
     s.increase = match f.choice(
         "increase",
@@ -96,6 +103,24 @@ pub(crate) fn read_tfrc(f: &mut Section<'_, '_>) -> Result<TfrcFlowConfig> {
     )? {
         "gradual" => IncreaseRule::Gradual,
         _ => IncreaseRule::Immediate,
+    };
+    s.slow_start = match f.choice(
+        "slow_start",
+        &["rfc5348", "ns2"],
+        slow_start_name(s.slow_start),
+    )? {
+        "ns2" => SlowStartRule::Ns2,
+        _ => SlowStartRule::Rfc5348,
+    };
+    s.slow_increase = f.bool_or("slow_increase", s.slow_increase)?;
+    s.send_on_report = f.bool_or("send_on_report", s.send_on_report)?;
+    s.receive_limit = match f.choice(
+        "receive_limit",
+        &["set", "latest"],
+        receive_limit_name(s.receive_limit),
+    )? {
+        "latest" => ReceiveLimit::Latest,
+        _ => ReceiveLimit::Set,
     };
     s.no_feedback = match f.choice(
         "no_feedback",
@@ -143,6 +168,20 @@ fn increase_name(i: IncreaseRule) -> &'static str {
     match i {
         IncreaseRule::Immediate => "immediate",
         IncreaseRule::Gradual => "gradual",
+    }
+}
+
+fn slow_start_name(r: SlowStartRule) -> &'static str {
+    match r {
+        SlowStartRule::Rfc5348 => "rfc5348",
+        SlowStartRule::Ns2 => "ns2",
+    }
+}
+
+fn receive_limit_name(r: ReceiveLimit) -> &'static str {
+    match r {
+        ReceiveLimit::Set => "set",
+        ReceiveLimit::Latest => "latest",
     }
 }
 

@@ -152,10 +152,12 @@ class FifoAudit(Experiment):
                 exercised[0] > 0 and exercised[1] > 0,
             ),
             Check(
-                "the audit flags the old engine's hold-back on a made-up trace (commit 0c42fbe)",
+                "the audit flags the old engine's hold-back on a made-up trace (commit 0c42fbe; "
+                "self-check: the audit itself, no run)",
                 f"{self_test.late} late, by {self_test.max_late_ns / 1e6:g} ms",
                 "1 late, by 12 ms",
                 self_test.late == 1 and self_test.max_late_ns == 12_000_000,
+                self_check=True,
             ),
         ]
         notes = []

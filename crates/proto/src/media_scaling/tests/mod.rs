@@ -85,9 +85,14 @@ fn as_data(p: &Packet) -> MediaData {
     }
 }
 
-/// A receiver with Max_Intrvl `max_interval` and the rule `c`.
+/// A receiver with Max_Intrvl `max_interval` and the rule `c` (and MM_APP's default player).
 fn receiver(c: ScalingConfig, max_interval: Duration) -> MediaReceiver {
-    MediaReceiver::new(FLOW, Rule::new(&c, max_interval))
+    let player = MmAppConfig {
+        scaling: c,
+        ..MmAppConfig::default()
+    }
+    .player();
+    MediaReceiver::new(FLOW, Rule::new(&c, max_interval), player)
 }
 
 /// Feeds `p` to `e` at `now` and drains what it sends at once.

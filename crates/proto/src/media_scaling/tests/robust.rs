@@ -137,6 +137,9 @@ fn pair(seed: u64) -> (MediaSender, MediaReceiver) {
                 one_decrease_per_rtt: false,
                 feedback_timeout_rtts: f64::INFINITY,
                 min_feedback_timeout: Duration::ZERO,
+                prebuffer: Duration::ZERO,
+                rebuffer: Duration::MAX,
+                max_stall: Duration::ZERO,
             },
             ..MmAppConfig::default()
         }

@@ -148,7 +148,7 @@ fn chaos_never_panics_and_keeps_the_rate_within_limits() {
                 ..VtpConfig::default()
             },
             _ => VtpConfig {
-                e_loss_free_periods: true,
+                e_loss_free_periods: false,
                 rtt_gain: 1.0,
                 sigma: 0.0,
                 rtt_ratio_bound: 0.0,

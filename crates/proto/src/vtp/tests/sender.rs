@@ -130,6 +130,42 @@ fn wireless_loss_in_normal_state_raises_e_without_cut() {
 }
 
 #[test]
+fn e_is_the_error_rate_over_every_normal_period_by_default() {
+    // Paper 004: e is "the error rate". A loss-free report in the normal state counts as a
+    // loss fraction of 0 (the default), so after a period losing 1 of 10 and a loss-free one,
+    // e = 0.875·0.0125 = 0.010 9375; PROTOCOLS.md's rule (`e_loss_free_periods = false`) keeps
+    // 0.0125, the loss fraction of lossy periods only.
+    for (loss_free, want) in [(true, 0.010_937_5), (false, 0.0125)] {
+        let mut s = sender(VtpConfig {
+            e_loss_free_periods: loss_free,
+            ..cfg()
+        });
+        let mut m = VecSink::default();
+        run_until(&mut s, ms(100), &mut m);
+        feed(
+            &mut s,
+            ms(100),
+            &report(fb(ms(0), 4_000_000, 50, 1, 9)),
+            &mut m,
+        );
+        run_until(&mut s, ms(200), &mut m);
+        feed(
+            &mut s,
+            ms(200),
+            &report(fb(ms(100), 4_000_000, 150, 0, 10)),
+            &mut m,
+        );
+        assert!(!s.in_spike());
+        assert!(
+            (s.wireless_loss_estimate() - want).abs() < 1e-12,
+            "{loss_free}: {}",
+            s.wireless_loss_estimate()
+        );
+    }
+    assert!(VtpConfig::default().e_loss_free_periods);
+}
+
+#[test]
 fn e_is_clamped_to_e_max() {
     let mut s = sender(cfg());
     // Forty periods in a row that lose everything, at a constant RTT (NORMAL): unclamped,
