@@ -307,7 +307,12 @@ def _verdict_word(check: Mapping[str, Any]) -> str:
 
 
 def _figures(result: Mapping[str, Any], out: Path) -> dict[str, Any]:
-    """The experiment's figures, drawn now into ``DIR/figures``, as {src, caption}; or why not."""
+    """The experiment's figures as {src, caption}, or why not: those `fairstream reproduce` drew
+    as it evaluated the experiment (listed in ``<id>/figures.json``), else drawn now into
+    ``DIR/figures``."""
+    drawn = _drawn(out, result["id"])
+    if drawn is not None:
+        return drawn
     exp = EXPERIMENTS.get(result["id"])
     if exp is None:
         return {"figures_unknown": True}
@@ -324,6 +329,25 @@ def _figures(result: Mapping[str, Any], out: Path) -> dict[str, Any]:
     }
 
 
+def _drawn(out: Path, exp_id: str) -> dict[str, Any] | None:
+    """The figures listed in ``<id>/figures.json`` when they are all there, or the error drawing
+    them gave; None without that file."""
+    import json
+
+    from .reproduce.campaign import FIGURES_FILE
+
+    try:
+        listed = json.loads((out / exp_id / FIGURES_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if "error" in listed:
+        return {"figures_error": listed["error"]}
+    figures = listed.get("figures", [])
+    if not all((out / f["src"]).is_file() for f in figures):
+        return None
+    return {"figures": figures}
+
+
 def _playout(exp_dir: Path) -> dict[str, Any] | None:
     """The playout summary of the streamer flows in the experiment's runs (`reproduce.media`), if
     any: a table, and how many rows were left out."""
@@ -331,6 +355,14 @@ def _playout(exp_dir: Path) -> dict[str, Any] | None:
 
     runs = exp_dir / "runs"
     dirs = sorted(p for p in runs.iterdir() if p.is_dir()) if runs.is_dir() else []
+    if not dirs and (exp_dir / "data" / "dataset.json").is_file():  # the canonical points of its dataset
+        from .dataset import Dataset
+
+        dataset = Dataset(exp_dir / "data")
+        canonical = (
+            dataset.runs.filter(dataset.runs["replica"] == 0) if "replica" in dataset.index else dataset.runs
+        )
+        dirs = sorted(exp_dir / "data" / key for key in canonical["key"].to_list())
     rows, more = report_rows(dirs)
     table = _points(rows)
     return None if table is None else {**table, "more": more}

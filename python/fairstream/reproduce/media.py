@@ -45,9 +45,11 @@ def report_rows(run_dirs: Sequence[Path], limit: int = 20) -> tuple[list[dict[st
     of them, and how many more there were."""
     rows: list[dict[str, Any]] = []
     for d in run_dirs:
-        if not (d / "summary.json").is_file():
+        try:
+            run = RunResult(d)  # a run directory, or a point of a dataset
+        except FileNotFoundError:
             continue
-        rows.extend({"run": d.name, **r} for r in playout_rows(RunResult(d).summary))
+        rows.extend({"run": d.name, **r} for r in playout_rows(run.summary))
     return rows[:limit], max(0, len(rows) - limit)
 
 
