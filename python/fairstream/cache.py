@@ -15,6 +15,7 @@ Where: `root()`: ``$FAIRSTREAM_CACHE`` if set, else ``$XDG_CACHE_HOME/fairstream
 
     runs/<k[:2]>/<key>.run             one finished run (`fairstream.runfile`)
     experiments/<k[:2]>/<key>/         one evaluated experiment (manifest.json lists its files)
+    plans/<k[:2]>/<key>.json           what validation made of an experiment's scenarios
     tmp/                               entries being written, by process (``<name>.<pid>@<host>``)
 
 No database: an entry is a file (or a directory) written under ``tmp/`` and renamed into place
@@ -65,7 +66,7 @@ ENV = "FAIRSTREAM_CACHE"
 #: never found (and `prune --stale` removes them).
 FORMAT = 1
 
-RUNS, EXPERIMENTS, TMP = "runs", "experiments", "tmp"
+RUNS, EXPERIMENTS, PLANS, TMP = "runs", "experiments", "plans", "tmp"
 MANIFEST = "manifest.json"
 
 
@@ -223,12 +224,14 @@ def read_table(data: bytes) -> pl.DataFrame:
 
 
 class RunEntry:
-    """One run in the cache (`fairstream.runfile`), read member by member, each member's CRC
-    checked as it is read."""
+    """One run in the cache (`fairstream.runfile`), read member by member. `RunCache.get` checked
+    every member's CRC as it found the entry; a member read later is checked again only when the
+    entry was made without that check (`verified` False)."""
 
-    def __init__(self, path: Path, manifest: dict[str, Any]):
+    def __init__(self, path: Path, manifest: dict[str, Any], verified: bool = False):
         self.path = path
         self.manifest = manifest
+        self.verified = verified
 
     @property
     def key(self) -> str:
@@ -236,7 +239,7 @@ class RunEntry:
 
     def _read(self, member: str) -> bytes:
         with open(self.path, "rb") as f:
-            return runfile.read_member(f, self.manifest, member)
+            return runfile.read_member(f, self.manifest, member, check=not self.verified)
 
     def summary_text(self) -> str:
         return self._read("summary.json").decode("utf-8")
@@ -349,7 +352,7 @@ class RunCache:
             return None
         _touch(path)
         self.hits += 1
-        return RunEntry(path, manifest)
+        return RunEntry(path, manifest, verified=True)
 
     def _discard(self, path: Path, why: str) -> None:
         self.discarded.append(f"{path}: {why}")
@@ -390,6 +393,39 @@ class RunCache:
             raise
         self.stored += 1
         return target
+
+    # ----------------------------------------------------------------------- small JSON entries
+
+    def json_path(self, kind: str, key: str) -> Path:
+        return self.root / kind / key[:2] / f"{key}.json"
+
+    def get_json(self, kind: str, key: str) -> Any:
+        """The JSON entry `key` of `kind` (a reproduction's planned scenarios), or None (also for
+        one that does not parse: it is computed again). Not read under ``refresh``."""
+        if self.refresh:
+            return None
+        path = self.json_path(kind, key)
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(doc, dict) or doc.get("key") != key or "value" not in doc:
+            return None
+        _touch(path)
+        return doc["value"]
+
+    def put_json(self, kind: str, key: str, value: Any) -> None:
+        """Stores `value` as the JSON entry `key` of `kind`, atomically."""
+        target = self.json_path(kind, key)
+        tmp = self._dir(self.root / TMP) / f"{target.name}.{os.getpid()}@{output._host()}"
+        b = build()
+        doc = {"format": FORMAT, "key": key, "inputs": {"version": b.version, "build": b.id}, "value": value}
+        try:
+            tmp.write_text(json.dumps(doc), encoding="utf-8")
+            os.replace(tmp, self._dir(target.parent) / target.name)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
     # ----------------------------------------------------------------------- experiment entries
 
@@ -470,7 +506,7 @@ class RunCache:
 
     def entries(self) -> Iterator[tuple[str, Path, os.stat_result]]:
         """(kind, path, stat) of every entry: kind ``run`` or ``experiment``."""
-        for kind, sub in (("run", RUNS), ("experiment", EXPERIMENTS)):
+        for kind, sub in (("run", RUNS), ("experiment", EXPERIMENTS), ("plan", PLANS)):
             base = self.root / sub
             if not base.is_dir():
                 continue
@@ -485,7 +521,7 @@ class RunCache:
                     yield kind, path, st
 
     def entry_size(self, kind: str, path: Path, st: os.stat_result) -> int:
-        if kind == "run":
+        if kind in ("run", "plan"):
             return st.st_size
         return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
@@ -495,6 +531,8 @@ class RunCache:
             if kind == "run":
                 with open(path, "rb") as f:
                     manifest = runfile.read_manifest(f)
+            elif kind == "plan":
+                manifest = json.loads(path.read_text(encoding="utf-8"))
             else:
                 manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
         except (OSError, ValueError, KeyError):
@@ -616,7 +654,7 @@ def clear_staging(base: Path) -> list[Path]:
 
 
 def _remove_entry(kind: str, path: Path) -> None:
-    if kind == "run":
+    if kind in ("run", "plan"):
         path.unlink(missing_ok=True)
     else:
         output._rmtree(path)

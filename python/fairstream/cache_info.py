@@ -36,8 +36,8 @@ def format_info(info: dict[str, Any], now: float | None = None) -> str:
         f"this build: {info['build']}",
         f"size: {format_bytes(info['bytes'])}",
     ]
-    labels = {"run": "runs", "experiment": "evaluated experiments"}
-    for kind in ("run", "experiment"):
+    labels = {"run": "runs", "experiment": "evaluated experiments", "plan": "planned reproductions"}
+    for kind in ("run", "experiment", "plan"):
         k = info["kinds"].get(kind)
         if not k:
             lines.append(f"{labels[kind]}: none")

@@ -129,16 +129,23 @@ def execute(spec: RunSpec, cache: RunCache | None) -> Outcome:
         raise stop from None
     scratch = None
     run_dir = None
+    record = None
     if spec.keep_dir is not None:
         run_dir = write_results(sim, spec.keep_dir)
-    elif cache is not None and (_large(sim) or records_pcap(sim.resolved_toml())):
-        import tempfile
+    elif cache is not None:
+        if not (_large(sim) or records_pcap(sim.resolved_toml())):
+            record = RunRecord.of(sim)
+            if sum(len(t) for t in record.tables.values()) > IPC_MAX_BYTES:
+                record = None  # long series: compact Parquet instead
+        if record is None:
+            import tempfile
 
-        scratch = Path(tempfile.mkdtemp(prefix="run.", dir=_scratch(cache)))
-        run_dir = scratch / "run"
-        sim.write_results(str(run_dir))
+            scratch = Path(tempfile.mkdtemp(prefix="run.", dir=_scratch(cache)))
+            run_dir = scratch / "run"
+            sim.write_results(str(run_dir))
     try:
-        record = RunRecord.of(sim) if run_dir is None else RunRecord.of_dir(sim, run_dir)
+        if record is None:
+            record = RunRecord.of(sim) if run_dir is None else RunRecord.of_dir(sim, run_dir)
         if cache is not None and spec.key is not None:
             b = build()
             cache.put(spec.key, record, {"version": b.version, "build": b.id, "seed": spec.seed})
@@ -160,6 +167,11 @@ def execute(spec: RunSpec, cache: RunCache | None) -> Outcome:
         record.events,
         cost_s=time.perf_counter() - started,
     )
+
+
+#: A run whose tables take more than this as Arrow IPC streams is stored as Parquet files (snappy,
+#: several times smaller for long series), written by the core.
+IPC_MAX_BYTES = 256 << 10
 
 
 def _large(sim: Any) -> bool:

@@ -153,7 +153,7 @@ class DatasetWriter:
             row = self._rows[at]
             return {**{c: row[c] for c in index_cols}, **{columns[p]: row[p] for p in self.params}}
 
-        lead_frame = _frame([lead_of(at) for at in order], lead).with_row_index("__at")
+        lead_frame = _frame([lead_of(at) for at in order], lead)
         position = {at: i for i, at in enumerate(order)}
         run_cols = [*index_cols, *self.params, *RUN_COLUMNS]
         runs = _frame([self._rows[at] for at in order], run_cols).rename(columns)
@@ -163,15 +163,15 @@ class DatasetWriter:
             frames = self._frames[name]
             if not frames:
                 continue
-            parts = [
-                frames[at].with_columns(pl.lit(position[at], pl.UInt32).alias("__at"))
-                for at in order
-                if at in frames
-            ]
-            rows = pl.concat(parts, how="diagonal_relaxed")
-            rows = rows.join(lead_frame, on="__at", how="left", maintain_order="left")
+            ats = [at for at in order if at in frames]
+            rows = pl.concat([frames[at] for at in ats], how="diagonal_relaxed", rechunk=False)
+            # each row's point: its position, repeated over the point's rows
+            at = pl.Series([position[a] for a in ats], dtype=pl.UInt32).repeat_by(
+                pl.Series([frames[a].height for a in ats], dtype=pl.UInt32)
+            )
+            heads = lead_frame.select(pl.all().gather(at.explode()))
             _write(
-                rows.select([*lead, *[c for c in rows.columns if c not in lead and c != "__at"]]),
+                heads.hstack(rows.drop([c for c in lead if c in rows.columns])),
                 self.directory / f"{name}.parquet",
             )
             written.append(name)
@@ -223,7 +223,9 @@ def _kind(value: Any) -> str:
 
 
 def _write(frame: pl.DataFrame, path: Path) -> None:
-    frame.rechunk().write_parquet(path, compression="zstd", statistics=True, row_group_size=ROW_GROUP)
+    frame.write_parquet(
+        path, compression="zstd", compression_level=1, statistics=True, row_group_size=ROW_GROUP
+    )
 
 
 # --------------------------------------------------------------------------- reading

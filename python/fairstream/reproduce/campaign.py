@@ -139,7 +139,6 @@ class Campaign:
         limit = memory_limit(max_memory)
         target = output.prepare(output_dir, "reproduce", force)
         per_run = memory_per_run(limit, jobs, 0, scheduler)
-        self.plans = [self._plan(exp, per_run) for exp in self.experiments]
         temporary = None
         store = _run_cache(self.cache)
         if store is None:  # no cache wanted: one of this call's own, for the evaluations to read
@@ -149,28 +148,52 @@ class Campaign:
             temporary = tempfile.mkdtemp(prefix=f".{target.name}.cache-", dir=target.parent)
             store = RunCache(temporary)
         try:
+            self.plans = [self._plan(exp, store) for exp in self.experiments]
+            self._check_memory(store, per_run)
             with output.staged(output_dir, "reproduce", force, target=target) as out:
                 return self._run(out, store, per_run, jobs, quiet, scheduler)
         finally:
             if temporary is not None:
                 output._rmtree(Path(temporary))
 
-    def _plan(self, exp: Experiment, per_run: int | None) -> Plan:
-        from ..cache import run_key
+    def _plan(self, exp: Experiment, store: RunCache) -> Plan:
+        """The experiment's runs, each validated and keyed. What validation returns for the same
+        scenario dicts on the same build is remembered in the cache (`PLANS`): a reproduction run
+        again neither writes its 2 769 scenarios as TOML nor validates them again (the memory
+        check of a run that is to run is made later, `_check_memory`)."""
+        from ..cache import PLANS, run_key
 
         points = _plan(exp, self.quick)
         count = replica_count(exp, self.quick, self.replicas)
         copies = [[replica_point(p, r) for p in points] for r in range(1, count + 1)]
-        jobs = []
-        for r, replica in enumerate([points, *copies]):
-            for i, point in enumerate(replica):
-                where = point.key if not r else f"r{r} {point.key}"
-                text, filename = _task(exp, point, where)
-                resolved = _core.validate(text, filename, per_run)  # and the memory its run needs
-                jobs.append(Job(r, i, point, text, filename, resolved, run_key(resolved)))
+        every = [
+            (r, i, point) for r, replica in enumerate([points, *copies]) for i, point in enumerate(replica)
+        ]
+        memo_key = _plan_key(exp, [point.scenario for _, _, point in every])
+        memo = store.get_json(PLANS, memo_key)
+        if memo is None or len(memo) != len(every):
+            memo = []
+            for r, _, point in every:
+                text, filename = _task(exp, point, point.key if not r else f"r{r} {point.key}")
+                memo.append([text, filename, _core.validate(text, filename)])
+            store.put_json(PLANS, memo_key, memo)
+        jobs = [
+            Job(r, i, point, text, filename, resolved, run_key(resolved))
+            for (r, i, point), (text, filename, resolved) in zip(every, memo, strict=True)
+        ]
         plan = Plan(exp, points, copies, jobs)
         plan.key = experiment_key(plan, self.quick, self.keep_runs)
         return plan
+
+    def _check_memory(self, store: RunCache, per_run: int | None) -> None:
+        """Refuses (`fairstream.ScenarioError`), before anything runs or is written, a run the
+        cache does not hold whose estimated memory exceeds `per_run`."""
+        checked: set[str] = set()
+        for plan in self.plans:
+            for job in plan.jobs:
+                if job.key not in checked and not store.path(job.key).is_file():
+                    _core.validate(job.text, job.filename, per_run)
+                    checked.add(job.key)
 
     def _run(
         self,
@@ -339,6 +362,18 @@ def experiment_key(plan: Plan, quick: bool, keep_runs: bool) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def _plan_key(exp: Experiment, docs: list[Any]) -> str:
+    """The key of an experiment's planned scenarios: the dicts themselves, the scenario file's
+    name (errors name it), and the build (whose validation is remembered)."""
+    from ..cache import build
+
+    b = build()
+    doc = {"format": FORMAT, "file": str(exp.scenario_path()), "id": exp.id, "build": [b.version, b.id]}
+    h = hashlib.sha256(json.dumps(doc, sort_keys=True).encode())
+    h.update(json.dumps(docs, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
 def _params(point: Point) -> str:
     return json.dumps(point.params, sort_keys=True, default=str)
 
@@ -390,6 +425,7 @@ def evaluate_group(call: GroupCall) -> list[dict[str, Any]]:
         return shared[job.key]
 
     results = []
+    datasets: dict[tuple[Any, ...], Path] = {}  # the same points and runs: the same dataset
     for plan in call.plans:
         by_point = {(j.replica, j.point.key): j for j in plan.jobs}
         layout = ("runs", REPLICA_DIR) if call.keep_runs else (DATA_DIR, DATA_DIR)
@@ -407,8 +443,13 @@ def evaluate_group(call: GroupCall) -> list[dict[str, Any]]:
         (exp_dir / RESULT_FILE).write_text(
             json.dumps(result, indent=2, allow_nan=False) + "\n", encoding="utf-8"
         )
-        runs = [(j, run_of(plan, j)) for j in plan.jobs]
-        _write_dataset(plan, exp_dir / DATA_DIR, runs, call.keep_runs, call.cache.root)
+        same = tuple((j.replica, j.index, j.point.key, j.key, _params(j.point)) for j in plan.jobs)
+        if same in datasets:  # the h2h-* experiments: one dataset, written once
+            _copy_tree(datasets[same], exp_dir / DATA_DIR)
+        else:
+            runs = [(j, run_of(plan, j)) for j in plan.jobs]
+            _write_dataset(plan, exp_dir / DATA_DIR, runs, call.keep_runs, call.cache.root)
+            datasets[same] = exp_dir / DATA_DIR
         figures = _draw(plan.exp, result, out)
         (exp_dir / FIGURES_FILE).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
         names = [
@@ -422,6 +463,12 @@ def evaluate_group(call: GroupCall) -> list[dict[str, Any]]:
         call.cache.put_dir(plan.key, out, names, {"id": plan.exp.id})
         results.append(result)
     return results
+
+
+def _copy_tree(source: Path, target: Path) -> None:
+    import shutil
+
+    shutil.copytree(source, target, dirs_exist_ok=True)
 
 
 def _write_dataset(
