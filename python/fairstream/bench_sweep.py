@@ -6,14 +6,18 @@ in a fresh process with a cold run cache of its own, on all cores; then again, u
 every point comes from the cache. Reported:
 
 - ``wall_s``: the whole command, interpreter start-up, worker start-up and the dataset included;
+- ``sweep_wall_s``: the `fairstream.sweep` call alone, in a fresh process with fairstream
+  imported (its workers' start-up, planning, runs and dataset included; the interpreter's and the
+  command line's start-up not);
 - ``simulation_s``: the runs' own simulation time, summed (the ``wall_time_s`` the dataset's runs
   table records of each run);
-- ``overhead_per_point_ms``: (wall × cores − simulation) / N, the issue's measure: every core's
-  time the sweep used that no simulation did, shared out over the points;
+- ``overhead_per_point_ms``: (sweep wall × cores − simulation) / N, the issue's measure: every
+  core's time the sweep used that no simulation did, shared out over the points; and
+  ``command_overhead_per_point_ms``, the same of the whole command;
 - ``cpu_overhead_per_point_ms``: the same from the CPU time the command and its workers used
   (``getrusage``) rather than wall × cores: it does not count a core left idle, nor time another
   process took from this one;
-- ``warm_wall_s``: the second, unchanged sweep.
+- ``warm_wall_s``: the second, unchanged command, every point from the cache.
 
 The machine should be idle: the 1-minute load is waited for (as `fairstream bench` does) and
 reported with the figures.
@@ -52,7 +56,7 @@ def measure_sweep(points: int = 1000, *, idle_wait_s: float = 120.0, quiet: bool
         argv = [sys.executable, "-m", "fairstream", "sweep", str(scenario), "--set", "duration=1s"]
         argv += ["--set", f"seed={seeds}", "-o", str(out), "-q", "--force"]
         env = {**os.environ, "FAIRSTREAM_CACHE": str(base / "cache")}
-        say(f"sweep of {points} one-second B3 runs on {cores} cores, cold cache")
+        say(f"sweep of {points} one-second B3 runs on {cores} cores, cold cache, as a command")
         cold = _timed(argv, env)
         runs = pl.read_parquet(out / "data" / "runs.parquet")
         simulation = float(runs["wall_time_s"].sum())
@@ -60,6 +64,15 @@ def measure_sweep(points: int = 1000, *, idle_wait_s: float = 120.0, quiet: bool
         say("the same sweep again, every point from the cache")
         warm = _timed(argv, env)
         cached = int(pl.read_parquet(out / "data" / "runs.parquet")["cached"].sum())
+        say("the fairstream.sweep call alone, cold cache")
+        api_env = {**env, "FAIRSTREAM_CACHE": str(base / "cache-api")}
+        script = _API.format(scenario=str(scenario), points=points, out=str(base / "api"))
+        proc = subprocess.run([sys.executable, "-c", script], env=api_env, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"the sweep failed: {proc.stderr.strip()}")
+        sweep_wall = float(proc.stdout.strip().splitlines()[-1])
+        api_runs = pl.read_parquet(base / "api" / "data" / "runs.parquet")
+        api_simulation = float(api_runs["wall_time_s"].sum())
     return {
         "points": points,
         "cores": cores,
@@ -67,7 +80,10 @@ def measure_sweep(points: int = 1000, *, idle_wait_s: float = 120.0, quiet: bool
         "cpu_s": cold["cpu_s"],
         "simulation_s": simulation,
         "events": events,
-        "overhead_per_point_ms": 1000 * (cold["wall_s"] * cores - simulation) / points,
+        "sweep_wall_s": sweep_wall,
+        "sweep_simulation_s": api_simulation,
+        "overhead_per_point_ms": 1000 * (sweep_wall * cores - api_simulation) / points,
+        "command_overhead_per_point_ms": 1000 * (cold["wall_s"] * cores - simulation) / points,
         "cpu_overhead_per_point_ms": 1000 * (cold["cpu_s"] - simulation) / points,
         "warm_wall_s": warm["wall_s"],
         "warm_from_cache": cached,
@@ -75,6 +91,15 @@ def measure_sweep(points: int = 1000, *, idle_wait_s: float = 120.0, quiet: bool
         "load_after": load_average(),
         "machine": machine(),
     }
+
+
+_API = """
+import time, fairstream
+grid = {{"duration": ["1s"], "seed": list(range({points}))}}
+started = time.perf_counter()
+fairstream.sweep({scenario!r}, grid, {out!r}, force=True)
+print(time.perf_counter() - started)
+"""
 
 
 def _timed(argv: list[str], env: dict[str, str]) -> dict[str, float]:
@@ -97,9 +122,12 @@ def format_sweep(row: dict[str, Any]) -> str:
     return "\n".join(
         [
             f"sweep of {row['points']} one-second B3 runs on {row['cores']} cores ({row['events']:,} events)",
-            f"  wall {row['wall_s']:.2f} s, CPU {row['cpu_s']:.2f} s, simulation {row['simulation_s']:.3f} s",
-            f"  overhead per point: {row['overhead_per_point_ms']:.2f} ms (wall x cores - simulation), "
-            f"{row['cpu_overhead_per_point_ms']:.2f} ms (CPU - simulation)",
+            f"  fairstream.sweep: wall {row['sweep_wall_s']:.2f} s, simulation "
+            f"{row['sweep_simulation_s']:.3f} s: overhead per point {row['overhead_per_point_ms']:.2f} ms "
+            "(wall x cores - simulation)",
+            f"  the command: wall {row['wall_s']:.2f} s, CPU {row['cpu_s']:.2f} s, simulation "
+            f"{row['simulation_s']:.3f} s: overhead per point {row['command_overhead_per_point_ms']:.2f} ms "
+            f"(wall x cores - simulation), {row['cpu_overhead_per_point_ms']:.2f} ms (CPU - simulation)",
             f"  again, every point from the cache ({row['warm_from_cache']}): {row['warm_wall_s']:.2f} s",
             f"  1-min load before {load.get('load')}, after {row['load_after']} ({idle})",
         ]

@@ -47,7 +47,7 @@ import io
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -253,6 +253,15 @@ class RunEntry:
     @property
     def tables(self) -> list[str]:
         return list(self.manifest["tables"])
+
+    def tables_bytes(self, names: Iterable[str]) -> dict[str, bytes]:
+        """The tables `names` the run recorded, as stored, read through one open file."""
+        members = {n: self.manifest["tables"][n] for n in names if n in self.manifest["tables"]}
+        with open(self.path, "rb") as f:
+            return {
+                n: runfile.read_member(f, self.manifest, m, check=not self.verified)
+                for n, m in members.items()
+            }
 
     def table_bytes(self, name: str) -> bytes | None:
         """Table `name` as stored (Parquet or an Arrow IPC stream), or None when not recorded."""

@@ -196,16 +196,81 @@ def records_pcap(resolved: str) -> bool:
     return re.search(r"^pcap\s*=\s*\[\s*[^\]\s]", resolved, flags=re.M) is not None
 
 
+def warm(_: Any = None) -> None:
+    """A worker's first call: the modules every run needs, imported while the parent plans."""
+    from . import _core, api, cache  # noqa: F401
+
+
+@dataclass(frozen=True)
+class PlanChunk:
+    """Points of a sweep to write as TOML and validate (in a worker): the base scenario, each
+    point's overrides and filename, and the memory a run may use."""
+
+    base: dict[str, Any]
+    overrides: tuple[dict[str, Any], ...]
+    files: tuple[str, ...]
+    max_memory: int | None
+
+
+def plan_chunk(chunk: PlanChunk) -> list[tuple[str, str] | tuple[str, str, str]]:
+    """Each point's (TOML text, resolved scenario), or ("error", kind, message) when it does not
+    validate (kind: the exception's class name)."""
+    from . import _core, tomlio
+    from .scenario import with_overrides_shared
+
+    out: list[tuple[str, str] | tuple[str, str, str]] = []
+    memo: dict[int, tuple[Any, str]] = {}  # the tables the points share, written once
+    for overrides, file in zip(chunk.overrides, chunk.files, strict=True):
+        try:
+            text = tomlio.dumps_shared(with_overrides_shared(chunk.base, overrides), memo)
+            out.append((text, _core.validate(text, file, chunk.max_memory)))
+        except (ValueError, TypeError) as err:
+            out.append(("error", type(err).__name__, str(err)))
+    return out
+
+
+#: Points written and validated per call when a sweep is planned on the workers.
+PLAN_CHUNK = 64
+
+
+def plan_points(
+    batch: Batch,
+    base: dict[str, Any],
+    points: Sequence[dict[str, Any]],
+    files: Sequence[str],
+    max_memory: int | None,
+) -> list[tuple[str, str]]:
+    """Every point's (TOML text, resolved scenario), written and validated on the batch's workers
+    in chunks; the first point (in grid order) that does not validate is raised
+    (`fairstream.ScenarioError`, or the ValueError or TypeError of a value), before anything runs.
+    Ctrl-C raises `Interrupted`: nothing ran."""
+    from . import _core
+
+    results: dict[Any, list[Any]] = {}
+    for start in range(0, len(points), PLAN_CHUNK):
+        end = min(start + PLAN_CHUNK, len(points))
+        chunk = PlanChunk(base, tuple(points[start:end]), tuple(files[start:end]), max_memory)
+        batch.submit(("plan", start), plan_chunk, chunk)
+    try:
+        for tag, value in batch.results():
+            if isinstance(tag, tuple) and tag[0] == "plan":
+                results[tag] = value
+    except BatchInterrupted:
+        raise Interrupted("interrupted while the points were checked; nothing ran") from None
+    planned: list[Any] = [p for start in range(0, len(points), PLAN_CHUNK) for p in results[("plan", start)]]
+    for item in planned:
+        if item[0] == "error" and len(item) == 3:
+            kind = {"ScenarioError": _core.ScenarioError, "TypeError": TypeError}.get(item[1], ValueError)
+            raise kind(item[2])
+    return planned
+
+
 # --------------------------------------------------------------------------- in the parent
 
 
 def outcome_of(entry: Any, hand_back: Sequence[str] = ()) -> Outcome:
     """The outcome of a run the cache holds (a `fairstream.cache.RunEntry`)."""
-    tables = {}
-    for name in hand_back:
-        data = entry.table_bytes(name)
-        if data is not None:
-            tables[name] = data
+    tables = entry.tables_bytes(hand_back)
     manifest = entry.manifest
     return Outcome(
         entry.key,

@@ -79,7 +79,10 @@ class DatasetWriter:
         self.tables = [t for t in (*SMALL_TABLES, *LARGE_TABLES) if t in set(tables)]
         self.replicas = replicas
         self._rows: dict[tuple[int, int], dict[str, Any]] = {}
-        self._frames: dict[str, dict[tuple[int, int], pl.DataFrame]] = {t: {} for t in self.tables}
+        self._frames: dict[str, dict[tuple[int, int], pl.DataFrame | bytes]] = {t: {} for t in self.tables}
+        self._links: dict[
+            tuple[int, int], list[dict[str, Any]]
+        ] = {}  # link_summary, made into one frame at the end
         self._pcaps: list[tuple[str, Path]] = []
 
     def add(
@@ -99,7 +102,6 @@ class DatasetWriter:
         may be missing or None),
         and `run`: what else the runs table records of it (cache key, wall time, events, cached,
         scenario)."""
-        import polars as pl
 
         at = (replica, index)
         row = {"point": index, "key": key, **({"replica": replica} if self.replicas else {})}
@@ -120,15 +122,36 @@ class DatasetWriter:
         self._rows[at] = row
         for name in self.tables:
             frame = tables.get(name)
-            if isinstance(frame, bytes):
-                from .cache import read_table
-
-                frame = read_table(frame)
             if name == "link_summary" and frame is None:
-                frame = pl.DataFrame(summary.get("links", []))
-            if frame is not None and frame.height:
-                self._frames[name][at] = frame
+                self._links[at] = list(summary.get("links", []))
+            elif isinstance(frame, bytes) or (frame is not None and frame.height):
+                self._frames[name][at] = frame  # bytes are read as the dataset is written
         self._pcaps.extend((key if not replica else f"r{replica}/{key}", p) for p in pcaps)
+
+    def _decode(self) -> None:
+        """Every table's bytes read into frames (empty ones dropped); link_summary made from the
+        summaries' links, one frame per point."""
+        import polars as pl
+
+        from .cache import read_table
+
+        for frames in self._frames.values():
+            for at, frame in list(frames.items()):
+                if isinstance(frame, bytes):
+                    frame = read_table(frame)
+                if frame.height:
+                    frames[at] = frame
+                else:
+                    del frames[at]
+        if self._links and "link_summary" in self._frames:
+            rows = [{"__at": i, **link} for i, at in enumerate(self._links) for link in self._links[at]]
+            if rows:
+                every = pl.DataFrame(rows, infer_schema_length=None)
+                parts = every.partition_by("__at", as_dict=True, include_key=False)
+                ats = list(self._links)
+                for (i,), frame in parts.items():
+                    self._frames["link_summary"][ats[i]] = frame
+            self._links = {}
 
     def _columns(self) -> dict[str, str]:
         """Parameter name -> column name (prefixed where a table has a column of that name)."""
@@ -144,6 +167,7 @@ class DatasetWriter:
         import polars as pl
 
         self.directory.mkdir(parents=True, exist_ok=True)
+        self._decode()
         columns = self._columns()
         order = sorted(self._rows)
         index_cols = ["point", "key", *(["replica"] if self.replicas else [])]

@@ -107,6 +107,16 @@ class Batch:
         else:
             self._queue.append((tag, fn, arg))
 
+    def warm_up(self) -> None:
+        """Starts the worker processes now, each importing what a run needs, so that they are ready
+        by the time the caller has planned what to run (nothing to do in this process)."""
+        if self.local:
+            return
+        from .campaign import warm
+
+        for i in range(self.workers):
+            self.submit(("warm", i), warm, None)
+
     @property
     def pending(self) -> int:
         """Calls queued or in flight."""

@@ -34,7 +34,7 @@ from .interrupt import Interrupted, write_marker
 from .parallel import memory_per_run
 from .progress import TaskProgress
 from .results import RunResult
-from .scenario import ScenarioLike, load, with_overrides
+from .scenario import ScenarioLike, load
 
 if TYPE_CHECKING:
     import polars as pl
@@ -170,10 +170,8 @@ def sweep(
     which is how a sweep interrupted (Ctrl-C, ``kill -9``, a lost worker) resumes.
     """
     from .api import _run_cache, check_seed, memory_limit
-    from .cache import run_key
-    from .campaign import CampaignInterrupted, RunSpec, records_pcap, run_specs
-    from .dataset import DatasetWriter
-    from .results import TABLES
+    from .campaign import plan_points
+    from .parallel import Batch
 
     check_seed(seed)
     limit = memory_limit(max_memory)
@@ -184,53 +182,98 @@ def sweep(
     points = grid_points(grid)
     per_run = memory_per_run(limit, jobs, len(points), scheduler)
     store = _run_cache(cache)
-    checked = []
-    for overrides in points:
-        text = tomlio.dumps(with_overrides(base, overrides))
-        label = ", ".join(f"{k}={v}" for k, v in overrides.items())
-        point_file = f"{filename} with {label}"
-        resolved = _core.validate(text, point_file, per_run)  # and the memory its run needs
-        checked.append((text, point_file, label, resolved))
-    keep = [keep_runs or records_pcap(resolved) for *_, resolved in checked]
+    batch = Batch(jobs, scheduler, calls_hint=len(points))
+    try:
+        batch.warm_up()  # the workers start while the points are planned
+        labels = [", ".join(f"{k}={v}" for k, v in overrides.items()) for overrides in points]
+        files = [f"{filename} with {label}" for label in labels]
+        planned = plan_points(batch, base, points, files, per_run)  # every point valid, or nothing runs
+        checked = [
+            _Point(i, overrides, text, file, label, resolved)
+            for i, (overrides, (text, resolved), file, label) in enumerate(
+                zip(points, planned, files, labels, strict=True)
+            )
+        ]
+        doc = {"scenario": filename, "grid": {k: list(v) for k, v in grid.items()}}
+        result = _run(output_dir, target, force, doc, checked, store, batch, seed, per_run, keep_runs, quiet)
+    except BaseException:
+        batch.close(killed=True)
+        raise
+    batch.close()
+    return result
+
+
+@dataclass(frozen=True)
+class _Point:
+    """A sweep's point, planned: its overrides, TOML text, filename, label and resolved scenario."""
+
+    index: int
+    overrides: dict[str, Any]
+    text: str
+    file: str
+    label: str
+    resolved: str
+
+
+def _run(
+    output_dir: str | os.PathLike[str],
+    target: Path,
+    force: bool,
+    doc: dict[str, Any],
+    checked: list[_Point],
+    store: RunCache | None,
+    batch: Any,
+    seed: int | None,
+    per_run: int | None,
+    keep_runs: bool,
+    quiet: bool,
+) -> SweepResult:
+    """Runs the planned points into the staged output directory (see `sweep`)."""
+    from .cache import run_key
+    from .campaign import CampaignInterrupted, RunSpec, records_pcap, run_specs
+    from .dataset import DatasetWriter
+    from .results import TABLES
+
+    keep = [keep_runs or records_pcap(p.resolved) for p in checked]
     meta = [
         {
-            "index": i,
-            "dir": f"{RUNS_DIR if keep[i] else DATA_DIR}/{i:04d}",
-            "overrides": overrides,
-            "run_key": run_key(checked[i][3], seed) if store is not None else None,
+            "index": p.index,
+            "dir": f"{RUNS_DIR if keep[p.index] else DATA_DIR}/{p.index:04d}",
+            "overrides": p.overrides,
+            "run_key": run_key(p.resolved, seed) if store is not None else None,
         }
-        for i, overrides in enumerate(points)
+        for p in checked
     ]
-    doc = {"scenario": filename, "grid": {k: list(v) for k, v in grid.items()}, "points": meta}
+    doc = {**doc, "points": meta}
     with output.staged(output_dir, "sweep", force, target=target) as tmp:
         specs = [
             RunSpec(
-                text,
-                point_file,
+                p.text,
+                p.file,
                 point["run_key"],
                 seed,
                 per_run,
-                str(tmp / point["dir"]) if keep[point["index"]] else None,
+                str(tmp / point["dir"]) if keep[p.index] else None,
                 tuple(TABLES),
-                label,
+                p.label,
             )
-            for (text, point_file, label, _), point in zip(checked, meta, strict=True)
+            for p, point in zip(checked, meta, strict=True)
         ]
         writer = DatasetWriter(
             tmp / DATA_DIR,
-            list(grid),
+            list(doc["grid"]),
             tables=[*SMALL_TABLES, *LARGE_TABLES],
             cache=None if store is None else store.root,
         )
 
         def add(indices: list[int], outcome: Outcome) -> None:
             for i in indices:
-                info = outcome.run_info(checked[i][3])
-                writer.add(i, f"{i:04d}", points[i], outcome.summary, outcome.tables, run=info)
+                info = outcome.run_info(checked[i].resolved)
+                writer.add(i, f"{i:04d}", checked[i].overrides, outcome.summary, outcome.tables, run=info)
 
         progress = TaskProgress("sweep", len(specs), quiet=quiet)
         try:
-            run_specs(specs, store, jobs=jobs, scheduler=scheduler, progress=progress, on_outcome=add)
+            run_specs(specs, store, progress=progress, on_outcome=add, batch=batch)
         except CampaignInterrupted as stop:
             progress.close()
             writer.close()
