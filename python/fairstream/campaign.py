@@ -317,20 +317,6 @@ class Chunker:
         return Chunk(specs, self.cache)
 
 
-class CampaignInterrupted(Interrupted):
-    """Ctrl-C stopped a campaign: `finished` (spec index -> Outcome) went to their end (and are in
-    the cache), `stopped` were stopped part-way, the rest did not run."""
-
-    def __init__(self, total: int, finished: dict[int, Outcome], stopped: Sequence[int], lost: int = 0):
-        super().__init__(
-            f"interrupted: {len(finished)} of {total} runs finished, {len(stopped)} stopped part-way"
-        )
-        self.total = total
-        self.finished = finished
-        self.stopped = sorted(stopped)
-        self.lost = lost
-
-
 def run_specs(
     specs: Sequence[RunSpec],
     cache: RunCache | None,
@@ -347,7 +333,9 @@ def run_specs(
     `batch`: run on this `fairstream.parallel.Batch` (its owner may submit other calls to it, whose
     results go to `on_other` as (tag, result)); by default one of this call's own.
 
-    A run that fails cancels the rest and its error is raised; Ctrl-C raises `CampaignInterrupted`.
+    A run that fails cancels the rest and its error is raised; Ctrl-C raises `BatchInterrupted`
+    whose `finished` holds the outcomes by spec index (each of them is in the cache) and whose
+    `stopped` the indices of the runs stopped part-way.
     Either way `progress` is closed (its bar cleared, the cursor given back).
     """
     from .parallel import Batch
@@ -438,7 +426,7 @@ def run_specs(
             batch.close(killed=True)
         if progress is not None:
             progress.close()
-        raise CampaignInterrupted(len(specs), outcomes, stopped, stop.lost) from None
+        raise BatchInterrupted(len(specs), outcomes, stopped, stop.lost) from None
     except BaseException:
         if own:
             batch.close(killed=True)

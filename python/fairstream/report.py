@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -316,17 +315,10 @@ def _figures(result: Mapping[str, Any], out: Path) -> dict[str, Any]:
     exp = EXPERIMENTS.get(result["id"])
     if exp is None:
         return {"figures_unknown": True}
-    try:
-        figures = exp.figures(result, out / result["id"], out / FIGURE_DIR)
-    except Exception as err:  # a broken figure must not cost the rest of the report
-        print(f"report: figures of {result['id']} failed: {err!r}", file=sys.stderr)
-        return {"figures_error": repr(err)}
-    return {
-        "figures": [
-            {"src": fig.path.resolve().relative_to(out.resolve()).as_posix(), "caption": fig.caption}
-            for fig in figures
-        ]
-    }
+    from .reproduce.campaign import draw
+
+    figures = draw(exp, result, out, "report")  # a broken figure must not cost the rest of the report
+    return {"figures_error": figures["error"]} if "error" in figures else figures
 
 
 def _drawn(out: Path, exp_id: str) -> dict[str, Any] | None:

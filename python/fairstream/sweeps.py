@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _core, output, tomlio
 from .dataset import LARGE_TABLES, SMALL_TABLES, Dataset
-from .interrupt import Interrupted, write_marker
+from .interrupt import BatchInterrupted, Interrupted, write_marker
 from .parallel import memory_per_run
 from .progress import TaskProgress
 from .results import RunResult
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from .cache import RunCache
-    from .campaign import CampaignInterrupted, Outcome
+    from .campaign import Outcome
 
 #: Where a sweep keeps its dataset, and, when asked, its run directories.
 DATA_DIR, RUNS_DIR = "data", "runs"
@@ -230,7 +230,7 @@ def _run(
 ) -> SweepResult:
     """Runs the planned points into the staged output directory (see `sweep`)."""
     from .cache import run_key
-    from .campaign import CampaignInterrupted, RunSpec, records_pcap, run_specs
+    from .campaign import RunSpec, records_pcap, run_specs
     from .dataset import DatasetWriter
     from .results import TABLES
 
@@ -274,7 +274,7 @@ def _run(
         progress = TaskProgress("sweep", len(specs), quiet=quiet)
         try:
             run_specs(specs, store, progress=progress, on_outcome=add, batch=batch)
-        except CampaignInterrupted as stop:
+        except BatchInterrupted as stop:
             progress.close()
             writer.close()
             raise _keep_partial(tmp, doc, stop) from None
@@ -291,7 +291,7 @@ def _write_json(path: Path, doc: dict[str, Any]) -> None:
     path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
 
 
-def _keep_partial(out: Path, doc: dict[str, Any], stop: CampaignInterrupted) -> Interrupted:
+def _keep_partial(out: Path, doc: dict[str, Any], stop: BatchInterrupted) -> Interrupted:
     """Marks an interrupted sweep's directory incomplete (sweep.json with each point's status,
     and the INCOMPLETE file); returns the `Interrupted` to raise. The dataset holds the finished
     points (which the run cache holds too: the same sweep run again runs only the others)."""

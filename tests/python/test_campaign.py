@@ -29,23 +29,10 @@ from fairstream.reproduce import EXPERIMENTS
 from fairstream.reproduce.campaign import Campaign
 from fairstream.reproduce.experiment import Check, Evaluation, Experiment, Figure, Point
 from fairstream.results import RunResult
+from test_reproduce import _FAKE_SCENARIO
 
-_SCENARIO = """
-name = "campaign-fake"
-duration = "300ms"
-seed = 1
-
-[topology]
-kind = "chain"
-nodes = 2
-link = { rate = "1Mbps", delay = "1ms" }
-
-[[flow]]
-protocol = "cbr"
-from = "n0"
-to = "n1"
-rate = "{rate}"
-"""
+#: test_reproduce's one-CBR-flow scenario, its rate made a field the test changes.
+_SCENARIO = _FAKE_SCENARIO.replace('rate = "100kbps"', 'rate = "{rate}"')
 
 #: The points of `Rates`: two set the CBR rate themselves, two take the scenario file's.
 RATES = ("50kbps", "100kbps", None, None)

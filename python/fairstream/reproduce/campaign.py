@@ -29,14 +29,14 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import _core, output
-from ..campaign import CampaignInterrupted, RunSpec, run_specs
-from ..interrupt import MARKER, Interrupted, clear_marker, write_marker
+from ..campaign import RunSpec, run_specs
+from ..interrupt import MARKER, BatchInterrupted, Interrupted, clear_marker, write_marker
 from ..parallel import Batch, memory_per_run
 from ..progress import TaskProgress
 from ..results import RunResult
@@ -264,7 +264,7 @@ class Campaign:
 
         try:
             run_specs(specs, store, progress=progress, on_outcome=counted, on_other=on_other, batch=batch)
-        except CampaignInterrupted as stop:
+        except BatchInterrupted as stop:
             progress.close()
             batch.close(killed=True)
             raise _keep_partial(out, self.plans, specs, stop, results) from None
@@ -450,7 +450,7 @@ def evaluate_group(call: GroupCall) -> list[dict[str, Any]]:
             runs = [(j, run_of(plan, j)) for j in plan.jobs]
             _write_dataset(plan, exp_dir / DATA_DIR, runs, call.keep_runs, call.cache.root)
             datasets[same] = exp_dir / DATA_DIR
-        figures = _draw(plan.exp, result, out)
+        figures = draw(plan.exp, result, out)
         (exp_dir / FIGURES_FILE).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
         names = [
             p.relative_to(out).as_posix()
@@ -497,15 +497,16 @@ def _write_dataset(
     writer.close()
 
 
-def _draw(exp: Experiment, result: dict[str, Any], out: Path) -> dict[str, Any]:
+def draw(exp: Experiment, result: Mapping[str, Any], out: Path, who: str = "reproduce") -> dict[str, Any]:
     """Draws the experiment's figures into ``out/figures``: {"figures": [{src, caption}]}, or
-    {"error": ...} when drawing failed (a broken figure must not cost the rest)."""
+    {"error": ...} when drawing failed (a broken figure must not cost the rest; `who` names the
+    command in the line printed then)."""
     import sys
 
     try:
         figures = exp.figures(result, out / exp.id, out / FIGURE_DIR)
     except Exception as err:
-        print(f"reproduce: figures of {exp.id} failed: {err!r}", file=sys.stderr)
+        print(f"{who}: figures of {exp.id} failed: {err!r}", file=sys.stderr)
         return {"error": repr(err)}
     return {
         "figures": [
@@ -522,7 +523,7 @@ def _keep_partial(
     out: Path,
     plans: list[Plan],
     specs: Sequence[RunSpec],
-    stop: CampaignInterrupted,
+    stop: BatchInterrupted,
     results: dict[str, dict[str, Any]],
 ) -> Interrupted:
     """Marks an interrupted reproduction: ``<id>/INCOMPLETE`` in each experiment not evaluated,
