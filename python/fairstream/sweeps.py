@@ -11,10 +11,10 @@ when every run is done, replacing an earlier sweep's DIR whole (`fairstream.outp
 stale run remains.
 
 Ctrl-C keeps what ran: sweep.json says ``"complete": false`` and gives each point's ``status``
-(finished, stopped part-way, or not run), the dataset holds the finished points, ``DIR/INCOMPLETE``
-says the same in words, and `fairstream.Interrupted` is raised; what ran is put in place all the
-same (its `.fairstream` marker says `"complete": false`). Every finished point is in the run
-cache: the same sweep run again runs only the others.
+(finished, stopped part-way, or not run), ``DIR/INCOMPLETE`` says the same in words (no dataset
+is written: that would delay the exit), and `fairstream.Interrupted` is raised; what ran is put
+in place all the same (its `.fairstream` marker says `"complete": false`). Every finished point
+is in the run cache: the same sweep run again runs only the others.
 """
 
 from __future__ import annotations
@@ -276,7 +276,6 @@ def _run(
             run_specs(specs, store, progress=progress, on_outcome=add, batch=batch)
         except BatchInterrupted as stop:
             progress.close()
-            writer.close()
             raise _keep_partial(tmp, doc, stop) from None
         except BaseException:
             progress.close()
@@ -293,15 +292,16 @@ def _write_json(path: Path, doc: dict[str, Any]) -> None:
 
 def _keep_partial(out: Path, doc: dict[str, Any], stop: BatchInterrupted) -> Interrupted:
     """Marks an interrupted sweep's directory incomplete (sweep.json with each point's status,
-    and the INCOMPLETE file); returns the `Interrupted` to raise. The dataset holds the finished
-    points (which the run cache holds too: the same sweep run again runs only the others)."""
+    and the INCOMPLETE file); returns the `Interrupted` to raise. No dataset is written (that
+    would delay the exit): the finished points are in the run cache, and the same sweep run again
+    runs only the others and writes it."""
     for point in doc["points"]:
         i = point["index"]
         point["status"] = "finished" if i in stop.finished else "stopped" if i in stop.stopped else "not run"
     _write_json(out / "sweep.json", {**doc, "complete": False})
     text = (
-        f"interrupted: {len(stop.finished)} of {stop.total} runs of this sweep finished (in {DATA_DIR}/ "
-        f"and in the run cache) and {len(stop.stopped)} were stopped part-way; the rest did not run. "
+        f"interrupted: {len(stop.finished)} of {stop.total} runs of this sweep finished (they are in the "
+        f"run cache) and {len(stop.stopped)} were stopped part-way; the rest did not run. "
         "sweep.json gives each point's status. Run the same sweep again to finish it: only the "
         "points not finished run."
     )

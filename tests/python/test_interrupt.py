@@ -185,7 +185,7 @@ def test_ctrl_c_stops_a_sweep_and_its_workers_and_marks_what_ran(tmp_path: Path,
     statuses = [p["status"] for p in doc["points"]]
     assert statuses == ["stopped", "stopped", "not run"], statuses
     assert not (out / "runs").exists()  # no run directory unless asked (--keep-runs)
-    assert json.loads((out / "data" / "dataset.json").read_text(encoding="utf-8"))["points"] == 0
+    assert not (out / "data").exists()  # the finished points are in the run cache; a rerun writes it
     assert "2 were stopped part-way" in (out / "INCOMPLETE").read_text(encoding="utf-8")
 
 

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _core, output
 from ..campaign import RunSpec, run_specs
-from ..interrupt import MARKER, BatchInterrupted, Interrupted, clear_marker, write_marker
+from ..interrupt import MARKER, BatchInterrupted, Interrupted, clear_marker, simulating, write_marker
 from ..parallel import Batch, memory_per_run
 from ..progress import TaskProgress
 from ..results import RunResult
@@ -403,7 +403,18 @@ def _read_result(exp_dir: Path) -> dict[str, Any]:
 def evaluate_group(call: GroupCall) -> list[dict[str, Any]]:
     """Evaluates each experiment of a group (in whichever process calls it): result.json, the
     dataset, the figures, and the experiment's cache entry. Runs shared by the group's experiments
-    are read once."""
+    are read once. Ctrl-C stops it (in a worker too, as it stops a run) with `Interrupted`: the
+    experiments evaluated before it are in the cache."""
+    try:
+        with simulating():  # in a batch's worker, SIGINT interrupts this span
+            return _evaluate_group(call)
+    except KeyboardInterrupt as err:
+        if isinstance(err, Interrupted):
+            raise
+        raise Interrupted("interrupted while evaluating; not evaluated") from None
+
+
+def _evaluate_group(call: GroupCall) -> list[dict[str, Any]]:
     from ..cache import RunCache
 
     out = Path(call.out)
