@@ -171,15 +171,18 @@ class Campaign:
         ]
         memo_key = _plan_key(exp, [point.scenario for _, _, point in every])
         memo = store.get_json(PLANS, memo_key)
-        if memo is None or len(memo) != len(every):
+        if memo is None or len(memo) != len(every) or any(len(m) != 4 for m in memo):
             memo = []
             for r, _, point in every:
                 text, filename = _task(exp, point, point.key if not r else f"r{r} {point.key}")
-                memo.append([text, filename, _core.validate(text, filename)])
+                resolved = _core.validate(text, filename)
+                memo.append([text, filename, resolved, run_key(resolved)])
             store.put_json(PLANS, memo_key, memo)
+        # a key is remembered with its scenario unless the run reads a file (a trace), which may
+        # have changed since: its key is computed again (`fairstream.cache.read_files`)
         jobs = [
-            Job(r, i, point, text, filename, resolved, run_key(resolved))
-            for (r, i, point), (text, filename, resolved) in zip(every, memo, strict=True)
+            Job(r, i, point, text, filename, resolved, key if "trace" not in resolved else run_key(resolved))
+            for (r, i, point), (text, filename, resolved, key) in zip(every, memo, strict=True)
         ]
         plan = Plan(exp, points, copies, jobs)
         plan.key = experiment_key(plan, self.quick, self.keep_runs)
