@@ -499,9 +499,14 @@ class RunCache:
             }
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
             target.parent.mkdir(parents=True, exist_ok=True)
-            if target.exists():  # written meanwhile by another process: same key, same content
+            if target.exists():  # an entry found corrupt, or replaced under refresh
                 output._rmtree(target)
-            os.rename(tmp, target)
+            try:
+                os.rename(tmp, target)
+            except OSError:
+                if not (target / MANIFEST).is_file():
+                    raise
+                output._rmtree(tmp)  # another process stored the same key meanwhile: theirs stays
         except BaseException:
             output._rmtree(tmp)
             raise

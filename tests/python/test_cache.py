@@ -177,3 +177,25 @@ def test_parse_age() -> None:
     for bad in ("soon", "-1d", "3 parsecs", ""):
         with pytest.raises(ValueError):
             cache.parse_age(bad)
+
+
+def test_the_run_command_takes_a_run_from_the_cache_unless_no_cache(
+    tmp_path: Path, run_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(tomlio.dumps(small_scenario(duration="1s")), encoding="utf-8")
+    assert main(["run", str(path), "-o", str(tmp_path / "a")]) == 0
+    (entry,) = (run_cache / cache.RUNS).rglob("*.run")
+
+    def created() -> float:
+        with open(entry, "rb") as f:
+            return runfile.read_manifest(f)["created"]
+
+    stored = created()
+    assert main(["run", str(path), "-o", str(tmp_path / "b")]) == 0
+    assert "from the run cache" in capsys.readouterr().err
+    assert (tmp_path / "a" / "summary.json").read_bytes() == (tmp_path / "b" / "summary.json").read_bytes()
+    assert main(["run", str(path), "-o", str(tmp_path / "c"), "--no-cache"]) == 0
+    assert "from the run cache" not in capsys.readouterr().err
+    (again,) = (run_cache / cache.RUNS).rglob("*.run")
+    assert again == entry and created() > stored  # computed again, and stored in its place
