@@ -14,9 +14,10 @@ every point comes from the cache. Reported:
 - ``overhead_per_point_ms``: (sweep wall × cores − simulation) / N, the issue's measure: every
   core's time the sweep used that no simulation did, shared out over the points; and
   ``command_overhead_per_point_ms``, the same of the whole command;
-- ``cpu_overhead_per_point_ms``: the same from the CPU time the command and its workers used
-  (``getrusage``) rather than wall × cores: it does not count a core left idle, nor time another
-  process took from this one;
+- ``cpu_overhead_per_point_ms`` (the command) and ``sweep_cpu_overhead_per_point_ms`` (the
+  call): the same from the CPU time used (``getrusage`` of the process and its workers) rather
+  than wall × cores: it does not count a core left idle, nor time another process took from this
+  one, so it means something on a busy machine too;
 - ``warm_wall_s``: the second, unchanged command, every point from the cache.
 
 The machine should be idle: the 1-minute load is waited for (as `fairstream bench` does) and
@@ -70,7 +71,7 @@ def measure_sweep(points: int = 1000, *, idle_wait_s: float = 120.0, quiet: bool
         proc = subprocess.run([sys.executable, "-c", script], env=api_env, capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"the sweep failed: {proc.stderr.strip()}")
-        sweep_wall = float(proc.stdout.strip().splitlines()[-1])
+        sweep_wall, sweep_cpu = (float(x) for x in proc.stdout.strip().splitlines()[-1].split())
         api_runs = pl.read_parquet(base / "api" / "data" / "runs.parquet")
         api_simulation = float(api_runs["wall_time_s"].sum())
     return {
@@ -81,7 +82,9 @@ def measure_sweep(points: int = 1000, *, idle_wait_s: float = 120.0, quiet: bool
         "simulation_s": simulation,
         "events": events,
         "sweep_wall_s": sweep_wall,
+        "sweep_cpu_s": sweep_cpu,
         "sweep_simulation_s": api_simulation,
+        "sweep_cpu_overhead_per_point_ms": 1000 * (sweep_cpu - api_simulation) / points,
         "overhead_per_point_ms": 1000 * (sweep_wall * cores - api_simulation) / points,
         "command_overhead_per_point_ms": 1000 * (cold["wall_s"] * cores - simulation) / points,
         "cpu_overhead_per_point_ms": 1000 * (cold["cpu_s"] - simulation) / points,
@@ -94,11 +97,14 @@ def measure_sweep(points: int = 1000, *, idle_wait_s: float = 120.0, quiet: bool
 
 
 _API = """
-import time, fairstream
+import resource, time, fairstream
+def cpu():
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
 grid = {{"duration": ["1s"], "seed": list(range({points}))}}
-started = time.perf_counter()
+started, used = time.perf_counter(), cpu()
 fairstream.sweep({scenario!r}, grid, {out!r}, force=True)
-print(time.perf_counter() - started)
+print(time.perf_counter() - started, cpu() - used)
 """
 
 
@@ -122,9 +128,10 @@ def format_sweep(row: dict[str, Any]) -> str:
     return "\n".join(
         [
             f"sweep of {row['points']} one-second B3 runs on {row['cores']} cores ({row['events']:,} events)",
-            f"  fairstream.sweep: wall {row['sweep_wall_s']:.2f} s, simulation "
-            f"{row['sweep_simulation_s']:.3f} s: overhead per point {row['overhead_per_point_ms']:.2f} ms "
-            "(wall x cores - simulation)",
+            f"  fairstream.sweep: wall {row['sweep_wall_s']:.2f} s, CPU {row['sweep_cpu_s']:.2f} s, "
+            f"simulation {row['sweep_simulation_s']:.3f} s: overhead per point "
+            f"{row['overhead_per_point_ms']:.2f} ms (wall x cores - simulation), "
+            f"{row['sweep_cpu_overhead_per_point_ms']:.2f} ms (CPU - simulation)",
             f"  the command: wall {row['wall_s']:.2f} s, CPU {row['cpu_s']:.2f} s, simulation "
             f"{row['simulation_s']:.3f} s: overhead per point {row['command_overhead_per_point_ms']:.2f} ms "
             f"(wall x cores - simulation), {row['cpu_overhead_per_point_ms']:.2f} ms (CPU - simulation)",

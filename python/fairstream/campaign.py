@@ -66,6 +66,8 @@ class Outcome:
     events: int = 0
     cached: bool = False
     cost_s: float = 0.0
+    #: The summary's JSON text, as summary.json holds it (what a dataset keeps of it).
+    summary_json: str | None = None
 
     def run_info(self, scenario: str | None = None) -> dict[str, Any]:
         """What a dataset's runs table records of this run."""
@@ -75,6 +77,7 @@ class Outcome:
             "events": self.events,
             "wall_time_s": self.wall_time_s,
             "scenario": scenario,
+            "summary_json": self.summary_json,
         }
 
 
@@ -166,6 +169,7 @@ def execute(spec: RunSpec, cache: RunCache | None) -> Outcome:
         record.wall_time_s,
         record.events,
         cost_s=time.perf_counter() - started,
+        summary_json=record.summary_json,
     )
 
 
@@ -203,8 +207,8 @@ def warm(_: Any = None) -> None:
 
 @dataclass(frozen=True)
 class PlanChunk:
-    """Points of a sweep to write as TOML and validate (in a worker): the base scenario, each
-    point's overrides and filename, and the memory a run may use."""
+    """Points of a sweep to write as TOML and validate: the base scenario, each point's overrides
+    and filename, and the memory a run may use."""
 
     base: dict[str, Any]
     overrides: tuple[dict[str, Any], ...]
@@ -229,35 +233,19 @@ def plan_chunk(chunk: PlanChunk) -> list[tuple[str, str] | tuple[str, str, str]]
     return out
 
 
-#: Points written and validated per call when a sweep is planned on the workers.
-PLAN_CHUNK = 64
-
-
 def plan_points(
-    batch: Batch,
     base: dict[str, Any],
     points: Sequence[dict[str, Any]],
     files: Sequence[str],
     max_memory: int | None,
 ) -> list[tuple[str, str]]:
-    """Every point's (TOML text, resolved scenario), written and validated on the batch's workers
-    in chunks; the first point (in grid order) that does not validate is raised
-    (`fairstream.ScenarioError`, or the ValueError or TypeError of a value), before anything runs.
-    Ctrl-C raises `Interrupted`: nothing ran."""
+    """Every point's (TOML text, resolved scenario), written and validated here (while a batch's
+    workers start: `fairstream.parallel.Batch.warm_up`); the first point (in grid order) that
+    does not validate is raised (`fairstream.ScenarioError`, or the ValueError or TypeError of a
+    value), before anything runs."""
     from . import _core
 
-    results: dict[Any, list[Any]] = {}
-    for start in range(0, len(points), PLAN_CHUNK):
-        end = min(start + PLAN_CHUNK, len(points))
-        chunk = PlanChunk(base, tuple(points[start:end]), tuple(files[start:end]), max_memory)
-        batch.submit(("plan", start), plan_chunk, chunk)
-    try:
-        for tag, value in batch.results():
-            if isinstance(tag, tuple) and tag[0] == "plan":
-                results[tag] = value
-    except BatchInterrupted:
-        raise Interrupted("interrupted while the points were checked; nothing ran") from None
-    planned: list[Any] = [p for start in range(0, len(points), PLAN_CHUNK) for p in results[("plan", start)]]
+    planned: list[Any] = plan_chunk(PlanChunk(base, tuple(points), tuple(files), max_memory))
     for item in planned:
         if item[0] == "error" and len(item) == 3:
             kind = {"ScenarioError": _core.ScenarioError, "TypeError": TypeError}.get(item[1], ValueError)
@@ -272,13 +260,15 @@ def outcome_of(entry: Any, hand_back: Sequence[str] = ()) -> Outcome:
     """The outcome of a run the cache holds (a `fairstream.cache.RunEntry`)."""
     tables = entry.tables_bytes(hand_back)
     manifest = entry.manifest
+    text = entry.summary_text()
     return Outcome(
         entry.key,
-        entry.summary(),
+        json.loads(text),
         tables,
         manifest.get("wall_time_s", 0.0),
         manifest.get("events", 0),
         cached=True,
+        summary_json=text,
     )
 
 

@@ -101,7 +101,7 @@ class DatasetWriter:
         summary.json) and tables (by name, as DataFrames or their bytes; a table it did not record
         may be missing or None),
         and `run`: what else the runs table records of it (cache key, wall time, events, cached,
-        scenario)."""
+        scenario, and the summary's own JSON text, kept as it is when given)."""
 
         at = (replica, index)
         row = {"point": index, "key": key, **({"replica": replica} if self.replicas else {})}
@@ -115,7 +115,7 @@ class DatasetWriter:
                 "complete": summary.get("complete", True),
                 "events": info.get("events", summary.get("events")),
                 "wall_time_s": info.get("wall_time_s", summary.get("wall_time_s")),
-                "summary": json.dumps(summary, sort_keys=True),
+                "summary": info.get("summary_json") or json.dumps(summary),
                 "scenario": info.get("scenario"),
             }
         )
@@ -125,7 +125,7 @@ class DatasetWriter:
             if name == "link_summary" and frame is None:
                 self._links[at] = list(summary.get("links", []))
             elif isinstance(frame, bytes) or (frame is not None and frame.height):
-                self._frames[name][at] = frame  # bytes are read as the dataset is written
+                self._frames[name][at] = _read(frame)  # read now, while the workers still run
         self._pcaps.extend((key if not replica else f"r{replica}/{key}", p) for p in pcaps)
 
     def _decode(self) -> None:
@@ -217,6 +217,14 @@ class DatasetWriter:
         }
         (self.directory / DATASET_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
         return self.directory
+
+
+def _read(frame: pl.DataFrame | bytes) -> pl.DataFrame:
+    if isinstance(frame, bytes):
+        from .cache import read_table
+
+        return read_table(frame)
+    return frame
 
 
 def _copy(src: Path, dst: Path) -> None:

@@ -187,7 +187,7 @@ def sweep(
         batch.warm_up()  # the workers start while the points are planned
         labels = [", ".join(f"{k}={v}" for k, v in overrides.items()) for overrides in points]
         files = [f"{filename} with {label}" for label in labels]
-        planned = plan_points(batch, base, points, files, per_run)  # every point valid, or nothing runs
+        planned = plan_points(base, points, files, per_run)  # every point valid, or nothing runs
         checked = [
             _Point(i, overrides, text, file, label, resolved)
             for i, (overrides, (text, resolved), file, label) in enumerate(

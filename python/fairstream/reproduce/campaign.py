@@ -512,7 +512,9 @@ def _write_dataset(
                     frames[name] = run.table(name)
                 except FileNotFoundError:
                     frames[name] = None
-        info = {"run_key": job.key, "scenario": job.resolved}
+        source = getattr(run, "_source", None)
+        text = source.summary_text() if hasattr(source, "summary_text") else None
+        info = {"run_key": job.key, "scenario": job.resolved, "summary_json": text}
         writer.add(
             job.index, job.point.key, job.point.params, run.summary, frames, replica=job.replica, run=info
         )
