@@ -248,7 +248,9 @@ def test_a_sweep_killed_halfway_resumes_into_the_same_result(tmp_path: Path) -> 
     """``kill -9`` of the whole command halfway through; run again, only the missing points run,
     and the dataset is the same as an uninterrupted sweep's."""
     path = tmp_path / "s.toml"
-    path.write_text(tomlio.dumps(small_scenario(duration="40s")), encoding="utf-8")
+    doc = small_scenario(duration="10000s")  # about 0.3 s a point: the kill lands with points to go
+    doc["record"] = {"interval": "100s"}
+    path.write_text(tomlio.dumps(doc), encoding="utf-8")
     env = {**os.environ, "FAIRSTREAM_CACHE": str(tmp_path / "cache")}
     out = tmp_path / "sw"
     proc = subprocess.Popen(_sweep_argv(path, out), env=env, start_new_session=True)
