@@ -24,6 +24,10 @@ def validate(text: str, filename: str, max_memory: int | None = None) -> str:
     Raises ScenarioError; issues ScenarioWarning for each warning.
     """
 
+def build_id() -> str:
+    """A hash of this extension module's file, as 32 hex digits: which build of fairstream runs
+    (a rebuild of any of its crates gives another id). The run cache keys every run by it."""
+
 @final
 class Simulation:
     """A simulation run, advanced from Python with `advance(until_s)`."""
@@ -89,6 +93,13 @@ class Simulation:
 
     def summary(self) -> dict[str, Any]:
         """The run's summary (as in summary.json); RuntimeError until the run is finished."""
+
+    def table_ipc(self, name: str) -> bytes | None:
+        """Table `name` of the finished run as an Arrow IPC stream, or None for a table not
+        recorded (`polars.read_ipc_stream` reads it)."""
+
+    def summary_json(self) -> str:
+        """The run's summary as the JSON text of summary.json; RuntimeError until the run is finished."""
 
     def write_results(self, out_dir: str | os.PathLike[str]) -> None:
         """Writes the result directory (Parquet tables, summary.json, resolved scenario, pcaps);

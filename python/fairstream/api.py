@@ -6,6 +6,9 @@ appear only complete and replaces only what the rules of `fairstream.output` all
 
 Ctrl-C during a run (see `fairstream.interrupt`): the run ends where it got to, its results so
 far are written to the output directory marked incomplete, and `Interrupted` is raised.
+
+A run is looked up in the run cache before it starts and stored there once it ends
+(`fairstream.cache`): the same scenario and seed, on the same build, is computed once.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import _core, output
-from .interrupt import Interrupted, check_worker, simulating
+from .interrupt import Interrupted, catching, raise_if_signalled
 from .progress import SimulationProgress
 from .results import RunResult
 from .scenario import ScenarioLike, load
@@ -23,6 +26,8 @@ from .scenario import ScenarioLike, load
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from typing import Any
+
+    from .cache import RunCache
 
 #: A progress callback: (simulated seconds so far, duration in seconds, events processed).
 ProgressCallback = Callable[[float, float, int], None]
@@ -75,6 +80,7 @@ def run(
     progress: bool | ProgressCallback = False,
     force: bool = False,
     max_memory: int | str | None = None,
+    cache: bool | RunCache = True,
 ) -> RunResult:
     """Runs a scenario (path, TOML text or dict) and returns its results.
 
@@ -88,6 +94,12 @@ def run(
     available, is refused before it starts (`fairstream.ScenarioError` naming what dominates
     the estimate).
 
+    `cache`: True (the default) looks the run up in the run cache first (`fairstream.cache`: the
+    same resolved scenario, seed and build) and stores it there after; False neither; a
+    `fairstream.cache.RunCache` uses that one (``RunCache(refresh=True)`` computes again and
+    stores). A run served from the cache has the summary, tables and wall time of the run that
+    computed it.
+
     Ctrl-C (KeyboardInterrupt) stops the run within milliseconds and raises
     `fairstream.Interrupted`, after writing the results so far into `output_dir`, marked
     incomplete; without `output_dir` they are dropped.
@@ -97,6 +109,23 @@ def run(
     target = None if output_dir is None else output.prepare(output_dir, "run", force)  # before the run
     sim = _core.Simulation(text, filename, check_seed(seed), limit, _capture_dir(output_dir))
     name = getattr(sim, "name", None) or Path(filename).stem
+    store = _run_cache(cache)
+    key = None
+    if store is not None:
+        from .cache import run_key
+
+        key = run_key(sim.resolved_toml(), seed)
+        entry = store.get(key)
+        if entry is not None:
+            if progress is True:
+                SimulationProgress(name, sim.duration_s).bar.finish(
+                    f"{name}: from the run cache ({entry.path})"
+                )
+            if output_dir is None:
+                return RunResult._of(entry)
+            with output.staged(output_dir, "run", force, target=target) as tmp:
+                entry.materialize(tmp)
+            return RunResult(output_dir)
     bar = SimulationProgress(name, sim.duration_s) if progress is True else None
     try:
         advance(sim, bar or (progress if callable(progress) else None))
@@ -110,27 +139,44 @@ def run(
     if bar is not None:
         bar.finish(sim.now_s, sim.events)
     if output_dir is None:
-        return RunResult._in_memory(sim)  # tables handed over as Arrow data: nothing written
-    return RunResult(write_results(sim, output_dir, force=force, target=target))
+        result = RunResult._in_memory(sim)  # tables handed over as Arrow data: nothing written
+        _store(store, key, sim, seed, None)
+        return result
+    result = RunResult(write_results(sim, output_dir, force=force, target=target))
+    _store(store, key, sim, seed, Path(output_dir))
+    return result
 
 
-def run_to_directory(
-    text: str, filename: str, output_dir: str, seed: int | None = None, max_memory: int | None = None
-) -> dict[str, Any]:
-    """Runs scenario text quietly into `output_dir`; returns the summary dict (for worker processes).
+def _run_cache(cache: bool | RunCache) -> RunCache | None:
+    if cache is False or cache is None:
+        return None
+    if cache is True:
+        from .cache import RunCache
 
-    `max_memory`: bytes the run may use (default: the memory available when it starts). Ctrl-C:
-    see `run`. In a batch's worker process no run starts once SIGINT has arrived.
-    """
-    check_worker()
-    sim = _core.Simulation(text, filename, check_seed(seed), max_memory, _capture_dir(output_dir))
+        return RunCache()
+    return cache
+
+
+def _store(store: RunCache | None, key: str | None, sim: Any, seed: int | None, run_dir: Path | None) -> None:
+    """Stores a finished run in the cache: from the run directory `run_dir` just written (its files
+    as they are), or from memory. A run without a directory that captured links to pcap files is
+    not stored (the captures are not at hand): an entry is always a whole run. A cache that cannot
+    be written costs a warning, not the run."""
+    if store is None or key is None:
+        return
+    from .cache import RunRecord, build
+    from .campaign import records_pcap
+
+    if run_dir is None and records_pcap(sim.resolved_toml()):
+        return
+    record = RunRecord.of(sim) if run_dir is None else RunRecord.of_dir(sim, run_dir)
+    b = build()
     try:
-        with simulating():
-            advance(sim)
-    except KeyboardInterrupt:
-        raise keep_partial(sim, output_dir) from None
-    write_results(sim, output_dir)
-    return sim.summary()
+        store.put(key, record, {"version": b.version, "build": b.id, "seed": seed})
+    except OSError as err:
+        import warnings
+
+        warnings.warn(f"the run cache ({store.root}) could not store this run: {err}", stacklevel=2)
 
 
 def keep_partial(
@@ -140,6 +186,8 @@ def keep_partial(
     (marked incomplete); returns the `Interrupted` to raise, which says where they went."""
     sim.stop()
     where = f"at {sim.now_s:g} s of {sim.duration_s:g} s simulated"
+    if sim.complete:  # the signal came as the run ended: its results are whole
+        where = f"as the run ended ({sim.duration_s:g} s simulated, complete)"
     if output_dir is None:
         return Interrupted(f"interrupted {where}; no output directory, nothing written")
     try:
@@ -163,14 +211,22 @@ def _capture_dir(output_dir: str | os.PathLike[str] | None) -> str | None:
 
 
 def advance(sim: Any, callback: ProgressCallback | None = None, steps: int = STEPS) -> None:
-    """Advances `sim` to the end of its run in `steps` chunks, calling `callback` after each."""
+    """Advances `sim` to the end of its run in `steps` chunks, calling `callback` after each.
+
+    Ctrl-C raises KeyboardInterrupt within milliseconds (the core checks for signals as it runs),
+    also when the signal's own exception was dropped by a finalizer that ran between two chunks
+    (`fairstream.interrupt.catching`): the run is then stopped at the next chunk or at its end.
+    """
     duration = sim.duration_s
-    for k in range(1, steps + 1):
-        done = sim.advance(duration if k == steps else duration * k / steps)
-        if callback is not None:
-            callback(sim.now_s, duration, sim.events)
-        if done:
-            return
+    with catching():
+        for k in range(1, steps + 1):
+            raise_if_signalled()
+            done = sim.advance(duration if k == steps else duration * k / steps)
+            if callback is not None:
+                callback(sim.now_s, duration, sim.events)
+            if done:
+                break
+        raise_if_signalled()
 
 
 def write_results(

@@ -1,4 +1,4 @@
-"""The ``fairstream`` command: run, validate, sweep, reproduce, report, bench.
+"""The ``fairstream`` command: run, validate, sweep, reproduce, report, bench, cache.
 
 Exit codes, the same for every command (`EXIT_CODES`, shown by ``--help`` and in docs/cli.md): 0
 success; 1 the work ran and failed (a reproduction's check, a benchmark's agreement with ns-3,
@@ -223,6 +223,23 @@ def _print_scenario_warnings_plainly(category: type[Warning]) -> None:
     warnings.showwarning = show
 
 
+#: --no-cache and --keep-runs, shared by run, sweep and reproduce (fairstream.cache, fairstream.dataset).
+_NO_CACHE_HELP = (
+    "compute every run again instead of taking it from the run cache (the new results replace "
+    "the cached ones; see `fairstream cache info`)"
+)
+_KEEP_RUNS_HELP = (
+    "also keep a run directory per run (every table, packet traces and pcaps) beside the dataset"
+)
+
+
+def _cache_of(args: argparse.Namespace) -> Any:
+    """The run cache a command uses: the default one, refreshed with --no-cache."""
+    from .cache import RunCache
+
+    return RunCache(refresh=bool(getattr(args, "no_cache", False)))
+
+
 #: --force of every command that writes a directory (the rules: fairstream.output, docs/results.md).
 _FORCE_HELP = (
     "replace the output directory whole even if it holds files fairstream did not write "
@@ -251,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_seed, help="override the scenario's seed")
     p.add_argument("--force", action="store_true", help=_FORCE_HELP)
     p.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=_MAX_MEMORY_HELP)
+    p.add_argument("--no-cache", action="store_true", help=_NO_CACHE_HELP)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_run)
 
@@ -278,6 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_seed, help="override every run's seed")
     p.add_argument("--force", action="store_true", help=_FORCE_HELP)
     p.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=_MAX_MEMORY_HELP)
+    p.add_argument("--no-cache", action="store_true", help=_NO_CACHE_HELP)
+    p.add_argument("--keep-runs", action="store_true", help=_KEEP_RUNS_HELP)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_sweep)
 
@@ -307,6 +327,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--force", action="store_true", help=_FORCE_HELP)
     p.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=_MAX_MEMORY_HELP)
+    p.add_argument("--no-cache", action="store_true", help=_NO_CACHE_HELP)
+    p.add_argument(
+        "--keep-runs",
+        action="store_true",
+        help="also keep every run's directory (metrics, packet traces, pcaps) beside each "
+        "experiment's dataset",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument("--list", action="store_true", help="list the experiments and exit")
     p.set_defaults(func=_cmd_reproduce)
@@ -333,6 +360,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser(
+        "cache",
+        help="what the run cache holds, and pruning it",
+        description="The run cache keeps every run of run, sweep and reproduce, keyed by its resolved "
+        "scenario, seed and fairstream build, and every evaluated experiment of reproduce (see "
+        "docs/cache.md). It lives in $FAIRSTREAM_CACHE, else $XDG_CACHE_HOME/fairstream, else "
+        "~/.cache/fairstream.",
+    )
+    cache_sub = p.add_subparsers(dest="action", required=True, metavar="ACTION", parser_class=_Parser)
+    q = cache_sub.add_parser(
+        "info", help="where the cache is, what it holds and how much of it this build can use"
+    )
+    q.set_defaults(func=_cmd_cache_info)
+    q = cache_sub.add_parser(
+        "prune",
+        help="remove entries by age of last use, by size (least recently used first), or of other builds",
+    )
+    q.add_argument(
+        "--older-than", type=_age, metavar="AGE", help="entries not used for AGE (30d, 12h, 90min)"
+    )
+    q.add_argument("--max-size", type=_memory_size, metavar="SIZE", help="keep at most SIZE (e.g. 20GB)")
+    q.add_argument(
+        "--stale", action="store_true", help="entries of other fairstream builds (never used by this one)"
+    )
+    q.add_argument("--all", action="store_true", help="every entry")
+    q.set_defaults(func=_cmd_cache_prune)
+    for action in cache_sub.choices.values():
+        action.set_defaults(command_parser=action)
+
+    p = sub.add_parser(
         "bench",
         help="run the benchmarks B1-B7 in fairstream (B1-B3 also in ns-3, fairstream[ns3]) on this machine",
         description="Runs B1-B7 in fairstream and, for B1-B3, when ns-3 is installed "
@@ -357,6 +413,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--scaling-ns3", action="store_true", help="with --scaling: one ns-3 run per size too")
     p.add_argument(
+        "--sweep",
+        nargs="?",
+        type=_positive_int,
+        const=1000,
+        metavar="N",
+        help="instead: a sweep of N one-second B3 runs (default 1000) with a cold run cache, and the "
+        "overhead per point beside the simulations' own time",
+    )
+    p.add_argument(
         "--idle-wait",
         type=float,
         default=120.0,
@@ -367,8 +432,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, metavar="FILE", help="also save the results as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=_cmd_bench)
-    for command in sub.choices.values():  # its usage errors then name the command
-        command.set_defaults(command_parser=command)
+    for name, command in sub.choices.items():  # its usage errors then name the command
+        if name != "cache":
+            command.set_defaults(command_parser=command)
     return parser
 
 
@@ -384,6 +450,7 @@ def _cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         progress=not args.quiet,
         force=args.force,
         max_memory=args.max_memory,
+        cache=_cache_of(args),
     )
     # summary.json through `json` only: reading no table keeps polars out of this process.
     print(_flow_table(result.summary["flows"]))
@@ -463,8 +530,11 @@ def _cmd_sweep(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         quiet=args.quiet,
         force=args.force,
         max_memory=args.max_memory,
+        keep_runs=args.keep_runs,
+        cache=_cache_of(args),
     )
-    print(f"{len(result.points)} runs: {result.output_dir} (flows.parquet, sweep.json, runs/)")
+    kept = ", runs/" if any(p["dir"].startswith("runs/") for p in result.points) else ""
+    print(f"{len(result.points)} runs: {result.output_dir} (data/, sweep.json{kept})")
     return 0
 
 
@@ -502,6 +572,8 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         replicas=args.replicas,
         force=args.force,
         max_memory=args.max_memory,
+        keep_runs=args.keep_runs,
+        cache=_cache_of(args),
     )
     report = write_report(args.output)
     print(_reproduce_table(results))
@@ -545,10 +617,57 @@ def _cmd_report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     return 0
 
 
+def _age(text: str) -> float:
+    """An argparse type: seconds of an age such as 30d, 12h or 90min."""
+    from .cache import parse_age
+
+    try:
+        return parse_age(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _cmd_cache_info(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .cache import RunCache
+    from .cache_info import format_info
+
+    print(format_info(RunCache().info()))
+    return 0
+
+
+def _cmd_cache_prune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .cache import RunCache
+    from .cache_info import format_bytes
+
+    if not (args.older_than is not None or args.max_size is not None or args.stale or args.all):
+        parser.error("say what to prune: --older-than AGE, --max-size SIZE, --stale or --all")
+    cache = RunCache()
+    removed, freed = cache.prune(
+        older_than_s=0.0 if args.all else args.older_than,
+        max_bytes=args.max_size,
+        stale=args.stale,
+    )
+    print(f"removed {removed} entries ({format_bytes(freed)}) from {cache.root}")
+    return 0
+
+
 def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .bench import BENCHMARKS, BenchInterrupted, measure, write_json
     from .bench_format import format_report, format_scaling
 
+    if args.sweep is not None:
+        if args.ids or args.scaling:
+            parser.error("--sweep runs one-second B3 runs only; give no benchmarks or --scaling with it")
+        from .bench_sweep import format_sweep, measure_sweep
+
+        row = measure_sweep(args.sweep, idle_wait_s=0.0 if args.no_wait else args.idle_wait, quiet=args.quiet)
+        print(format_sweep(row))
+        if args.json:
+            import json
+
+            _output_target(args.json, "file")
+            args.json.write_text(json.dumps(row, indent=2) + "\n", encoding="utf-8")
+        return 0
     ids = [i.upper() for i in args.ids] or list(BENCHMARKS)
     unknown = [i for i in ids if i not in BENCHMARKS]
     if unknown:

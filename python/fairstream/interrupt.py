@@ -14,6 +14,15 @@ progress, and only that: a worker between runs
 run, so no worker prints a traceback and no finished run is lost. The parent forwards its own
 SIGINT to the workers, so the batch stops whether the signal came from a terminal (which signals
 every process of the group) or only to the parent.
+
+A Ctrl-C is never lost. Python runs a signal's handler at the next bytecode it executes in the
+main thread, whatever that is; when it is a finalizer (a ``__del__`` or ``weakref`` callback that
+the garbage collector runs between two chunks of a run), the KeyboardInterrupt raised there is
+printed as "Exception ignored" and dropped, and the run would go on to its end as if nothing had
+happened. So while a simulation runs (`catching`, in the main thread of any process, and
+`init_worker`'s handler in a worker) the signal is also recorded, and the driver checks that
+record between chunks and once the run is done (`raise_if_signalled`): a signal whose exception
+was dropped still stops the run.
 """
 
 from __future__ import annotations
@@ -23,6 +32,10 @@ import signal
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The exit code of an interrupted command (128 + SIGINT, as shells report it).
 EXIT_CODE = 130
@@ -53,21 +66,43 @@ class Interrupted(KeyboardInterrupt):
 
 
 class BatchInterrupted(Interrupted):
-    """Ctrl-C stopped a batch of runs (`fairstream.parallel.run_tasks`).
+    """Ctrl-C stopped a batch of calls (`fairstream.parallel.Batch`).
 
-    `finished`: the summaries of the runs that went to their end, by task index; `stopped`: the
-    indices of the runs stopped part-way, whose results so far were written and marked
-    incomplete. Every other run did not start (or was lost, see `lost`).
+    `finished`: the results of the calls that went to their end, by tag; `stopped`: the tags of
+    the calls stopped part-way, whose results so far were kept; `done_in`: by tag, what a call
+    that runs several points (a chunk) had finished before it was stopped; `lost`: calls in
+    progress that did not answer. Every other call did not start.
     """
 
-    def __init__(self, total: int, finished: dict[int, dict], stopped: Sequence[int], lost: int = 0):
+    def __init__(
+        self,
+        total: int,
+        finished: dict[Any, Any],
+        stopped: Sequence[Any],
+        lost: int = 0,
+        done_in: dict[Any, Any] | None = None,
+    ):
         super().__init__(
             f"interrupted: {len(finished)} of {total} runs finished, {len(stopped)} stopped part-way"
         )
         self.total = total
         self.finished = finished
-        self.stopped = sorted(stopped)
+        self.stopped = list(stopped)
         self.lost = lost
+        self.done_in = done_in or {}
+
+
+class ChunkInterrupted(Interrupted):
+    """Ctrl-C stopped a call that runs several points: `done` holds what it finished before, and
+    `ran` says whether a run was under way (stopped part-way) rather than not yet started."""
+
+    def __init__(
+        self, message: str, partial: str | None = None, done: list[Any] | None = None, ran: bool = False
+    ):
+        super().__init__(message, partial)
+        self.done = done or []
+        self.ran = ran
+        self.args = (message, partial, self.done, ran)  # so that it crosses processes whole
 
 
 def write_marker(directory: str | os.PathLike[str], text: str) -> Path:
@@ -95,6 +130,8 @@ def read_marker(directory: str | os.PathLike[str]) -> str | None:
 _worker = False
 _simulating = False
 _signalled = False
+#: A SIGINT arrived in this process's main thread while `catching` watched (see the module's doc).
+_caught = False
 
 
 def init_worker() -> None:
@@ -152,6 +189,48 @@ def simulating() -> Iterator[None]:
         yield
     finally:
         _simulating = False
+
+
+def _record_sigint(signum: int, frame: object) -> None:
+    """SIGINT while a simulation runs in the main thread: recorded, then raised as usual."""
+    global _caught
+    _caught = True
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def catching() -> Iterator[None]:
+    """Around a simulation driven from this process's main thread: every SIGINT is recorded as
+    well as raised (`raise_if_signalled` finds one whose KeyboardInterrupt was dropped). Only
+    Python's default handler is replaced, and only for the span: an ignored SIGINT stays ignored,
+    a handler of the application's or of a worker (`init_worker`) stays in place, and so does
+    everything in a thread other than the main one."""
+    global _caught
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    _caught = False
+    signal.signal(signal.SIGINT, _record_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def raise_if_signalled() -> None:
+    """Raises KeyboardInterrupt when a SIGINT arrived during the span `catching` (or, in a worker,
+    during `simulating`) whose exception did not reach the driver: it was raised in a finalizer
+    and dropped."""
+    global _caught
+    if _caught:
+        _caught = False
+        raise KeyboardInterrupt
+    if _worker and _signalled and _simulating:
+        raise KeyboardInterrupt
 
 
 def signal_processes(pids: Sequence[int]) -> None:

@@ -1,100 +1,45 @@
-"""Independent runs in parallel: on all local cores through a process pool, or on a Dask cluster.
+"""Independent calls in parallel: on worker processes that stay up for the whole batch (one per
+core by default), on a Dask cluster, or one after the other in this process.
 
-Sweeps and reproductions hand over a list of `Task`s (scenario text plus output directory); each
-task runs in a worker and writes its own output directory; the summaries come back in order.
+A `Batch` takes calls (a top-level function and its argument, with a tag) and yields their
+results as they complete. Calls are handed to the workers a few at a time (`Batch.window` in
+flight), so a call submitted later, such as the evaluation of an experiment whose runs are all
+done, starts as soon as a worker is free rather than after every run already queued
+(`Batch.submit(..., first=True)`). Campaigns (`fairstream.campaign`) send runs to the workers in
+chunks of several points per call, so a worker runs many points without a start-up or a round trip
+each.
 
 Ctrl-C stops a local batch within a fraction of a second (see `fairstream.interrupt`): no further
-run starts, each run in progress ends where it got to and writes its results so far (marked
-incomplete), and `BatchInterrupted` says which runs finished and which were stopped part-way. On
-a Dask cluster the runs not yet started are cancelled; those in progress there cannot be reached.
+call starts, each run in progress ends where it got to, and `BatchInterrupted` says which calls
+finished and which were stopped part-way. On a Dask cluster the calls not yet started are
+cancelled; those in progress there cannot be reached.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Callable, Hashable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .interrupt import BatchInterrupted, Interrupted, init_worker, sigint_held, signal_processes
+from .interrupt import (
+    BatchInterrupted,
+    Interrupted,
+    catching,
+    init_worker,
+    raise_if_signalled,
+    sigint_held,
+    signal_processes,
+)
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor, Future
-
-    from .progress import TaskProgress
-
-
-@dataclass(frozen=True)
-class Task:
-    """One run: scenario text (with the filename errors should name) into `output_dir`."""
-
-    text: str
-    filename: str
-    output_dir: str
-    seed: int | None = None
-    label: str = ""
-    #: Bytes the run may use (None: its share of the memory available when the tasks start).
-    max_memory: int | None = None
-
-
-def execute(task: Task) -> dict[str, Any]:
-    """Runs one task (in whichever process calls it); returns the run's summary. Ctrl-C raises
-    `Interrupted` (with `partial` set when the run's results so far were written)."""
-    from .api import run_to_directory
-
-    return run_to_directory(task.text, task.filename, task.output_dir, task.seed, task.max_memory)
 
 
 def default_jobs() -> int:
     """All cores."""
     return os.cpu_count() or 1
-
-
-def run_tasks(
-    tasks: Sequence[Task],
-    jobs: int | None = None,
-    scheduler: str | None = None,
-    progress: TaskProgress | None = None,
-) -> list[dict[str, Any]]:
-    """Runs `tasks` (in parallel unless `jobs` is 1) and returns their summaries in task order.
-
-    `scheduler`: a Dask scheduler address; the tasks then run on that cluster (the output
-    directories must be on a file system the workers share). The first failure cancels the rest
-    and is raised; Ctrl-C raises `BatchInterrupted`.
-    """
-    jobs = jobs or default_jobs()
-    try:
-        if scheduler is not None:
-            client = _dask_client(scheduler)
-            try:
-                summaries = _run_on(client.get_executor(), tasks, progress)
-            finally:
-                client.close()
-        elif jobs <= 1 or len(tasks) <= 1:
-            summaries = _run_here(tasks, progress)
-        else:
-            summaries = _run_in_pool(tasks, min(jobs, len(tasks)), progress)
-    except BaseException:
-        if progress is not None:
-            progress.close()  # a failed or interrupted batch: clear the bar, give the cursor back
-        raise
-    if progress is not None:
-        progress.finish()
-    return summaries
-
-
-def _run_here(tasks: Sequence[Task], progress: TaskProgress | None) -> list[dict[str, Any]]:
-    """The tasks one after the other in this process."""
-    finished: dict[int, dict[str, Any]] = {}
-    for i, task in enumerate(tasks):
-        try:
-            finished[i] = _tick(progress, task, execute(task))
-        except Interrupted as err:
-            raise BatchInterrupted(len(tasks), finished, [i] if err.partial else []) from None
-        except KeyboardInterrupt:
-            raise BatchInterrupted(len(tasks), finished, []) from None
-    return [finished[i] for i in range(len(tasks))]
 
 
 def memory_per_run(limit: int | None, jobs: int | None, tasks: int, scheduler: str | None) -> int | None:
@@ -123,84 +68,191 @@ WAKE_S = 0.02
 #: workers are killed (a run notices the signal within milliseconds; writing takes what it takes).
 STOP_GRACE_S = 10.0
 
-
-def _run_in_pool(tasks: Sequence[Task], workers: int, progress: TaskProgress | None) -> list[dict[str, Any]]:
-    """The tasks on a pool of `workers` fresh processes; on any failure no worker is left running."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=init_worker)
-    try:
-        return _run_on(pool, tasks, progress)
-    except KeyboardInterrupt:
-        # The runs in progress have written what they had (see `_stop`), or overran its grace
-        # period, or this is a second Ctrl-C: no worker is waited for any longer.
-        for process in list((getattr(pool, "_processes", None) or {}).values()):
-            if process.is_alive():
-                process.kill()
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+#: Calls in flight per worker: enough that a worker never waits for the next, few enough that a
+#: call submitted with ``first=True`` starts soon.
+IN_FLIGHT_PER_WORKER = 2
 
 
-def _run_on(executor: Executor, tasks: Sequence[Task], progress: TaskProgress | None) -> list[dict[str, Any]]:
-    from concurrent.futures import FIRST_COMPLETED, wait
+class Batch:
+    """Calls run by `workers` processes (or, with `scheduler`, a Dask cluster; with one worker,
+    in this process). Use as a context manager: leaving it shuts the workers down (killing any
+    still busy after an interruption)."""
 
-    futures: dict[Future, int] = {}
-    finished: dict[int, dict[str, Any]] = {}
-    try:
-        with sigint_held():  # the workers start in here: see `sigint_held`
-            for i, task in enumerate(tasks):
-                futures[executor.submit(execute, task)] = i
-        pending = set(futures)
-        while pending:
-            done, pending = wait(pending, timeout=WAKE_S, return_when=FIRST_COMPLETED)
-            for future in sorted(done, key=futures.__getitem__):
-                i = futures[future]
-                finished[i] = _tick(progress, tasks[i], future.result())
-    except KeyboardInterrupt:  # Ctrl-C here, or a run in a worker that the terminal signalled
-        stopped, lost = _stop(executor, futures, finished)
-        raise BatchInterrupted(len(tasks), finished, stopped, lost) from None
-    except BaseException:
-        for future in futures:
-            future.cancel()
-        raise
-    return [finished[i] for i in range(len(tasks))]
+    def __init__(self, jobs: int | None = None, scheduler: str | None = None, calls_hint: int | None = None):
+        self.jobs = jobs or default_jobs()
+        self.scheduler = scheduler
+        self.local = scheduler is None and (self.jobs <= 1 or (calls_hint is not None and calls_hint <= 1))
+        self.workers = 1 if self.local else self.jobs
+        self.window = max(2, self.workers * IN_FLIGHT_PER_WORKER)
+        self._queue: deque[tuple[Hashable, Callable[[Any], Any], Any]] = deque()
+        self._executor: Executor | None = None
+        self._client: Any = None
+        self._futures: dict[Future, Hashable] = {}
+        self._done: Any = None  # the queue of completed futures
+        self.finished: dict[Hashable, Any] = {}
+        #: Called whenever the batch could take more calls (a caller that submits lazily).
+        self.feeder: Callable[[], None] | None = None
 
+    def __enter__(self) -> Batch:
+        return self
 
-def _stop(
-    executor: Executor, futures: dict[Future, int], finished: dict[int, dict[str, Any]]
-) -> tuple[list[int], int]:
-    """After Ctrl-C: cancels the runs not started, signals the local workers so their runs in
-    progress stop and write what they have, and waits (up to `STOP_GRACE_S`) for those; returns
-    the indices of the runs stopped part-way and how many runs in progress did not answer."""
-    for future in futures:
-        future.cancel()
-    processes = getattr(executor, "_processes", None)
-    if processes is None:  # a Dask cluster: its runs in progress cannot be reached
-        return [], sum(f.running() for f in futures)
-    signal_processes([p.pid for p in list(processes.values()) if p.pid is not None])
-    deadline = time.monotonic() + STOP_GRACE_S
-    stopped: list[int] = []
-    lost = 0
-    for future, i in futures.items():
-        if future.cancelled() or i in finished:
-            continue
+    def __exit__(self, *exc: Any) -> None:
+        self.close(killed=exc[0] is not None and issubclass(exc[0], KeyboardInterrupt))
+
+    def submit(self, tag: Hashable, fn: Callable[[Any], Any], arg: Any, *, first: bool = False) -> None:
+        """Queues `fn(arg)`; its result is yielded by `results` with `tag`. `first`: ahead of
+        every call not yet started."""
+        if first:
+            self._queue.appendleft((tag, fn, arg))
+        else:
+            self._queue.append((tag, fn, arg))
+
+    def warm_up(self) -> None:
+        """Starts the worker processes now, each importing what a run needs, so that they are ready
+        by the time the caller has planned what to run (nothing to do in this process)."""
+        if self.local:
+            return
+        from .campaign import warm
+
+        for i in range(self.workers):
+            self.submit(("warm", i), warm, None)
+
+    @property
+    def pending(self) -> int:
+        """Calls queued or in flight."""
+        return len(self._queue) + len(self._futures)
+
+    def results(self) -> Iterator[tuple[Hashable, Any]]:
+        """(tag, result) of each call as it completes, until none is queued or in flight (more may
+        be submitted meanwhile). A call that raises cancels the rest and its exception is raised;
+        Ctrl-C raises `BatchInterrupted`."""
         try:
-            finished[i] = future.result(timeout=max(0.0, deadline - time.monotonic()))
-        except Interrupted as err:
-            if err.partial:
-                stopped.append(i)
-        except Exception:
-            lost += 1
-    return stopped, lost
+            with catching():  # a Ctrl-C whose exception a finalizer dropped still stops the batch
+                if self.local:
+                    yield from self._run_here()
+                else:
+                    yield from self._run_on_workers()
+        except BatchInterrupted:
+            raise
+        except KeyboardInterrupt:  # Ctrl-C here, or a run in a worker that the terminal signalled
+            stopped, partial, lost = self._stop()
+            raise BatchInterrupted(self.pending_total, self.finished, stopped, lost, partial) from None
+        except BaseException:
+            for future in self._futures:
+                future.cancel()
+            self._queue.clear()
+            raise
 
+    @property
+    def pending_total(self) -> int:
+        return len(self.finished) + len(self._queue) + len(self._futures)
 
-def _tick(progress: TaskProgress | None, task: Task, summary: dict[str, Any]) -> dict[str, Any]:
-    if progress is not None:
-        progress.advance(task.label)
-    return summary
+    def _feed(self) -> None:
+        if self.feeder is not None:
+            self.feeder()
+
+    def _run_here(self) -> Iterator[tuple[Hashable, Any]]:
+        self._feed()
+        while self._queue:
+            tag, fn, arg = self._queue.popleft()
+            try:
+                value = fn(arg)
+            except Interrupted as err:
+                self._queue.appendleft((tag, fn, arg))
+                stopped = [tag] if err.partial or getattr(err, "ran", False) else []
+                partial = {tag: err.done} if getattr(err, "done", None) else {}
+                raise BatchInterrupted(self.pending_total, self.finished, stopped, 0, partial) from None
+            self.finished[tag] = value
+            yield tag, value
+            self._feed()
+
+    def _start(self) -> None:
+        import queue
+
+        self._done = queue.SimpleQueue()
+        if self.scheduler is not None:
+            self._client = _dask_client(self.scheduler)
+            self._executor = self._client.get_executor()
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        context = multiprocessing.get_context("spawn")
+        self._executor = ProcessPoolExecutor(
+            max_workers=self.workers, mp_context=context, initializer=init_worker
+        )
+
+    def _fill(self) -> None:
+        assert self._executor is not None
+        with sigint_held():  # workers start in here: see `sigint_held`
+            while self._queue and len(self._futures) < self.window:
+                tag, fn, arg = self._queue.popleft()
+                future = self._executor.submit(fn, arg)
+                self._futures[future] = tag
+                future.add_done_callback(self._done.put)
+
+    def _run_on_workers(self) -> Iterator[tuple[Hashable, Any]]:
+        import queue
+
+        if self._executor is None:
+            self._start()
+        self._feed()
+        while self._queue or self._futures:
+            self._fill()
+            try:
+                future = self._done.get(timeout=WAKE_S)
+            except queue.Empty:
+                raise_if_signalled()
+                continue
+            tag = self._futures.pop(future)
+            value = future.result()
+            self.finished[tag] = value
+            yield tag, value
+            self._feed()
+
+    def _stop(self) -> tuple[list[Hashable], dict[Hashable, Any], int]:
+        """After Ctrl-C: cancels the calls not started, signals the local workers so their runs in
+        progress stop (and write what they have), and waits (up to `STOP_GRACE_S`) for those;
+        returns the tags of the calls stopped part-way, what each had finished (a chunk of runs),
+        and how many calls in progress did not answer."""
+        self._queue.clear()
+        for future in self._futures:
+            future.cancel()
+        processes = getattr(self._executor, "_processes", None)
+        if processes is None:  # a Dask cluster (or nothing started): its calls in progress cannot be reached
+            return [], {}, sum(f.running() for f in self._futures)
+        signal_processes([p.pid for p in list(processes.values()) if p.pid is not None])
+        deadline = time.monotonic() + STOP_GRACE_S
+        stopped: list[Hashable] = []
+        partial: dict[Hashable, Any] = {}
+        lost = 0
+        for future, tag in list(self._futures.items()):
+            if future.cancelled():
+                continue
+            try:
+                self.finished[tag] = future.result(timeout=max(0.0, deadline - time.monotonic()))
+            except Interrupted as err:
+                if err.partial or getattr(err, "ran", False):
+                    stopped.append(tag)
+                if getattr(err, "done", None):
+                    partial[tag] = err.done
+            except Exception:
+                lost += 1
+        self._futures.clear()
+        return stopped, partial, lost
+
+    def close(self, killed: bool = False) -> None:
+        """Shuts the workers down; with `killed` (an interruption) any still busy is killed first."""
+        executor, self._executor = self._executor, None
+        if executor is not None and self._client is None:
+            if killed:
+                for process in list((getattr(executor, "_processes", None) or {}).values()):
+                    if process.is_alive():
+                        process.kill()
+            executor.shutdown(wait=True, cancel_futures=True)
+        if self._client is not None:
+            client, self._client = self._client, None
+            client.close()
 
 
 def _dask_client(address: str) -> Any:

@@ -128,15 +128,20 @@ class TaskProgress:
         self.label = label
         self.total = total
         self.done = 0
+        self.cached = 0
         self.bar = ProgressBar(total, label, quiet=quiet, stream=stream)
         self.bar.update(0, f"0/{total} runs", force=True)
 
-    def advance(self, what: str = "") -> None:
-        self.done += 1
-        self.bar.update(self.done, f"{self.done}/{self.total} runs  {what}", force=True)
+    def advance(self, what: str = "", *, cached: bool = False, runs: int = 1) -> None:
+        """`runs` more runs done (several points answered by one run count each), `cached` when
+        they came from the run cache."""
+        self.done += runs
+        self.cached += runs if cached else 0
+        self.bar.update(self.done, f"{self.done}/{self.total} runs  {what}")
 
     def finish(self) -> None:
-        self.bar.finish(f"{self.label}: {self.done}/{self.total} runs in {self.bar.elapsed:.1f} s")
+        cached = f" ({self.cached} from the cache)" if self.cached else ""
+        self.bar.finish(f"{self.label}: {self.done}/{self.total} runs{cached} in {self.bar.elapsed:.1f} s")
 
     def close(self) -> None:
         """Clears the bar without a summary (the batch did not finish)."""

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -83,7 +82,25 @@ def render(template: str, **context: Any) -> str:
         undefined=StrictUndefined,  # a misspelt name in a template is an error, not an empty string
         keep_trailing_newline=True,
     )
+    env.filters["cell"] = cell_html
     return env.get_template(template).render(**context)
+
+
+def cell_html(c: Cell) -> Any:
+    """A table cell as markup: what macros.html's `cell` macro writes, escaped the same way (the
+    template's tables use this filter: a macro call per cell cost most of a report's rendering)."""
+    from markupsafe import Markup, escape
+
+    attrs = ""
+    if c.get("cls"):
+        attrs += f' class="{escape(c["cls"])}"'
+    if c.get("title"):
+        attrs += f' title="{escape(c["title"])}"'
+    text = escape(c["text"])
+    inner = f'<a href="{escape(c["href"])}">{text}</a>' if c.get("href") else str(text)
+    if c.get("count") is not None:
+        inner += f' <span class="meta">({escape(c["count"])})</span>'
+    return Markup(f"<td{attrs}>{inner}</td>")
 
 
 # --- the summary at the top ------------------------------------------------------------------------
@@ -367,33 +384,64 @@ def _verdict_word(check: Mapping[str, Any]) -> str:
 
 
 def _figures(result: Mapping[str, Any], out: Path) -> dict[str, Any]:
-    """The experiment's figures, drawn now into ``DIR/figures``, as {src, caption}; or why not."""
+    """The experiment's figures as {src, caption}, or why not: those `fairstream reproduce` drew
+    as it evaluated the experiment (listed in ``<id>/figures.json``), else drawn now into
+    ``DIR/figures``."""
+    drawn = _drawn(out, result["id"])
+    if drawn is not None:
+        return drawn
     exp = EXPERIMENTS.get(result["id"])
     if exp is None:
         return {"figures_unknown": True}
+    from .reproduce.campaign import draw
+
+    figures = draw(exp, result, out, "report")  # a broken figure must not cost the rest of the report
+    return {"figures_error": figures["error"]} if "error" in figures else figures
+
+
+def _drawn(out: Path, exp_id: str) -> dict[str, Any] | None:
+    """The figures listed in ``<id>/figures.json`` when they are all there, or the error drawing
+    them gave; None without that file."""
+    import json
+
+    from .reproduce.campaign import FIGURES_FILE
+
     try:
-        figures = exp.figures(result, out / result["id"], out / FIGURE_DIR)
-    except Exception as err:  # a broken figure must not cost the rest of the report
-        print(f"report: figures of {result['id']} failed: {err!r}", file=sys.stderr)
-        return {"figures_error": repr(err)}
-    return {
-        "figures": [
-            {"src": fig.path.resolve().relative_to(out.resolve()).as_posix(), "caption": fig.caption}
-            for fig in figures
-        ]
-    }
+        listed = json.loads((out / exp_id / FIGURES_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if "error" in listed:
+        return {"figures_error": listed["error"]}
+    figures = listed.get("figures", [])
+    if not all((out / f["src"]).is_file() for f in figures):
+        return None
+    return {"figures": figures}
 
 
 def _playout(exp_dir: Path) -> dict[str, Any] | None:
     """The playout summary of the streamer flows in the experiment's runs (`reproduce.media`), if
     any: a table, and how many rows were left out."""
-    from .reproduce.media import report_rows
+    from .reproduce.media import report_rows, report_rows_of
 
     runs = exp_dir / "runs"
     dirs = sorted(p for p in runs.iterdir() if p.is_dir()) if runs.is_dir() else []
-    rows, more = report_rows(dirs)
+    if not dirs and (exp_dir / "data" / "dataset.json").is_file():  # the canonical points of its dataset
+        rows, more = report_rows_of(_canonical_summaries(exp_dir / "data"))
+    else:
+        rows, more = report_rows(dirs)
     table = _points(rows)
     return None if table is None else {**table, "more": more}
+
+
+def _canonical_summaries(data: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(key, summary) of the canonical points of a dataset, by key."""
+    import json
+
+    import polars as pl
+
+    runs = pl.read_parquet(data / "runs.parquet", columns=["key", "replica", "summary"])
+    runs = runs.filter(pl.col("replica") == 0).sort("key")
+    return [(key, json.loads(text)) for key, text in zip(runs["key"], runs["summary"], strict=True)]
 
 
 def _points(points: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:

@@ -1,6 +1,8 @@
 """`RunResult`: the results of one run, with its tables read lazily as polars DataFrames: from
 its output directory, or, for a run that wrote none, straight from the simulator's memory as Arrow
-record batches (the Arrow PyCapsule stream interface; nothing goes through a file).
+record batches (the Arrow PyCapsule stream interface; nothing goes through a file), or from
+where a campaign keeps it: a point of a dataset (``RunResult(DIR/<key>)`` with DIR a dataset
+directory, see `fairstream.dataset`) or an entry of the run cache (`fairstream.cache`).
 
 polars is imported on the first table access, not with this module: printing a run's summary
 (summary.json) needs only `json`, and keeps ``fairstream run`` light.
@@ -87,8 +89,13 @@ class RunResult:
         self.output_dir = Path(output_dir)
         self._tempdir = _tempdir
         self._sim: Any = None
+        self._source: Any = None
         if not (self.output_dir / "summary.json").is_file():
-            raise FileNotFoundError(f"{self.output_dir} holds no run results (no summary.json)")
+            from .dataset import find
+
+            self._source = find(self.output_dir)  # a point of a dataset
+            if self._source is None:
+                raise FileNotFoundError(f"{self.output_dir} holds no run results (no summary.json)")
 
     def __repr__(self) -> str:
         s = self.summary
@@ -105,6 +112,16 @@ class RunResult:
         self.output_dir = None
         self._tempdir = None
         self._sim = sim
+        self._source = None
+        return self
+
+    @classmethod
+    def _of(cls, source: Any) -> RunResult:
+        """The results `source` holds: anything with ``summary()``, ``resolved()`` and
+        ``table(name)`` (a DataFrame, or None for a table the run did not record), such as a run
+        cache entry (`fairstream.cache.RunEntry`); ``output_dir`` is None."""
+        self = cls._in_memory(None)
+        self._source = source
         return self
 
     @cached_property
@@ -112,6 +129,8 @@ class RunResult:
         """summary.json as a dict."""
         if self._sim is not None:
             return self._sim.summary()
+        if self._source is not None:
+            return self._source.summary()
         return json.loads((self._dir / "summary.json").read_text(encoding="utf-8"))
 
     @cached_property
@@ -119,6 +138,8 @@ class RunResult:
         """The scenario with every default filled in."""
         if self._sim is not None:
             return self._sim.resolved_toml()
+        if self._source is not None:
+            return self._source.resolved()
         return (self._dir / "scenario.resolved.toml").read_text(encoding="utf-8")
 
     @property
@@ -164,6 +185,19 @@ class RunResult:
 
         return pl.DataFrame(self.summary.get("links", []))
 
+    def lazy(self, name: str) -> pl.LazyFrame:
+        """Table `name` as a LazyFrame: a run directory's Parquet file is scanned (a filter reads
+        only what it needs of a large packet trace), anything else is the table itself."""
+        if self._sim is None and self._source is None and name in TABLES:
+            path = self._dir / TABLES[name]
+            if path.is_file():
+                import polars as pl
+
+                return pl.scan_parquet(path)
+        if self._source is not None and hasattr(self._source, "lazy") and name not in self.__dict__:
+            return self._source.lazy(name)  # not kept in memory with the run
+        return self.table(name).lazy()
+
     def table(self, name: str) -> pl.DataFrame:
         """A table by name (see `TABLES`, plus ``link_summary``)."""
         if name not in TABLES and name != "link_summary":
@@ -183,6 +217,10 @@ class RunResult:
                 import polars as pl
 
                 return pl.DataFrame(table)
+        elif self._source is not None:
+            frame = self._source.table(name)
+            if frame is not None:
+                return frame
         else:
             path = self._dir / TABLES[name]
             if path.is_file():

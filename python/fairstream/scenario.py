@@ -72,6 +72,38 @@ def with_overrides(doc: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict
     return out
 
 
+def with_overrides_shared(doc: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """`with_overrides`, copying only the tables and lists along each overridden path: the result
+    shares every other part with `doc`, so neither may be changed afterwards (a sweep plans
+    thousands of points this way; `fairstream.tomlio.dumps_shared` then writes each shared table
+    once)."""
+    out = dict(doc)
+    for path, value in overrides.items():
+        parts = path.split(".")
+        node: Any = out
+        for part in parts[:-1]:
+            child = (
+                node[int(part)]
+                if isinstance(node, list) and part.isdigit() and int(part) < len(node)
+                else None
+            )
+            if isinstance(node, MutableMapping):
+                child = node.get(part)
+            if isinstance(child, Mapping):
+                child = dict(child)
+            elif isinstance(child, list):
+                child = list(child)
+            else:
+                break  # missing or a value: set_path creates it, or says what is wrong
+            if isinstance(node, list):
+                node[int(part)] = child
+            else:
+                node[part] = child
+            node = child
+        set_path(out, path, value)
+    return out
+
+
 def set_path(doc: MutableMapping[str, Any], path: str, value: Any) -> None:
     """Sets ``doc[a][b][0][c] = value`` for path ``"a.b.0.c"``; list items are chosen by index.
 

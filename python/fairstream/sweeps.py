@@ -1,15 +1,20 @@
 """Parameter sweeps: a grid of dotted-path overrides (``flow.0.rate = [1Mbps, 2Mbps]``) of one
-scenario, every point validated first and then run in parallel.
+scenario, every point validated first and then run in parallel (`fairstream.campaign`: each point
+looked up in the run cache first, the others on workers that stay up, their tables handed back as
+Arrow data).
 
-Output: ``DIR/runs/<nnnn>/`` per point (a normal run directory), ``DIR/sweep.json`` (the grid and
-each point's overrides) and ``DIR/flows.parquet`` (every flow's summary, with one column per
-swept path). DIR is written as one: staged beside it and renamed into place when every run is
-done, replacing an earlier sweep's DIR whole (`fairstream.output`), so no stale run remains.
+Output: ``DIR/data/``, one dataset of every point (`fairstream.dataset`: a Parquet file per
+table, the swept paths as columns), and ``DIR/sweep.json`` (the grid, each point's overrides and
+run key); ``DIR/runs/<nnnn>/`` per point (a normal run directory) only with ``keep_runs`` or when
+the scenario captures pcap files. DIR is written as one: staged beside it and renamed into place
+when every run is done, replacing an earlier sweep's DIR whole (`fairstream.output`), so no
+stale run remains.
 
 Ctrl-C keeps what ran: sweep.json says ``"complete": false`` and gives each point's ``status``
-(finished, stopped part-way with its results so far, or not run), ``DIR/INCOMPLETE`` says the
-same in words, flows.parquet is not written, and `fairstream.Interrupted` is raised; what ran is put in place
-all the same (its `.fairstream` marker says `"complete": false`).
+(finished, stopped part-way, or not run), ``DIR/INCOMPLETE`` says the same in words (no dataset
+is written: that would delay the exit), and `fairstream.Interrupted` is raised; what ran is put
+in place all the same (its `.fairstream` marker says `"complete": false`). Every finished point
+is in the run cache: the same sweep run again runs only the others.
 """
 
 from __future__ import annotations
@@ -24,29 +29,47 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _core, output, tomlio
+from .dataset import LARGE_TABLES, SMALL_TABLES, Dataset
 from .interrupt import BatchInterrupted, Interrupted, write_marker
-from .parallel import Task, memory_per_run, run_tasks
+from .parallel import memory_per_run
 from .progress import TaskProgress
 from .results import RunResult
-from .scenario import ScenarioLike, load, with_overrides
+from .scenario import ScenarioLike, load
 
 if TYPE_CHECKING:
     import polars as pl
 
+    from .cache import RunCache
+    from .campaign import Outcome
+
+#: Where a sweep keeps its dataset, and, when asked, its run directories.
+DATA_DIR, RUNS_DIR = "data", "runs"
+
 
 @dataclass
 class SweepResult:
-    """A finished sweep: its directory, points and the flow summaries of every run."""
+    """A finished sweep: its directory, points and dataset (`fairstream.dataset.Dataset`)."""
 
     output_dir: Path
     points: list[dict[str, Any]]
 
     @cached_property
-    def flows(self) -> pl.DataFrame:
-        """Every flow of every run, with the point's swept values as columns."""
-        import polars as pl
+    def dataset(self) -> Dataset:
+        """Every point's tables, one Parquet file per table (``DIR/data``)."""
+        return Dataset(self.output_dir / DATA_DIR)
 
-        return pl.read_parquet(self.output_dir / "flows.parquet")
+    @cached_property
+    def flows(self) -> pl.DataFrame:
+        """Every flow of every run (the flow summaries), with the point's swept values as columns."""
+        return self.dataset.frame("flow_summary")
+
+    def frame(self, table: str = "flow_summary") -> pl.DataFrame:
+        """Table `table` of every point, tidy: one column per swept path."""
+        return self.dataset.frame(table)
+
+    def to_xarray(self, table: str = "flow_summary", variables: Sequence[str] | None = None) -> Any:
+        """Table `table` as an xarray Dataset over the grid (see `fairstream.dataset.Dataset.to_xarray`)."""
+        return self.dataset.to_xarray(table, variables)
 
     def run(self, index: int) -> RunResult:
         """The results of point `index`."""
@@ -130,6 +153,8 @@ def sweep(
     quiet: bool = True,
     force: bool = False,
     max_memory: int | str | None = None,
+    keep_runs: bool = False,
+    cache: bool | RunCache = True,
 ) -> SweepResult:
     """Runs every point of `grid` over `scenario` into `output_dir`.
 
@@ -137,44 +162,127 @@ def sweep(
     `fairstream.ScenarioError`): it may be absent, empty or an earlier sweep's directory, which
     is replaced whole; any other non-empty directory is refused unless `force`. `jobs`: worker
     processes (all cores by default); `scheduler`: a Dask scheduler address (the output's
-    parent directory must be on a file system the workers share). `max_memory` (bytes, or a
-    size such as ``"8GB"``) bounds each run's estimated memory; by default, the memory
-    available when the runs start.
+    parent directory and the run cache must be on a file system the workers share). `max_memory`
+    (bytes, or a size such as ``"8GB"``) bounds each run's estimated memory; by default, the
+    memory available when the runs start. `keep_runs`: also a run directory per point
+    (``runs/<nnnn>/``, as ``fairstream run`` writes it), as a scenario capturing pcap files gets
+    anyway. `cache`: as for `fairstream.run`; a point found in the run cache is not run again,
+    which is how a sweep interrupted (Ctrl-C, ``kill -9``, a lost worker) resumes.
     """
-    from .api import check_seed, memory_limit
+    from .api import _run_cache, check_seed, memory_limit
+    from .campaign import plan_points
+    from .parallel import Batch
 
     check_seed(seed)
     limit = memory_limit(max_memory)
-    if jobs is not None and jobs < 1:
-        raise ValueError(f"jobs must be at least 1, not {jobs}")
     target = output.prepare(output_dir, "sweep", force)
     base_text, filename = load(scenario)
     _core.validate(base_text, filename)
     base = tomlio.loads(base_text)
     points = grid_points(grid)
     per_run = memory_per_run(limit, jobs, len(points), scheduler)
-    checked = []
-    for overrides in points:
-        text = tomlio.dumps(with_overrides(base, overrides))
-        label = ", ".join(f"{k}={v}" for k, v in overrides.items())
-        point_file = f"{filename} with {label}"
-        _core.validate(text, point_file, per_run)  # and the memory its run needs
-        checked.append((text, point_file, label))
-    meta = [
-        {"index": i, "dir": f"runs/{i:04d}", "overrides": overrides} for i, overrides in enumerate(points)
-    ]
-    doc = {"scenario": filename, "grid": {k: list(v) for k, v in grid.items()}, "points": meta}
-    with output.staged(output_dir, "sweep", force, target=target) as tmp:
-        tasks = [
-            Task(text, point_file, str(tmp / point["dir"]), seed, label, per_run)
-            for (text, point_file, label), point in zip(checked, meta, strict=True)
+    store = _run_cache(cache)
+    batch = Batch(jobs, scheduler, calls_hint=len(points))
+    try:
+        batch.warm_up()  # the workers start while the points are planned
+        labels = [", ".join(f"{k}={v}" for k, v in overrides.items()) for overrides in points]
+        files = [f"{filename} with {label}" for label in labels]
+        planned = plan_points(base, points, files, per_run)  # every point valid, or nothing runs
+        checked = [
+            _Point(i, overrides, text, file, label, resolved)
+            for i, (overrides, (text, resolved), file, label) in enumerate(
+                zip(points, planned, files, labels, strict=True)
+            )
         ]
+        doc = {"scenario": filename, "grid": {k: list(v) for k, v in grid.items()}}
+        result = _run(output_dir, target, force, doc, checked, store, batch, seed, per_run, keep_runs, quiet)
+    except BaseException:
+        batch.close(killed=True)
+        raise
+    batch.close()
+    return result
+
+
+@dataclass(frozen=True)
+class _Point:
+    """A sweep's point, planned: its overrides, TOML text, filename, label and resolved scenario."""
+
+    index: int
+    overrides: dict[str, Any]
+    text: str
+    file: str
+    label: str
+    resolved: str
+
+
+def _run(
+    output_dir: str | os.PathLike[str],
+    target: Path,
+    force: bool,
+    doc: dict[str, Any],
+    checked: list[_Point],
+    store: RunCache | None,
+    batch: Any,
+    seed: int | None,
+    per_run: int | None,
+    keep_runs: bool,
+    quiet: bool,
+) -> SweepResult:
+    """Runs the planned points into the staged output directory (see `sweep`)."""
+    from .cache import run_key
+    from .campaign import RunSpec, records_pcap, run_specs
+    from .dataset import DatasetWriter
+    from .results import TABLES
+
+    keep = [keep_runs or records_pcap(p.resolved) for p in checked]
+    meta = [
+        {
+            "index": p.index,
+            "dir": f"{RUNS_DIR if keep[p.index] else DATA_DIR}/{p.index:04d}",
+            "overrides": p.overrides,
+            "run_key": run_key(p.resolved, seed) if store is not None else None,
+        }
+        for p in checked
+    ]
+    doc = {**doc, "points": meta}
+    with output.staged(output_dir, "sweep", force, target=target) as tmp:
+        specs = [
+            RunSpec(
+                p.text,
+                p.file,
+                point["run_key"],
+                seed,
+                per_run,
+                str(tmp / point["dir"]) if keep[p.index] else None,
+                tuple(TABLES),
+                p.label,
+            )
+            for p, point in zip(checked, meta, strict=True)
+        ]
+        writer = DatasetWriter(
+            tmp / DATA_DIR,
+            list(doc["grid"]),
+            tables=[*SMALL_TABLES, *LARGE_TABLES],
+            cache=None if store is None else store.root,
+        )
+
+        def add(indices: list[int], outcome: Outcome) -> None:
+            for i in indices:
+                info = outcome.run_info(checked[i].resolved)
+                writer.add(i, f"{i:04d}", checked[i].overrides, outcome.summary, outcome.tables, run=info)
+
+        progress = TaskProgress("sweep", len(specs), quiet=quiet)
         try:
-            summaries = run_tasks(tasks, jobs, scheduler, TaskProgress("sweep", len(tasks), quiet=quiet))
+            run_specs(specs, store, progress=progress, on_outcome=add, batch=batch)
         except BatchInterrupted as stop:
+            progress.close()
             raise _keep_partial(tmp, doc, stop) from None
+        except BaseException:
+            progress.close()
+            raise
+        progress.finish()
+        writer.close()
         _write_json(tmp / "sweep.json", {**doc, "complete": True})
-        _flow_table(points, summaries).write_parquet(tmp / "flows.parquet")
     return SweepResult(Path(output_dir), meta)
 
 
@@ -184,31 +292,18 @@ def _write_json(path: Path, doc: dict[str, Any]) -> None:
 
 def _keep_partial(out: Path, doc: dict[str, Any], stop: BatchInterrupted) -> Interrupted:
     """Marks an interrupted sweep's directory incomplete (sweep.json with each point's status,
-    and the INCOMPLETE file); returns the `Interrupted` to raise. flows.parquet is not written
-    (reading the runs would delay the exit); that of an earlier sweep is removed."""
+    and the INCOMPLETE file); returns the `Interrupted` to raise. No dataset is written (that
+    would delay the exit): the finished points are in the run cache, and the same sweep run again
+    runs only the others and writes it."""
     for point in doc["points"]:
         i = point["index"]
         point["status"] = "finished" if i in stop.finished else "stopped" if i in stop.stopped else "not run"
     _write_json(out / "sweep.json", {**doc, "complete": False})
-    (out / "flows.parquet").unlink(missing_ok=True)
     text = (
-        f"interrupted: {len(stop.finished)} of {stop.total} runs of this sweep finished and "
-        f"{len(stop.stopped)} stopped part-way (their results so far, each marked INCOMPLETE); the "
-        "rest did not run. sweep.json gives each point's status; flows.parquet was not written."
+        f"interrupted: {len(stop.finished)} of {stop.total} runs of this sweep finished (they are in the "
+        f"run cache) and {len(stop.stopped)} were stopped part-way; the rest did not run. "
+        "sweep.json gives each point's status. Run the same sweep again to finish it: only the "
+        "points not finished run."
     )
     write_marker(out, text)
     return Interrupted(f"{text} Results: {out}", str(out))
-
-
-def _flow_table(points: list[dict[str, Any]], summaries: list[dict[str, Any]]) -> pl.DataFrame:
-    """Flow summaries of all runs with the swept values; a path whose values mix types becomes text."""
-    import polars as pl
-
-    paths = list(points[0]) if points else []
-    mixed = {p for p in paths if len({type(pt[p]) for pt in points}) > 1}
-    rows = []
-    for i, (overrides, summary) in enumerate(zip(points, summaries, strict=True)):
-        params = {p: str(v) if p in mixed else v for p, v in overrides.items()}
-        for flow in summary.get("flows", []):
-            rows.append({"point": i, **params, **flow})
-    return pl.DataFrame(rows, infer_schema_length=None)

@@ -43,6 +43,35 @@ def dumps(doc: Mapping[str, Any]) -> str:
     return tomli_w.dumps(_plain(doc, ()))
 
 
+def dumps_shared(doc: Mapping[str, Any], memo: dict[int, tuple[Any, str]]) -> str:
+    """`dumps`, for many documents that share their top-level tables (a sweep's points, which
+    differ only where they are overridden: `fairstream.scenario.with_overrides_shared`): a table
+    (or array of tables) seen before, the same object, is not written again but taken from `memo`
+    (filled as it goes; it keeps the objects it names alive). The text differs from `dumps`'s
+    only in layout, and loads to the same dict."""
+    import tomli_w
+
+    scalars = {k: v for k, v in doc.items() if not _is_table(v)}
+    chunks = [tomli_w.dumps(_plain(scalars, ()))] if scalars else []
+    for key, value in doc.items():
+        if key in scalars:
+            continue
+        seen = memo.get(id(value))
+        if seen is None or seen[0] is not value:
+            seen = (value, tomli_w.dumps(_plain({key: value}, ())))
+            memo[id(value)] = seen
+        chunks.append(seen[1])
+    return "\n".join(chunks)
+
+
+def _is_table(value: Any) -> bool:
+    """Whether a top-level value is written as a table or an array of tables (after every plain
+    key: `dumps_shared` writes the plain keys first)."""
+    if isinstance(value, Mapping):
+        return True
+    return isinstance(value, list | tuple) and bool(value) and all(isinstance(v, Mapping) for v in value)
+
+
 def __getattr__(name: str) -> Any:
     if name == "TOMLDecodeError":
         return _parser().TOMLDecodeError

@@ -1,14 +1,54 @@
-"""Shared pytest setup: headless matplotlib, and the small scenario most tests run."""
+"""Shared pytest setup: headless matplotlib, a run cache of the test's own, SIGINT left as it was
+found, and the small scenario most tests run."""
 
 from __future__ import annotations
 
 import os
+import signal
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+from collections.abc import Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The run cache of the session (module fixtures, such as a quick reproduction, use it): never
+    the user's own (`fairstream.cache`)."""
+    path = tmp_path_factory.mktemp("run-cache")
+    saved = os.environ.get("FAIRSTREAM_CACHE")
+    os.environ["FAIRSTREAM_CACHE"] = str(path)
+    yield path
+    if saved is None:
+        os.environ.pop("FAIRSTREAM_CACHE", None)
+    else:
+        os.environ["FAIRSTREAM_CACHE"] = saved
+
+
+@pytest.fixture(autouse=True)
+def run_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's own run cache (a run of one test is never served to another), in
+    FAIRSTREAM_CACHE, which subprocesses inherit."""
+    path = tmp_path_factory.mktemp("test-run-cache")
+    monkeypatch.setenv("FAIRSTREAM_CACHE", str(path))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def sigint_as_found() -> Iterator[None]:
+    """Every test leaves SIGINT's disposition as it found it: a test that left another behind
+    (ignored, or a handler of its own) would make a later test's Ctrl-C vanish. Such a test fails
+    here, by name, and the disposition is put back."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before:
+        signal.signal(signal.SIGINT, before)
+        pytest.fail(f"the test left SIGINT's disposition changed: {before!r} -> {after!r}")
 
 
 def small_scenario(duration: str = "5s", udp_rate: str = "1Mbps") -> dict[str, Any]:

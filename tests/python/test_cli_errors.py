@@ -19,7 +19,7 @@ from conftest import small_scenario
 from fairstream import cli, tomlio
 from fairstream.cli import BAD_INPUT, EXIT_CODES, FAILED, main
 
-COMMANDS = ["run", "validate", "sweep", "reproduce", "report", "bench", "send", "recv"]
+COMMANDS = ["run", "validate", "sweep", "reproduce", "report", "bench", "send", "recv", "cache"]
 
 
 @pytest.fixture
@@ -142,6 +142,13 @@ CASES: list[tuple[str, list[str]]] = [
     ("bench: --json a directory", ["bench", "B1", "--json", "{dir}"]),
     ("bench: --json under a file", ["bench", "B1", "--json", "{under_file}"]),
     ("bench: --scaling with ids", ["bench", "B1", "--scaling"]),
+    ("bench: --sweep with ids", ["bench", "B1", "--sweep"]),
+    ("bench: --sweep 0", ["bench", "--sweep", "0"]),
+    ("cache: no action", ["cache"]),
+    ("cache: unknown action", ["cache", "clean"]),
+    ("cache prune: nothing to prune", ["cache", "prune"]),
+    ("cache prune: not an age", ["cache", "prune", "--older-than", "soon"]),
+    ("cache prune: not a size", ["cache", "prune", "--max-size", "big"]),
     ("bench: --scaling-ns3 alone", ["bench", "--scaling-ns3"]),
     # send, recv (bounded: nothing is sent before the arguments are checked)
     ("send: no --to", ["send", "--protocol", "tfrc", "-o", "{out}"]),
@@ -166,7 +173,7 @@ CASES: list[tuple[str, list[str]]] = [
 
 #: The last line of stderr after an error: ``fairstream [COMMAND]: error: ...`` (argparse's form,
 #: after its usage line, and fairstream's own) or, for a scenario, ``FILE:LINE:COL: ...``.
-ONE_ERROR = re.compile(r"^(fairstream( [a-z]+)?: error: .+|.+:\d+:\d+: .+)$")
+ONE_ERROR = re.compile(r"^(fairstream( [a-z]+){0,2}: error: .+|.+:\d+:\d+: .+)$")
 
 
 def call(argv: list[str]) -> int:

@@ -53,15 +53,22 @@ def no_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a run started although the output directory is refused")
 
-    import fairstream.reproduce.runner
-    import fairstream.sweeps  # imported before patching: each binds run_tasks when imported
+    import fairstream.campaign
+    import fairstream.reproduce.campaign  # imported before patching: it binds run_specs when imported
 
     monkeypatch.setattr(fairstream._core, "Simulation", refuse)
-    monkeypatch.setattr(fairstream.sweeps, "run_tasks", refuse)
-    monkeypatch.setattr(fairstream.reproduce.runner, "run_tasks", refuse)
+    monkeypatch.setattr(fairstream.campaign, "run_specs", refuse)
+    monkeypatch.setattr(fairstream.reproduce.campaign, "run_specs", refuse)
 
 
 # --- sweep ---------------------------------------------------------------------------------------
+
+
+def points(out: Path) -> list[str]:
+    """The point keys of a sweep's dataset."""
+    import polars as pl
+
+    return pl.read_parquet(out / "data" / "runs.parquet")["key"].to_list()
 
 
 def test_a_second_sweep_into_the_same_directory_leaves_no_stale_run(
@@ -69,13 +76,15 @@ def test_a_second_sweep_into_the_same_directory_leaves_no_stale_run(
 ) -> None:
     out = tmp_path / "sw"
     assert sweep_cli(scenario_file, out, "0.2Mbps,0.4Mbps,0.6Mbps") == 0
-    assert sorted(p.name for p in (out / "runs").iterdir()) == ["0000", "0001", "0002"]
+    assert points(out) == ["0000", "0001", "0002"]
     assert output.read_marker(out)["command"] == "sweep"
     assert sweep_cli(scenario_file, out, "0.3Mbps,0.5Mbps") == 0
-    assert sorted(p.name for p in (out / "runs").iterdir()) == ["0000", "0001"]
+    assert points(out) == ["0000", "0001"]
     assert len(json.loads((out / "sweep.json").read_text())["points"]) == 2
     assert set(fairstream.sweeps.SweepResult(out, []).flows["point"]) == {0, 1}
-    assert sorted(p.name for p in out.iterdir()) == [".fairstream", "flows.parquet", "runs", "sweep.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".fairstream", "data", "sweep.json"]
+    assert sweep_cli(scenario_file, out, "0.3Mbps", "--keep-runs") == 0
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["0000"] and points(out) == ["0000"]
     assert siblings(tmp_path) == []
 
 
@@ -92,7 +101,7 @@ def test_sweep_refuses_a_directory_it_did_not_write_before_running_unless_forced
     assert "notes.txt" in err and "--force" in err and "Traceback" not in err
     assert [p.name for p in out.iterdir()] == ["notes.txt"] and siblings(tmp_path) == []
     assert sweep_cli(scenario_file, out, "0.2Mbps,0.4Mbps", "--force") == 0
-    assert not (out / "notes.txt").exists() and len(list((out / "runs").iterdir())) == 2
+    assert not (out / "notes.txt").exists() and len(points(out)) == 2
 
 
 def test_a_file_added_to_a_sweep_directory_is_not_deleted_without_force(
@@ -111,9 +120,9 @@ def test_sweep_and_run_follow_a_symbolic_link_and_keep_it(scenario_file: Path, t
     link.symlink_to(real)
     assert sweep_cli(scenario_file, link, "0.2Mbps,0.4Mbps") == 0
     assert link.is_symlink() and os.readlink(link) == str(real)
-    assert len(list((real / "runs").iterdir())) == 2
+    assert len(points(real)) == 2
     assert sweep_cli(scenario_file, link, "0.2Mbps") == 0  # replaces the target, not the link
-    assert link.is_symlink() and len(list((real / "runs").iterdir())) == 1
+    assert link.is_symlink() and len(points(real)) == 1
     run_link = tmp_path / "run-link"
     (tmp_path / "run-real").mkdir()
     run_link.symlink_to(tmp_path / "run-real")
@@ -215,7 +224,7 @@ def test_a_failure_while_writing_leaves_the_earlier_results_and_no_staging(
     def broken(*args: Any) -> Any:
         raise OSError("disk full")
 
-    monkeypatch.setattr("fairstream.sweeps._flow_table", broken)
+    monkeypatch.setattr("fairstream.dataset.DatasetWriter.close", broken)
     assert sweep_cli(scenario_file, out, "0.3Mbps") == 1
     assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
     assert siblings(tmp_path) == []

@@ -4,9 +4,10 @@ is cleared at the end, and gives the cursor back when the work fails."""
 from __future__ import annotations
 
 import io
+import time
 
 import pytest
-from fairstream.parallel import Task, run_tasks
+from fairstream.campaign import RunSpec, run_specs
 from fairstream.progress import ProgressBar, SimulationProgress, TaskProgress, format_rate
 
 HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
@@ -42,6 +43,7 @@ def test_terminal_redraws_in_place_then_leaves_the_summary() -> None:
     stream = Terminal()
     tasks = TaskProgress("sweep", 4, stream=stream)
     tasks.advance("a")
+    time.sleep(0.11)  # a batch's bar redraws at most ten times a second
     tasks.advance("b")
     tasks.finish()
     out = stream.getvalue()
@@ -68,9 +70,9 @@ def test_close_clears_the_bar_without_a_summary() -> None:
 def test_a_failing_batch_gives_the_terminal_back() -> None:
     stream = Terminal()
     progress = TaskProgress("sweep", 1, stream=stream)
-    bad = Task('name = "x"\nduration = "1 s s"\n', "bad.toml", "/nonexistent/never-written")
+    bad = RunSpec('name = "x"\nduration = "1 s s"\n', "bad.toml")
     with pytest.raises(Exception, match="bad.toml"):
-        run_tasks([bad], jobs=1, progress=progress)
+        run_specs([bad], None, jobs=1, progress=progress)
     assert progress.bar._rich is None
     out = stream.getvalue()
     assert HIDE_CURSOR in out and SHOW_CURSOR in out.rsplit(HIDE_CURSOR, 1)[1]  # the cursor is back

@@ -77,7 +77,7 @@ def test_experiment_meets_its_checks(reproduced: Path, exp_id: str) -> None:
     assert not missing, f"known failures no longer checked; update KNOWN_FAILURES and the docs: {missing}"
     assert res["published"] and res["comparison"] and res["points"]
     for run_dir in res["runs"].values():
-        assert (reproduced / exp_id / run_dir / "summary.json").is_file()
+        assert RunResult(reproduced / exp_id / run_dir).summary["complete"] is True
 
 
 def test_collapse_sweeps_the_udp_load(reproduced: Path) -> None:
@@ -262,7 +262,9 @@ def test_replicas_zero_runs_only_the_canonical_points(fake: str, tmp_path: Path)
     assert main(["reproduce", fake, "-o", str(out), "--replicas", "0", "--quiet", "--jobs", "1"]) == 0
     res = result(out, fake)
     assert res["phase"]["count"] == 0 and res["phase"]["replicas"] == []
-    assert not (out / fake / "replicas").exists() and (out / fake / "runs" / "run" / "summary.json").is_file()
+    assert res["runs"] == {"run": "data/run"} and RunResult(out / fake / "data" / "run").summary["seed"] == 1
+    with pytest.raises(FileNotFoundError):
+        RunResult(out / fake / "data" / "r1" / "run")  # no replica ran
     assert all(c["replicas"]["count"] == 0 and not c["phase_sensitive"] for c in res["checks"])
     assert "No phase replicas ran" in (out / "report.html").read_text(encoding="utf-8")
     with pytest.raises(SystemExit):

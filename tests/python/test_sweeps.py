@@ -14,6 +14,7 @@ import pytest
 from conftest import small_scenario
 from fairstream import tomlio
 from fairstream.cli import main
+from fairstream.results import RunResult
 from fairstream.sweeps import grid_points, parse_assignment, parse_value
 
 
@@ -73,7 +74,7 @@ def test_sweep_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     meta = json.loads((out / "sweep.json").read_text())
     assert meta["grid"] == {"flow.1.rate": ["0.5Mbps", "1Mbps"], "seed": [1, 2]}
     assert len(meta["points"]) == 4
-    assert all((out / p["dir"] / "summary.json").is_file() for p in meta["points"])
+    assert [RunResult(out / p["dir"]).summary["seed"] for p in meta["points"]] == [1, 2, 1, 2]
     assert "4 runs" in capsys.readouterr().out
 
 
@@ -85,7 +86,7 @@ def test_sweep_cli_value_with_a_comma(tmp_path: Path) -> None:
     assert main(argv) == 0
     points = json.loads((out / "sweep.json").read_text())["points"]
     assert [p["overrides"] for p in points] == [{"description": "a, b"}, {"description": "c,d,e"}]
-    resolved = [tomlio.loads((out / p["dir"] / "scenario.resolved.toml").read_text()) for p in points]
+    resolved = [tomlio.loads(RunResult(out / p["dir"]).resolved_toml) for p in points]
     assert [r["description"] for r in resolved] == ["a, b", "c,d,e"]  # reached the scenario whole
 
 
@@ -158,7 +159,7 @@ def test_the_docs_example_runs_as_documented(tmp_path: Path) -> None:
     argv[2] = str(tmp_path / "scenario.toml")
     argv[argv.index("-o") + 1] = str(tmp_path / "sweep-out")
     assert main([*argv[1:], "-q", "-j", "1"]) == 0
-    flows = pl.read_parquet(tmp_path / "sweep-out" / "flows.parquet")
+    flows = pl.read_parquet(tmp_path / "sweep-out" / "data" / "flow_summary.parquet")
     total = flows.group_by("topology.bottleneck.rate", "flow.0.window").agg(pl.col("throughput_bps").sum())
     mbps = {(r[0], r[1]): r[2] / 1e6 for r in total.iter_rows()}
     assert set(mbps) == {("5Mbps", 20), ("5Mbps", 1000), ("11Mbps", 20), ("11Mbps", 1000)}

@@ -82,3 +82,20 @@ def test_packaged_scenarios_round_trip(path: Path) -> None:
     # What every caller does (scenario dicts, sweeps, reproductions): the simulator reads the written
     # text into the very scenario it reads from the file.
     assert _core.validate(written, path.name) == _core.validate(text, path.name)
+
+
+def test_shared_dumps_write_each_shared_table_once_and_load_the_same() -> None:
+    from fairstream.scenario import with_overrides, with_overrides_shared
+
+    base = small_scenario()
+    before = tomlio.loads(tomlio.dumps(base))
+    memo: dict[int, tuple[object, str]] = {}
+    for overrides in ({"seed": 3}, {"flow.1.rate": "2Mbps", "duration": "2s"}, {"record.metrics": True}):
+        shared = with_overrides_shared(base, overrides)
+        text = tomlio.dumps_shared(shared, memo)
+        assert tomlio.loads(text) == with_overrides(base, overrides)
+        assert _core.validate(text, "shared.toml") == _core.validate(tomlio.dumps(shared), "plain.toml")
+    assert base == before  # shared, never changed
+    assert any(obj is base["topology"] for obj, _ in memo.values())  # written once, reused
+    with pytest.raises(ValueError, match="no entry `9`"):
+        with_overrides_shared(base, {"flow.9.rate": "1Mbps"})

@@ -7,6 +7,9 @@
 //! metric functions. All logic lives in the Rust crates;
 //! this module only converts types and errors.
 //!
+//! Which build runs: [`build_id`] is a hash of this module's own file, so that a run cache keyed
+//! by it (`fairstream.cache`) never serves results computed by another build.
+//!
 //! Ctrl-C: however long a chunk is in simulated time, `advance` takes the GIL back every
 //! [`SIGNAL_CHECK_INTERVAL`] of wall time to run Python's signal handlers, so a KeyboardInterrupt
 //! is raised within that much of the signal; `stop` then turns the run so far into results that
@@ -24,7 +27,7 @@ use fairstream_sim::{RunOutput, Simulator};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyCapsule;
+use pyo3::types::{PyBytes, PyCapsule};
 
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchIterator};
@@ -283,6 +286,32 @@ impl Simulation {
         }
     }
 
+    /// Table `name` of the finished run as an Arrow IPC stream (bytes: what crosses from a worker
+    /// process to the one that asked for the run, and what the run cache keeps of a small table),
+    /// or None for a table the run did not record.
+    fn table_ipc<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let batch = match fairstream_results::tables::batch(name, self.output()?) {
+            None => return Ok(None),
+            Some(Ok(batch)) => batch,
+            Some(Err(e)) => return Err(PyRuntimeError::new_err(format!("table {name}: {e}"))),
+        };
+        let ipc = |batch: &RecordBatch| -> Result<Vec<u8>, arrow_schema::ArrowError> {
+            let mut writer = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &batch.schema())?;
+            writer.write(batch)?;
+            writer.into_inner()
+        };
+        let bytes = py
+            .detach(|| ipc(&batch))
+            .map_err(|e| PyRuntimeError::new_err(format!("table {name}: {e}")))?;
+        Ok(Some(PyBytes::new(py, &bytes)))
+    }
+
+    /// The run's summary as the JSON text `summary.json` holds; the run must be finished.
+    fn summary_json(&self) -> PyResult<String> {
+        let out = self.output()?;
+        Ok(fairstream_results::summary::summary_json(&self.info(), out))
+    }
+
     /// Writes the result files (Parquet tables, summary.json, resolved scenario, pcaps) into
     /// `out_dir`, created when absent and refused (OSError) unless empty; staging and what may
     /// be replaced are `fairstream.output`'s.
@@ -376,6 +405,35 @@ fn estimate_dict(py: Python<'_>, e: &fairstream_sim::Estimate) -> PyResult<Py<Py
     Ok(d.into_any().unbind())
 }
 
+/// A hash of this extension module's file (`__file__`), as 32 hex digits: any change to the
+/// compiled code (a rebuild of any crate it links) gives another id. Read and hashed once per
+/// process (the module is a few MB: milliseconds); an OSError when the file cannot be read.
+#[pyfunction]
+#[pyo3(pass_module)]
+fn build_id(module: &Bound<'_, PyModule>) -> PyResult<String> {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if let Some(id) = ID.get() {
+        return Ok(id.clone());
+    }
+    let path: PathBuf = module.getattr("__file__")?.extract()?;
+    let bytes =
+        std::fs::read(&path).map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;
+    Ok(ID.get_or_init(|| file_hash(&bytes)).clone())
+}
+
+/// 128 bits of SipHash over `bytes` (std's hasher, fixed keys, run twice with a different first
+/// byte): a fingerprint of a file, not a defence against anyone forging one.
+fn file_hash(bytes: &[u8]) -> String {
+    use std::hash::Hasher;
+    let half = |salt: u8| {
+        let mut h = std::hash::DefaultHasher::new();
+        h.write_u8(salt);
+        h.write(bytes);
+        h.finish()
+    };
+    format!("{:016x}{:016x}", half(0), half(1))
+}
+
 /// Bytes of a memory size written as `"8GB"`, `"512MiB"` or a number of bytes; ValueError
 /// saying what was expected otherwise.
 #[pyfunction]
@@ -447,6 +505,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("ScenarioWarning", m.py().get_type::<ScenarioWarning>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(build_id, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<ArrowTable>()?;
     m.add_function(wrap_pyfunction!(parse_memory, m)?)?;

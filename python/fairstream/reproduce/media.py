@@ -9,7 +9,7 @@ the playout summary of its runs (`report_rows`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +43,17 @@ def playout_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
 def report_rows(run_dirs: Sequence[Path], limit: int = 20) -> tuple[list[dict[str, Any]], int]:
     """The playout rows of the runs in `run_dirs` (a ``run`` column naming each), at most `limit`
     of them, and how many more there were."""
+    summaries = ((d.name, RunResult(d).summary) for d in run_dirs if (d / "summary.json").is_file())
+    return report_rows_of(summaries, limit)
+
+
+def report_rows_of(
+    summaries: Iterable[tuple[str, Mapping[str, Any]]], limit: int = 20
+) -> tuple[list[dict[str, Any]], int]:
+    """`report_rows` of runs given as (name, summary)."""
     rows: list[dict[str, Any]] = []
-    for d in run_dirs:
-        if not (d / "summary.json").is_file():
-            continue
-        rows.extend({"run": d.name, **r} for r in playout_rows(RunResult(d).summary))
+    for name, summary in summaries:
+        rows.extend({"run": name, **r} for r in playout_rows(summary))
     return rows[:limit], max(0, len(rows) - limit)
 
 

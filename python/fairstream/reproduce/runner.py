@@ -1,28 +1,33 @@
 """Runs reproductions: plans every chosen experiment's points, validates them all, runs every run
-of every experiment in parallel, then evaluates each experiment into ``DIR/<id>/result.json``
-(with the raw run directories under ``DIR/<id>/runs/<point>/``).
+of every experiment in parallel, and evaluates each experiment into ``DIR/<id>/result.json``
+(with its runs' tables in the dataset ``DIR/<id>/data/``, or, with ``keep_runs``, the raw run
+directories under ``DIR/<id>/runs/<point>/``). How the runs are made, looked up in the run cache,
+shared between experiments and resumed, and how evaluations overlap the runs still going, is
+`campaign`'s; what an experiment's evaluation is stays here (`evaluate_experiment`).
 
 Phase replicas. In a deterministic drop-tail simulation, which flow loses a packet can hinge on
 sub-microsecond phase: the order in which packets reach a nearly full queue (Floyd and Jacobson
 1992). Besides its canonical run (the scenario's own seed, no perturbation), each experiment runs
 `Experiment.phase_replicas` replicas (at most `QUICK_MAX_REPLICAS` in quick mode; ``replicas``
 overrides both): replica r runs every point again with seed ``seed + r * REPLICA_SEED_STEP`` and
-``[engine] perturb_delays = PHASE_PERTURBATION``, into ``DIR/<id>/replicas/r<r>/<point>/``. All
-runs of all experiments go through one parallel task list. Each replica is judged by the
+``[engine] perturb_delays = PHASE_PERTURBATION`` (in the dataset as replica r; with ``keep_runs``
+into ``DIR/<id>/replicas/r<r>/<point>/``). All runs of all experiments go through one parallel
+task list. Each replica is judged by the
 experiment's own `evaluate`; result.json keeps the canonical numbers and verdicts as its headline
 and adds beside them, per check and per numeric comparison row, the replicas' values and their
-min–max spread, how many replicas pass, and ``phase_sensitive`` when the verdict is not the same
-in every run (see `phase_summary`).
+min–max spread, how many replicas pass, ``split`` when the verdict is not the same in every run,
+and the verdict rule's word over them all (`fairstream.verdicts`; ``phase_sensitive`` when the
+runs split beyond what the rule allows; see `phase_summary` and `judge`).
 
 The output directory is written as one (`fairstream.output`): checked before anything runs,
 staged beside it, renamed into place when every experiment is evaluated, and replacing an
 earlier reproduction's directory whole.
 
-Ctrl-C stops every run promptly (see `fairstream.interrupt`) and evaluates nothing: the runs that
-finished stay, those in progress keep their results so far (marked INCOMPLETE), and
-``DIR/INCOMPLETE`` and ``DIR/<id>/INCOMPLETE`` (for each experiment not run whole) say so, which
-`fairstream report` shows; what ran is put in place all the same and `fairstream.Interrupted` is
-raised.
+Ctrl-C stops every run promptly (see `fairstream.interrupt`): the experiments evaluated by then
+are kept, the runs that finished are in the run cache (the same command run again runs only the
+others), and ``DIR/INCOMPLETE`` and ``DIR/<id>/INCOMPLETE`` (for each experiment not evaluated)
+say so, which `fairstream report` shows; what ran is put in place all the same and
+`fairstream.Interrupted` is raised.
 """
 
 from __future__ import annotations
@@ -31,21 +36,20 @@ import copy
 import json
 import math
 import os
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import _core, output, tomlio
-from ..interrupt import MARKER, BatchInterrupted, Interrupted, clear_marker, write_marker
-from ..parallel import Task, memory_per_run, run_tasks
-from ..progress import TaskProgress
+from .. import _core, tomlio
 from ..results import RunResult
 from ..table import is_number
 from ..verdicts import SENSITIVE, check_verdict, counts, experiment_verdict
 from . import EXPERIMENTS, get
 from .experiment import Check, Evaluation, Experiment, Point
+
+if TYPE_CHECKING:
+    from ..cache import RunCache
 
 RESULT_FILE = "result.json"
 
@@ -79,6 +83,8 @@ def reproduce(
     replicas: int | None = None,
     force: bool = False,
     max_memory: int | str | None = None,
+    keep_runs: bool = False,
+    cache: bool | RunCache = True,
 ) -> list[dict[str, Any]]:
     """Runs the experiments `ids` (all when empty) into `output_dir`; returns their results.
 
@@ -90,104 +96,48 @@ def reproduce(
     sets the number of phase replicas of every experiment (0: canonical runs only); by default
     each experiment's `phase_replicas`, at most `QUICK_MAX_REPLICAS` in quick mode.
     `max_memory` (bytes, or a size such as ``"8GB"``) bounds each run's estimated memory; by
-    default, the memory available when the runs start.
+    default, the memory available when the runs start. `keep_runs`: also every run's directory
+    (with its metrics and packet trace) beside the dataset. `cache`: as for `fairstream.run`
+    (False: a run cache of this call's own, removed after it); an experiment whose runs and code
+    are unchanged is not evaluated again (see `campaign`).
     """
-    from ..api import memory_limit
+    from .campaign import Campaign
 
-    limit = memory_limit(max_memory)
     if replicas is not None and replicas < 0:
         raise ValueError(f"replicas must be 0 or more, not {replicas}")
     experiments = [get(i) for i in ids] if ids else list(EXPERIMENTS.values())
-    target = output.prepare(output_dir, "reproduce", force)
-    plans: list[tuple[Experiment, list[Point], list[list[Point]]]] = []
-    tasks: list[Task] = []  # every one validated, its output directory relative to the output's
-    for exp in experiments:
-        points = _plan(exp, quick)
-        copies = [
-            [replica_point(p, r) for p in points] for r in range(1, replica_count(exp, quick, replicas) + 1)
-        ]
-        plans.append((exp, points, copies))
-        for point in points:
-            tasks.append(_task(exp, point, _run_dir(Path(exp.id), point), f"{exp.id}/{point.key}"))
-        for r, replica in enumerate(copies, start=1):
-            for point in replica:
-                label = f"{exp.id}/r{r}/{point.key}"
-                tasks.append(_task(exp, point, _replica_dir(Path(exp.id), r, point), label))
-    per_run = memory_per_run(limit, jobs, len(tasks), scheduler)
-    for t in tasks:  # the memory each run needs, before anything is written
-        _core.validate(t.text, t.filename, per_run)
-    with output.staged(output_dir, "reproduce", force, target=target) as out:
-        tasks = [replace(t, output_dir=str(out / t.output_dir), max_memory=per_run) for t in tasks]
-        return _run_and_evaluate(plans, tasks, out, jobs, quick, quiet, scheduler)
-
-
-def _run_and_evaluate(
-    plans: list[tuple[Experiment, list[Point], list[list[Point]]]],
-    tasks: list[Task],
-    out: Path,
-    jobs: int | None,
-    quick: bool,
-    quiet: bool,
-    scheduler: str | None,
-) -> list[dict[str, Any]]:
-    """Runs `tasks` and evaluates every experiment of `plans` into the (staging) directory `out`."""
-    started = time.perf_counter()
-    try:
-        run_tasks(tasks, jobs, scheduler, TaskProgress("reproduce", len(tasks), quiet=quiet))
-    except BatchInterrupted as stop:
-        raise _keep_partial(out, tasks, stop) from None
-    wall = time.perf_counter() - started
-    results = []
-    for exp, points, copies in plans:
-        exp_dir = out / exp.id
-        runs = [(p, RunResult(_run_dir(exp_dir, p))) for p in points]
-        ev = exp.evaluate(runs, quick)
-        evaluated = [
-            _evaluate_replica(exp, exp_dir, r, replica, quick) for r, replica in enumerate(copies, start=1)
-        ]
-        result = _result(exp, points, ev, quick, runs[0][1].summary, wall)
-        result["phase"] = _phase(exp, ev, evaluated)
-        annotate_checks(result, ev, [e for _, e, _ in evaluated])
-        judge(result)
-        result = _json_safe(result)
-        (exp_dir / RESULT_FILE).write_text(
-            json.dumps(result, indent=2, allow_nan=False) + "\n", encoding="utf-8"
-        )
-        results.append(result)
-        clear_marker(exp_dir)
-    if not any(out.glob(f"*/{MARKER}")):
-        clear_marker(out)
-    return results
-
-
-def _keep_partial(out: Path, tasks: Sequence[Task], stop: BatchInterrupted) -> Interrupted:
-    """Marks an interrupted reproduction: ``<id>/INCOMPLETE`` in each experiment not run whole,
-    ``INCOMPLETE`` at the top, each saying which runs finished; returns the `Interrupted` to raise."""
-    counts: dict[str, list[int]] = {}  # id -> [runs, finished, stopped part-way]
-    for i, task in enumerate(tasks):
-        c = counts.setdefault(task.label.split("/", 1)[0], [0, 0, 0])
-        c[0] += 1
-        c[1] += i in stop.finished
-        c[2] += i in stop.stopped
-    lines = []
-    for exp_id, (total, finished, stopped) in counts.items():
-        if finished == total:
-            continue
-        line = (
-            f"{exp_id}: {finished} of {total} runs finished, {stopped} stopped part-way "
-            "(marked INCOMPLETE), the rest not run; not evaluated"
-        )
-        (out / exp_id).mkdir(parents=True, exist_ok=True)
-        write_marker(out / exp_id, f"interrupted: {line}")
-        lines.append(line)
-    whole = [exp_id for exp_id, (total, finished, _) in counts.items() if finished == total]
-    summary = (
-        f"interrupted: {len(stop.finished)} of {stop.total} runs finished; no experiment was evaluated"
-        + (f" (run whole but not evaluated: {', '.join(whole)})" if whole else "")
-        + ". Run `fairstream reproduce` again for results."
+    campaign = Campaign(experiments, quick=quick, replicas=replicas, keep_runs=keep_runs, cache=cache)
+    return campaign.run(
+        output_dir, jobs=jobs, quiet=quiet, scheduler=scheduler, force=force, max_memory=max_memory
     )
-    write_marker(out, "\n".join([summary, *lines]))
-    return Interrupted(f"{summary} Runs so far: {out}", str(out))
+
+
+def evaluate_experiment(
+    exp: Experiment,
+    points: list[Point],
+    copies: list[list[Point]],
+    run_of: Callable[[int, Point], RunResult],
+    quick: bool,
+    wall_s: float,
+    layout: tuple[str, str] = ("runs", REPLICA_DIR),
+) -> dict[str, Any]:
+    """Evaluates one experiment from its runs (`run_of(replica, point)`, replica 0 the canonical
+    run) into its result.json: the canonical evaluation, each phase replica's, their spread, and
+    the verdict rule's verdicts (`judge`). It runs where the campaign sends it (a worker process,
+    on runs read from the run cache), so it writes nothing: the caller writes result.json.
+    `layout`: where, relative to the experiment's directory, result.json says the canonical runs
+    and the replicas' runs are (``data`` for both with a dataset)."""
+    runs = [(p, run_of(0, p)) for p in points]
+    ev = exp.evaluate(runs, quick)
+    evaluated = [
+        _evaluate_replica(exp, r, [(p, run_of(r, p)) for p in replica], quick)
+        for r, replica in enumerate(copies, start=1)
+    ]
+    result = _result(exp, points, ev, quick, runs[0][1].summary, wall_s, layout[0])
+    result["phase"] = _phase(exp, ev, evaluated, layout[1])
+    annotate_checks(result, ev, [e for _, e, _ in evaluated])
+    judge(result)
+    return _json_safe(result)
 
 
 def replica_count(exp: Experiment, quick: bool, replicas: int | None = None) -> int:
@@ -246,29 +196,18 @@ def _plan(exp: Experiment, quick: bool) -> list[Point]:
     return points
 
 
-def _task(exp: Experiment, point: Point, run_dir: Path, label: str) -> Task:
-    """The validated task of one run."""
+def _task(exp: Experiment, point: Point, where: str) -> tuple[str, str]:
+    """The scenario text of one run and the filename its errors name (`where`: the point, or the
+    replica and the point)."""
     text = tomlio.dumps(point.scenario)
-    where = label.split("/", 1)[1].replace("/", " ")
-    filename = f"{exp.scenario_path()} [{exp.id} {where}]"
-    _core.validate(text, filename)
-    return Task(text, filename, str(run_dir), label=label)
-
-
-def _run_dir(exp_dir: Path, point: Point) -> Path:
-    return exp_dir / "runs" / point.key
-
-
-def _replica_dir(exp_dir: Path, replica: int, point: Point) -> Path:
-    return exp_dir / REPLICA_DIR / f"r{replica}" / point.key
+    return text, f"{exp.scenario_path()} [{exp.id} {where}]"
 
 
 def _evaluate_replica(
-    exp: Experiment, exp_dir: Path, replica: int, points: list[Point], quick: bool
+    exp: Experiment, replica: int, runs: list[tuple[Point, RunResult]], quick: bool
 ) -> tuple[int, Evaluation | None, str | None]:
     """(replica, its evaluation, None), or (replica, None, the error) when `evaluate` raised on it:
     a replica that breaks the experiment's evaluation is reported, not fatal."""
-    runs = [(p, RunResult(_replica_dir(exp_dir, replica, p))) for p in points]
     try:
         return replica, exp.evaluate(runs, quick), None
     except Exception as err:
@@ -276,7 +215,10 @@ def _evaluate_replica(
 
 
 def _phase(
-    exp: Experiment, canonical: Evaluation, evaluated: list[tuple[int, Evaluation | None, str | None]]
+    exp: Experiment,
+    canonical: Evaluation,
+    evaluated: list[tuple[int, Evaluation | None, str | None]],
+    replica_dir: str = REPLICA_DIR,
 ) -> dict[str, Any]:
     """The ``phase`` block of result.json: how the replicas ran and what each of them found."""
     good = [e for _, e, _ in evaluated if e is not None]
@@ -285,7 +227,7 @@ def _phase(
         entry: dict[str, Any] = {
             "replica": r,
             "seed_offset": r * REPLICA_SEED_STEP,
-            "dir": f"{REPLICA_DIR}/r{r}",
+            "dir": f"{replica_dir}/r{r}",
         }
         if ev is None:
             entry.update({"error": error, "points": None})
@@ -416,6 +358,7 @@ def _result(
     quick: bool,
     first_summary: dict[str, Any],
     wall_s: float,
+    runs_dir: str = "runs",
 ) -> dict[str, Any]:
     from .. import __version__
 
@@ -441,7 +384,7 @@ def _result(
         "total": sum(c.passed is not None and not c.self_check for c in ev.checks),
         "reported": sum(c.passed is None and not c.self_check for c in ev.checks),
         "points": ev.points,
-        "runs": {p.key: f"runs/{p.key}" for p in points},
+        "runs": {p.key: f"{runs_dir}/{p.key}" for p in points},
         "data": ev.data,
     }
 

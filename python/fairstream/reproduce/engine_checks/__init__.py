@@ -21,10 +21,8 @@ from ..experiment import Experiment, Published
 from .common import PAPER
 from .fifo_audit import AUDIT_VARIANTS, FifoAudit, old_engine_trace
 from .pftk_grid import (
-    LOSSES_FILE,
     PFTK_QUICK_P,
     PFTK_QUICK_RTT,
-    TRACE_FILE,
     TcpPftkGrid,
     loss_events,
     loss_indications,
@@ -36,10 +34,8 @@ from .tie_neutrality import TieNeutrality, share_statistics, student_t_two_sided
 __all__ = [
     "AUDIT_VARIANTS",
     "EXPERIMENTS",
-    "LOSSES_FILE",
     "PFTK_QUICK_P",
     "PFTK_QUICK_RTT",
-    "TRACE_FILE",
     "fit_exponent",
     "loss_events",
     "loss_indications",

@@ -126,8 +126,6 @@ PFTK_QUICK_P = (0.003, 0.01)
 PFTK_QUICK_RTT = (0.05, 0.2)
 #: Diagnostic runs (full mode only, not in the verdict): NewReno without limited transmit.
 PFTK_DIAGNOSTIC = tuple((p, rtt) for p in (0.0316, 0.1) for rtt in (0.02, 0.3))
-TRACE_FILE = "packets.parquet"
-LOSSES_FILE = "losses.parquet"
 
 
 def planned_duration_s(p: float, rtt_s: float, events: int, safety: float = 1.25) -> float:
@@ -143,24 +141,16 @@ def planned_duration_s(p: float, rtt_s: float, events: int, safety: float = 1.25
 
 
 def data_losses(run: RunResult) -> pl.DataFrame:
-    """The data-direction losses (``e`` and ``d`` rows) of a run's packet trace, as t_ns and flow_id.
-
-    The first call writes them to ``losses.parquet`` in the run directory and removes the full
-    trace (tens of MB per run, over a GB for the grid); later calls read that file.
-    """
-    losses = run.output_dir / LOSSES_FILE
-    trace = run.output_dir / TRACE_FILE
-    if trace.is_file():
-        rows = (
-            pl.scan_parquet(trace)
-            .filter(pl.col("event").is_in(["e", "d"]) & ~pl.col("reverse"))
-            .select("t_ns", "flow_id", "event", "link_id")
-            .collect()
-        )
-        rows.write_parquet(losses)
-        trace.unlink()
-        return rows
-    return pl.read_parquet(losses)
+    """The data-direction losses (``e`` and ``d`` rows) of a run's packet trace, as t_ns, flow_id,
+    event and link_id. The trace (tens of MB per run, over a GB for the grid) is read where it is
+    kept, the run cache or a run directory, and filtered as it is read; the output keeps none of it
+    (a reproduction's dataset holds no packet trace unless ``--keep-runs``)."""
+    return (
+        run.lazy("packets")
+        .filter(pl.col("event").is_in(["e", "d"]) & ~pl.col("reverse"))
+        .select("t_ns", "flow_id", "event", "link_id")
+        .collect()
+    )
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,691 @@
+"""The run cache: every run computed once, kept as one file, and found again by what determines it.
+
+A run is keyed (`run_key`) by a SHA-256 of its resolved scenario (every default filled in, as
+`fairstream._core.validate` returns it), the seed it runs with, the contents of the files it reads
+(frame traces and videos named by a ``trace`` key), and the build of fairstream that runs it: the
+core's version and `fairstream._core.build_id`, a hash of the compiled extension, so that a rebuild
+of any crate computes everything again. ``run``, ``sweep`` and ``reproduce`` look every run up
+before running it and store it after (`RunCache.get`, `RunCache.put`); ``--no-cache`` computes
+again (and stores the new result). An evaluated experiment of ``reproduce`` (its result.json,
+dataset and figures) is kept the same way, keyed by its runs' keys and the code that evaluates them
+(`experiment entries`, see `fairstream.reproduce.campaign`).
+
+Where: `root()`: ``$FAIRSTREAM_CACHE`` if set, else ``$XDG_CACHE_HOME/fairstream``, else
+``~/.cache/fairstream``. Under it::
+
+    runs/<k[:2]>/<key>.run             one finished run (`fairstream.runfile`)
+    experiments/<k[:2]>/<key>/         one evaluated experiment (manifest.json lists its files)
+    plans/<k[:2]>/<key>.json           what validation made of an experiment's scenarios
+    tmp/                               entries being written, by process (``<name>.<pid>@<host>``)
+
+No database: an entry is a file (or a directory) written under ``tmp/`` and renamed into place
+whole. A rename is atomic on a POSIX file system (NFS and Lustre included), so a reader finds no
+entry or a whole one, and processes on many machines can share one cache on a shared file system:
+two that compute the same run both rename, the last one's identical entry stays. What a killed
+process left in ``tmp/`` is removed by the next writer on the same host once that process is gone
+(`prune` removes it too).
+
+A run entry is one file (`fairstream.runfile`): ``summary.json``, ``scenario.resolved.toml``, one
+member per table the run recorded and ``pcap/<link>.pcap``, then a manifest (the key, what the
+run was computed from, each member's offset, size and CRC-32, the run's wall time and events). A
+run that recorded no metrics and no packet trace keeps its tables as Arrow IPC streams, the
+fastest to write and read; one that did keeps them as the Parquet files (snappy) its run
+directory has. An entry is checked whole whenever it is looked up (`RunCache.get`: the manifest,
+the lengths, every member's CRC): a truncated, corrupt or foreign entry is removed and the run
+computed again, never served.
+
+Last use is the entry's modification time (a hit touches it): `prune` removes entries by age of
+last use, down to a size (least recently used first), or those of other builds (`stale`), which
+this build can never use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import output, runfile
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
+
+    import polars as pl
+
+#: The environment variable naming the cache directory.
+ENV = "FAIRSTREAM_CACHE"
+
+#: Bumped when what an entry holds, or how a key is computed, changes: older entries are then
+#: never found (and `prune --stale` removes them).
+FORMAT = 1
+
+RUNS, EXPERIMENTS, PLANS, TMP = "runs", "experiments", "plans", "tmp"
+MANIFEST = "manifest.json"
+
+
+def root() -> Path:
+    """The cache directory: ``$FAIRSTREAM_CACHE``, else ``$XDG_CACHE_HOME/fairstream``, else
+    ``~/.cache/fairstream`` (created when first written)."""
+    given = os.environ.get(ENV)
+    if given:
+        return Path(given).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "fairstream"
+
+
+@dataclass(frozen=True)
+class Build:
+    """Which fairstream computes: the core's version and the extension's build id."""
+
+    version: str
+    id: str
+
+
+_BUILD: Build | None = None
+
+
+def build() -> Build:
+    """This process's build (computed once)."""
+    global _BUILD
+    if _BUILD is None:
+        from . import _core
+
+        _BUILD = Build(_core.__version__, _core.build_id())
+    return _BUILD
+
+
+def run_key(resolved: str, seed: int | None = None, of: Build | None = None) -> str:
+    """The key of a run of the resolved scenario `resolved` with `seed` (None: the scenario's
+    own), by build `of` (default this one's): 64 hex digits."""
+    of = of or build()
+    doc = {
+        "format": FORMAT,
+        "version": of.version,
+        "build": of.id,
+        "seed": seed,
+        "scenario": resolved,
+        "files": read_files(resolved),
+    }
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+def read_files(resolved: str) -> dict[str, str]:
+    """The files a resolved scenario reads (every ``trace = "file"`` or ``trace = { video =
+    "file" }``, with the absolute paths the resolved scenario holds) and the SHA-256 of each:
+    a run reading a file that changed is another run."""
+    if "trace" not in resolved:
+        return {}
+    from . import tomlio
+
+    paths: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k == "trace" and isinstance(v, str):
+                    paths.append(v)
+                elif k == "trace" and isinstance(v, dict) and isinstance(v.get("video"), str):
+                    paths.append(v["video"])
+                else:
+                    walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(tomlio.loads(resolved))
+    return {p: _file_digest(p) for p in sorted(set(paths))}
+
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def _file_digest(path: str) -> str:
+    """SHA-256 of a file, remembered per (path, size, mtime) within the process."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "missing"
+    memo = (path, st.st_size, st.st_mtime_ns)
+    if memo not in _DIGESTS:
+        _DIGESTS[memo] = sha256_file(Path(path))
+    return _DIGESTS[memo]
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+# --------------------------------------------------------------------------- run entries
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What a finished run hands over: to the cache, and to whoever asked for it. A table is the
+    bytes of an Arrow IPC stream (handed over by the core, no table library involved), or the path
+    of the Parquet file a run directory holds it in (stored as it is)."""
+
+    summary_json: str
+    resolved: str
+    tables: Mapping[str, bytes | Path]
+    wall_time_s: float
+    events: int
+    pcap_dir: str | None = None
+
+    @classmethod
+    def of_dir(cls, sim: Any, directory: Path) -> RunRecord:
+        """The record of finished simulation `sim` whose run directory `directory` was just
+        written: its tables are the directory's Parquet files."""
+        from .results import TABLES
+
+        tables = {name: directory / file for name, file in TABLES.items() if (directory / file).is_file()}
+        pcap = directory / "pcap"
+        return cls(
+            sim.summary_json(),
+            sim.resolved_toml(),
+            tables,
+            sim.wall_time_s,
+            sim.events,
+            str(pcap) if pcap.is_dir() else None,
+        )
+
+    @classmethod
+    def of(cls, sim: Any, pcap_dir: str | None = None) -> RunRecord:
+        """The record of finished simulation `sim` (a `fairstream._core.Simulation`): its tables
+        as Arrow IPC streams, from memory, written nowhere."""
+        from .results import TABLES
+
+        tables = {}
+        for name in TABLES:
+            ipc = sim.table_ipc(name)
+            if ipc is not None:
+                tables[name] = ipc
+        return cls(sim.summary_json(), sim.resolved_toml(), tables, sim.wall_time_s, sim.events, pcap_dir)
+
+
+def read_table(data: bytes) -> pl.DataFrame:
+    """A table's bytes as a DataFrame: a Parquet file or an Arrow IPC stream."""
+    import polars as pl
+
+    if data[:4] == b"PAR1":
+        return pl.read_parquet(io.BytesIO(data))
+    return pl.read_ipc_stream(io.BytesIO(data))
+
+
+class RunEntry:
+    """One run in the cache (`fairstream.runfile`), read member by member. `RunCache.get` checked
+    every member's CRC as it found the entry; a member read later is checked again only when the
+    entry was made without that check (`verified` False)."""
+
+    def __init__(self, path: Path, manifest: dict[str, Any], verified: bool = False):
+        self.path = path
+        self.manifest = manifest
+        self.verified = verified
+
+    @property
+    def key(self) -> str:
+        return self.manifest["key"]
+
+    def _read(self, member: str) -> bytes:
+        with open(self.path, "rb") as f:
+            return runfile.read_member(f, self.manifest, member, check=not self.verified)
+
+    def summary_text(self) -> str:
+        return self._read("summary.json").decode("utf-8")
+
+    def summary(self) -> dict[str, Any]:
+        return json.loads(self.summary_text())
+
+    def resolved(self) -> str:
+        return self._read("scenario.resolved.toml").decode("utf-8")
+
+    @property
+    def tables(self) -> list[str]:
+        return list(self.manifest["tables"])
+
+    def tables_bytes(self, names: Iterable[str]) -> dict[str, bytes]:
+        """The tables `names` the run recorded, as stored, read through one open file."""
+        members = {n: self.manifest["tables"][n] for n in names if n in self.manifest["tables"]}
+        with open(self.path, "rb") as f:
+            return {
+                n: runfile.read_member(f, self.manifest, m, check=not self.verified)
+                for n, m in members.items()
+            }
+
+    def table_bytes(self, name: str) -> bytes | None:
+        """Table `name` as stored (Parquet or an Arrow IPC stream), or None when not recorded."""
+        member = self.manifest["tables"].get(name)
+        return None if member is None else self._read(member)
+
+    def table(self, name: str) -> pl.DataFrame | None:
+        """Table `name`, or None when the run did not record it."""
+        data = self.table_bytes(name)
+        return None if data is None else read_table(data)
+
+    def lazy(self, name: str) -> pl.LazyFrame:
+        """Table `name` as a LazyFrame: a Parquet table is scanned, so a filter keeps only what
+        it selects in memory."""
+        import polars as pl
+
+        data = self.table_bytes(name)
+        if data is None:
+            raise FileNotFoundError(f"{self.path}: the run recorded no {name} table")
+        if data[:4] == b"PAR1":
+            return pl.scan_parquet(io.BytesIO(data))
+        return read_table(data).lazy()
+
+    def pcaps(self) -> list[str]:
+        return [m for m in self.manifest["members"] if m.startswith("pcap/")]
+
+    def materialize(self, directory: str | os.PathLike[str]) -> None:
+        """Writes the run as a run directory (the files `fairstream run -o` writes) into the
+        empty or absent `directory`; a table stored as Parquet is written as it is."""
+        from .results import TABLES
+
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "rb") as f:
+            for member in ("scenario.resolved.toml", "summary.json", *self.pcaps()):
+                target = out / member
+                target.parent.mkdir(exist_ok=True)
+                runfile.copy_member(f, self.manifest, member, target)
+            for name, member in self.manifest["tables"].items():
+                data = runfile.read_member(f, self.manifest, member)
+                if data[:4] == b"PAR1":
+                    (out / TABLES[name]).write_bytes(data)
+                else:
+                    read_table(data).write_parquet(out / TABLES[name], compression="snappy")
+
+
+class RunCache:
+    """The run cache at `directory` (default `root()`). `refresh`: never serve an entry
+    (``--no-cache``), but store what is computed. `hits`, `misses` and `stored` count this
+    object's lookups and writes; `discarded` names the corrupt entries it removed."""
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None, *, refresh: bool = False):
+        self.root = Path(directory) if directory is not None else root()
+        self.refresh = refresh
+        self.hits = 0
+        self.misses = 0
+        self.stored = 0
+        self.discarded: list[str] = []
+        self._made: set[Path] = set()
+
+    def __getstate__(self) -> dict[str, Any]:  # to a worker: where, and how (not what was made here)
+        return {"root": self.root, "refresh": self.refresh}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["root"], refresh=state["refresh"])
+
+    def path(self, key: str) -> Path:
+        return self.root / RUNS / key[:2] / f"{key}.run"
+
+    def _dir(self, path: Path) -> Path:
+        """`path`, created once per process."""
+        if path not in self._made:
+            path.mkdir(parents=True, exist_ok=True)
+            self._made.add(path)
+        return path
+
+    def get(self, key: str) -> RunEntry | None:
+        """The entry of run `key`, checked whole (its manifest, the lengths, every member's CRC),
+        or None. A corrupt or partial entry is removed (and named in `discarded`). Touches the
+        entry (its last use)."""
+        if self.refresh:
+            self.misses += 1
+            return None
+        path = self.path(key)
+        try:
+            with open(path, "rb") as f:
+                manifest = runfile.read_manifest(f)
+                problem = _check(manifest, key) or _crc(runfile.verify(f, manifest))
+        except FileNotFoundError:
+            self.misses += 1
+            return None
+        except (OSError, runfile.CorruptEntry) as err:
+            problem = str(err)
+        if problem:
+            self._discard(path, problem)
+            self.misses += 1
+            return None
+        _touch(path)
+        self.hits += 1
+        return RunEntry(path, manifest, verified=True)
+
+    def _discard(self, path: Path, why: str) -> None:
+        self.discarded.append(f"{path}: {why}")
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+    def put(self, key: str, record: RunRecord, inputs: Mapping[str, Any] | None = None) -> Path:
+        """Stores run `key` from `record`, atomically (written under tmp/ and renamed into
+        place); returns the entry's path."""
+        members: list[tuple[str, bytes | Path]] = [
+            ("summary.json", record.summary_json.encode("utf-8")),
+            ("scenario.resolved.toml", record.resolved.encode("utf-8")),
+        ]
+        tables = {}
+        for name, data in record.tables.items():
+            member = f"{name}.parquet" if isinstance(data, Path) or data[:4] == b"PAR1" else f"{name}.arrows"
+            members.append((member, data))
+            tables[name] = member
+        if record.pcap_dir is not None:
+            members += [(f"pcap/{p.name}", p) for p in sorted(Path(record.pcap_dir).glob("*.pcap"))]
+        manifest = {
+            "format": FORMAT,
+            "key": key,
+            "inputs": dict(inputs or {}),
+            "tables": tables,
+            "wall_time_s": record.wall_time_s,
+            "events": record.events,
+            "created": time.time(),
+            "host": output._host(),
+        }
+        target = self.path(key)
+        tmp = self._dir(self.root / TMP) / f"{target.name}.{os.getpid()}@{output._host()}"
+        try:
+            runfile.write(tmp, members, manifest)
+            os.replace(tmp, self._dir(target.parent) / target.name)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        self.stored += 1
+        return target
+
+    # ----------------------------------------------------------------------- small JSON entries
+
+    def json_path(self, kind: str, key: str) -> Path:
+        return self.root / kind / key[:2] / f"{key}.json"
+
+    def get_json(self, kind: str, key: str) -> Any:
+        """The JSON entry `key` of `kind` (a reproduction's planned scenarios), or None (also for
+        one that does not parse: it is computed again). Not read under ``refresh``."""
+        if self.refresh:
+            return None
+        path = self.json_path(kind, key)
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(doc, dict) or doc.get("key") != key or "value" not in doc:
+            return None
+        _touch(path)
+        return doc["value"]
+
+    def put_json(self, kind: str, key: str, value: Any) -> None:
+        """Stores `value` as the JSON entry `key` of `kind`, atomically."""
+        target = self.json_path(kind, key)
+        tmp = self._dir(self.root / TMP) / f"{target.name}.{os.getpid()}@{output._host()}"
+        b = build()
+        doc = {"format": FORMAT, "key": key, "inputs": {"version": b.version, "build": b.id}, "value": value}
+        try:
+            tmp.write_text(json.dumps(doc), encoding="utf-8")
+            os.replace(tmp, self._dir(target.parent) / target.name)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+
+    # ----------------------------------------------------------------------- experiment entries
+
+    def dir_path(self, key: str) -> Path:
+        return self.root / EXPERIMENTS / key[:2] / key
+
+    def get_dir(self, key: str) -> Path | None:
+        """The directory entry `key` (an evaluated experiment), every file checked against its
+        manifest (size and SHA-256), or None; a corrupt or partial one is removed."""
+        if self.refresh:
+            return None
+        path = self.dir_path(key)
+        try:
+            manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            if path.exists():
+                self._discard_dir(path, "no manifest")
+            return None
+        except (OSError, ValueError) as err:
+            self._discard_dir(path, str(err))
+            return None
+        files = manifest.get("files") if manifest.get("key") == key else None
+        problem = "foreign manifest" if not isinstance(files, dict) else None
+        for name, (size, digest) in (files or {}).items():
+            file = path / name
+            try:
+                if file.stat().st_size != size or sha256_file(file) != digest:
+                    problem = f"{name} differs from the manifest"
+            except OSError as err:
+                problem = f"{name}: {err}"
+            if problem:
+                break
+        if problem:
+            self._discard_dir(path, problem)
+            return None
+        _touch(path / MANIFEST)
+        return path
+
+    def put_dir(
+        self, key: str, source: Path, names: list[str], extra: Mapping[str, Any] | None = None
+    ) -> None:
+        """Stores the files `names` (relative paths under `source`) as directory entry `key`."""
+        import shutil
+
+        target = self.dir_path(key)
+        tmp = _staging(self.root, key)
+        try:
+            files = {}
+            for name in names:
+                dst = tmp / name
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source / name, dst)
+                files[name] = [dst.stat().st_size, sha256_file(dst)]
+            b = build()
+            manifest = {
+                "format": FORMAT,
+                "key": key,
+                "inputs": {"version": b.version, "build": b.id},
+                "files": files,
+                "created": time.time(),
+                **(extra or {}),
+            }
+            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.exists():  # an entry found corrupt, or replaced under refresh
+                output._rmtree(target)
+            try:
+                os.rename(tmp, target)
+            except OSError:
+                if not (target / MANIFEST).is_file():
+                    raise
+                output._rmtree(tmp)  # another process stored the same key meanwhile: theirs stays
+        except BaseException:
+            output._rmtree(tmp)
+            raise
+        self.stored += 1
+
+    def _discard_dir(self, path: Path, why: str) -> None:
+        self.discarded.append(f"{path}: {why}")
+        output._rmtree(path)
+
+    # ----------------------------------------------------------------------- info and pruning
+
+    def entries(self) -> Iterator[tuple[str, Path, os.stat_result]]:
+        """(kind, path, stat) of every entry: kind ``run`` or ``experiment``."""
+        for kind, sub in (("run", RUNS), ("experiment", EXPERIMENTS), ("plan", PLANS)):
+            base = self.root / sub
+            if not base.is_dir():
+                continue
+            for shard in sorted(base.iterdir()):
+                if not shard.is_dir():
+                    continue
+                for path in sorted(shard.iterdir()):
+                    try:
+                        st = (path / MANIFEST).stat() if kind == "experiment" else path.stat()
+                    except OSError:
+                        continue
+                    yield kind, path, st
+
+    def entry_size(self, kind: str, path: Path, st: os.stat_result) -> int:
+        if kind in ("run", "plan"):
+            return st.st_size
+        return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+    def entry_build(self, kind: str, path: Path) -> str | None:
+        """The build id an entry was computed by (None when unreadable)."""
+        try:
+            if kind == "run":
+                with open(path, "rb") as f:
+                    manifest = runfile.read_manifest(f)
+            elif kind == "plan":
+                manifest = json.loads(path.read_text(encoding="utf-8"))
+            else:
+                manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        except (OSError, ValueError, KeyError):
+            return None
+        if manifest.get("format") != FORMAT:
+            return None
+        return (manifest.get("inputs") or {}).get("build")
+
+    def info(self, *, builds: bool = True) -> dict[str, Any]:
+        """What the cache holds: its place, entries and bytes of each kind, the oldest and most
+        recent last use, and (with `builds`) how many entries this build can use."""
+        found: dict[str, dict[str, Any]] = {}
+        current = build().id if builds else None
+        for kind, path, st in self.entries():
+            k = found.setdefault(
+                kind, {"entries": 0, "bytes": 0, "usable": 0, "oldest": None, "newest": None}
+            )
+            k["entries"] += 1
+            k["bytes"] += self.entry_size(kind, path, st)
+            k["oldest"] = st.st_mtime if k["oldest"] is None else min(k["oldest"], st.st_mtime)
+            k["newest"] = st.st_mtime if k["newest"] is None else max(k["newest"], st.st_mtime)
+            if builds and self.entry_build(kind, path) == current:
+                k["usable"] += 1
+        tmp = self.root / TMP
+        return {
+            "root": str(self.root),
+            "build": current,
+            "kinds": found,
+            "bytes": sum(k["bytes"] for k in found.values()),
+            "staging": len(os.listdir(tmp)) if tmp.is_dir() else 0,
+        }
+
+    def prune(
+        self,
+        *,
+        older_than_s: float | None = None,
+        max_bytes: int | None = None,
+        stale: bool = False,
+        now: float | None = None,
+    ) -> tuple[int, int]:
+        """Removes entries last used more than `older_than_s` ago, those of other builds
+        (`stale`), then the least recently used until the cache holds at most `max_bytes`, and
+        what dead processes left in tmp/; returns (entries removed, bytes freed)."""
+        now = time.time() if now is None else now
+        removed = freed = 0
+        keep: list[tuple[float, int, str, Path]] = []
+        current = build().id if stale else None
+        for kind, path, st in self.entries():
+            size = self.entry_size(kind, path, st)
+            old = older_than_s is not None and now - st.st_mtime > older_than_s
+            other = stale and self.entry_build(kind, path) != current
+            if old or other:
+                _remove_entry(kind, path)
+                removed, freed = removed + 1, freed + size
+            else:
+                keep.append((st.st_mtime, size, kind, path))
+        if max_bytes is not None:
+            total = sum(size for _, size, _, _ in keep)
+            for _, size, kind, path in sorted(keep, key=lambda e: e[0]):
+                if total <= max_bytes:
+                    break
+                _remove_entry(kind, path)
+                total -= size
+                removed, freed = removed + 1, freed + size
+        clear_staging(self.root)
+        return removed, freed
+
+
+def _check(manifest: dict[str, Any], key: str) -> str | None:
+    """Why a run entry's manifest cannot be served (None when it can): it must be this format's
+    and key's, and name the summary and the resolved scenario among its members."""
+    if manifest.get("format") != FORMAT or manifest.get("key") != key:
+        return "a manifest of another format or key"
+    members = manifest["members"]
+    if "summary.json" not in members or "scenario.resolved.toml" not in members:
+        return "no summary or resolved scenario"
+    if any(m not in members for m in manifest.get("tables", {}).values()):
+        return "a table the manifest names is not among its members"
+    return None
+
+
+def _crc(member: str | None) -> str | None:
+    return None if member is None else f"member {member} fails its CRC"
+
+
+def _touch(path: Path) -> None:
+    with contextlib.suppress(OSError):  # a read-only cache still serves
+        os.utime(path)
+
+
+def _staging(base: Path, name: str) -> Path:
+    """A fresh staging path under `base`/tmp/ for this process."""
+    tmp = base / TMP
+    tmp.mkdir(parents=True, exist_ok=True)
+    return tmp / f"{name}.{os.getpid()}@{output._host()}"
+
+
+def clear_staging(base: Path) -> list[Path]:
+    """Removes what processes of this host that no longer run left in `base`/tmp/."""
+    removed = []
+    tmp = base / TMP
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return removed
+    host = output._host()
+    for name in names:
+        stem, _, owner = name.rpartition(".")
+        pid, _, where = owner.partition("@")
+        if not stem or where != host or not pid.isdigit() or output._alive(int(pid)):
+            continue
+        path = tmp / name
+        if path.is_dir() and not path.is_symlink():
+            output._rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
+
+
+def _remove_entry(kind: str, path: Path) -> None:
+    if kind in ("run", "plan"):
+        path.unlink(missing_ok=True)
+    else:
+        output._rmtree(path)
+
+
+def parse_age(text: str) -> float:
+    """Seconds in an age such as ``30d``, ``12h``, ``90min`` or ``3600s``; ValueError otherwise."""
+    units = {"s": 1, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+    t = text.strip().lower()
+    for unit in sorted(units, key=len, reverse=True):
+        if t.endswith(unit):
+            number = t[: -len(unit)].strip()
+            try:
+                value = float(number)
+            except ValueError:
+                break
+            if value >= 0:
+                return value * units[unit]
+            break
+    raise ValueError(f"`{text}` is not an age; expected a number and a unit: 30d, 12h, 90min, 3600s, 2w")

@@ -1,0 +1,430 @@
+"""Campaigns: many runs, each computed once. What ``sweep`` and ``reproduce`` (and, for one run,
+``run``) share.
+
+Every run is a `RunSpec`: its scenario text, the key the run cache knows it by
+(`fairstream.cache.run_key`), and what the caller wants back. `run_specs` runs a list of them:
+
+1. runs with the same key are one run (the ``h2h-*`` experiments of a reproduction share their
+   320 clip runs; a sweep over a field the scenario does not read shares all its points);
+2. each key is looked up in the cache; an entry found is served (checked whole first, see
+   `fairstream.cache`), which is also how an interrupted campaign resumes: what finished before
+   is in the cache, and only the missing runs run;
+3. the others go to worker processes that stay up for the whole batch (`fairstream.parallel`),
+   several runs per call when runs are short (`Chunker`: about `CALL_S` of work per call), so that
+   a one-second run costs no process start and no round trip of its own;
+4. a worker runs each point, stores it in the cache (atomically) and hands back, as Arrow data
+   (polars frames, which cross the process boundary as Arrow IPC), the tables the caller asked
+   for, with the run's summary, wall time and events: `Outcome`, the one record of each run's
+   cost that datasets keep (their ``runs`` table) and ``fairstream bench --sweep`` reads.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .interrupt import BatchInterrupted, ChunkInterrupted, Interrupted, check_worker, simulating
+
+if TYPE_CHECKING:
+    from .cache import RunCache
+    from .parallel import Batch
+    from .progress import TaskProgress
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run to make: scenario text (with the filename errors should name), its cache key (None:
+    not cached), the seed override and memory bound, `keep_dir` (also write the run directory
+    there, as ``fairstream run -o`` does), and the tables to hand back (`hand_back`)."""
+
+    text: str
+    filename: str
+    key: str | None = None
+    seed: int | None = None
+    max_memory: int | None = None
+    keep_dir: str | None = None
+    hand_back: tuple[str, ...] = ()
+    label: str = ""
+
+
+@dataclass
+class Outcome:
+    """A finished run, as the caller gets it: its summary (summary.json as a dict), the tables it
+    asked for, its wall time (simulation only) and events, whether it came from the cache, and
+    `cost_s`: the whole time the worker spent on it (build, simulation, storing)."""
+
+    key: str | None
+    summary: dict[str, Any]
+    #: Table name -> its bytes (an Arrow IPC stream or a Parquet file: `fairstream.cache.read_table`).
+    tables: dict[str, bytes] = field(default_factory=dict)
+    wall_time_s: float = 0.0
+    events: int = 0
+    cached: bool = False
+    cost_s: float = 0.0
+    #: The summary's JSON text, as summary.json holds it (what a dataset keeps of it).
+    summary_json: str | None = None
+
+    def run_info(self, scenario: str | None = None) -> dict[str, Any]:
+        """What a dataset's runs table records of this run."""
+        return {
+            "run_key": self.key,
+            "cached": self.cached,
+            "events": self.events,
+            "wall_time_s": self.wall_time_s,
+            "scenario": scenario,
+            "summary_json": self.summary_json,
+        }
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Runs one worker makes in one call, and the cache they go to."""
+
+    specs: tuple[RunSpec, ...]
+    cache: RunCache | None
+
+
+# --------------------------------------------------------------------------- in the worker
+
+
+def execute_chunk(chunk: Chunk) -> list[Outcome]:
+    """Runs the chunk's points one after the other (in whichever process calls it). Ctrl-C raises
+    `ChunkInterrupted` holding the outcomes finished before it."""
+    done: list[Outcome] = []
+    for spec in chunk.specs:
+        try:
+            done.append(execute(spec, chunk.cache))
+        except Interrupted as err:
+            raise ChunkInterrupted(err.message, err.partial, done, getattr(err, "ran", False)) from None
+        except KeyboardInterrupt:
+            raise ChunkInterrupted("interrupted", None, done) from None
+    return done
+
+
+def execute(spec: RunSpec, cache: RunCache | None) -> Outcome:
+    """Runs one point: the simulation (in one call: it checks for Ctrl-C every few ms), its run
+    directory when asked, its cache entry, and the tables asked for, handed over as bytes (Arrow
+    IPC streams from the core, or the Parquet files of a run that recorded metrics or a packet
+    trace: compact where tables are large). Ctrl-C raises `Interrupted` (with `partial` set when a
+    run directory was asked for and its results so far were written there). In a batch's worker
+    no run starts after Ctrl-C."""
+    from . import _core
+    from .api import _capture_dir, advance, check_seed, keep_partial, write_results
+    from .cache import RunRecord, build
+
+    started = time.perf_counter()
+    check_worker()
+    capture = _capture_dir(spec.keep_dir)
+    if capture is None and cache is not None:
+        capture = str(_scratch(cache))
+    sim = _core.Simulation(spec.text, spec.filename, check_seed(spec.seed), spec.max_memory, capture)
+    try:
+        with simulating():
+            advance(sim, steps=1)
+    except KeyboardInterrupt:
+        stop = keep_partial(sim, spec.keep_dir)
+        stop.ran = True  # stopped part-way, not refused before it started
+        raise stop from None
+    scratch = None
+    run_dir = None
+    record = None
+    if spec.keep_dir is not None:
+        run_dir = write_results(sim, spec.keep_dir)
+    elif cache is not None:
+        if not (_large(sim) or records_pcap(sim.resolved_toml())):
+            record = RunRecord.of(sim)
+            if sum(len(t) for t in record.tables.values()) > IPC_MAX_BYTES:
+                record = None  # long series: compact Parquet instead
+        if record is None:
+            import tempfile
+
+            scratch = Path(tempfile.mkdtemp(prefix="run.", dir=_scratch(cache)))
+            run_dir = scratch / "run"
+            sim.write_results(str(run_dir))
+    try:
+        if record is None:
+            record = RunRecord.of(sim) if run_dir is None else RunRecord.of_dir(sim, run_dir)
+        if cache is not None and spec.key is not None:
+            b = build()
+            cache.put(spec.key, record, {"version": b.version, "build": b.id, "seed": spec.seed})
+        tables = {}
+        for name in spec.hand_back:
+            data = record.tables.get(name)
+            if data is not None:
+                tables[name] = data.read_bytes() if isinstance(data, Path) else data
+    finally:
+        if scratch is not None:
+            from .output import _rmtree
+
+            _rmtree(scratch)
+    return Outcome(
+        spec.key,
+        json.loads(record.summary_json),
+        tables,
+        record.wall_time_s,
+        record.events,
+        cost_s=time.perf_counter() - started,
+        summary_json=record.summary_json,
+    )
+
+
+#: A run whose tables take more than this as Arrow IPC streams is stored as Parquet files (snappy,
+#: several times smaller for long series), written by the core.
+IPC_MAX_BYTES = 256 << 10
+
+
+def _large(sim: Any) -> bool:
+    """Whether a run recorded metrics or a packet trace (by its estimate): its tables then go
+    through the core's Parquet writer, compact, rather than as Arrow IPC streams."""
+    parts = sim.estimate.get("parts", {})
+    return bool(parts.get("metrics") or parts.get("trace"))
+
+
+def _scratch(cache: RunCache) -> Path:
+    """The cache's staging directory (on its file system: a capture moved from there into an
+    entry is not copied across file systems)."""
+    from .cache import TMP
+
+    return cache._dir(cache.root / TMP)
+
+
+def records_pcap(resolved: str) -> bool:
+    """Whether a resolved scenario captures any link to pcap (``[record] pcap`` not empty)."""
+    import re
+
+    return re.search(r"^pcap\s*=\s*\[\s*[^\]\s]", resolved, flags=re.M) is not None
+
+
+def warm(_: Any = None) -> None:
+    """A worker's first call: the modules every run needs, imported while the parent plans."""
+    from . import _core, api, cache  # noqa: F401
+
+
+@dataclass(frozen=True)
+class PlanChunk:
+    """Points of a sweep to write as TOML and validate: the base scenario, each point's overrides
+    and filename, and the memory a run may use."""
+
+    base: dict[str, Any]
+    overrides: tuple[dict[str, Any], ...]
+    files: tuple[str, ...]
+    max_memory: int | None
+
+
+def plan_chunk(chunk: PlanChunk) -> list[tuple[str, str] | tuple[str, str, str]]:
+    """Each point's (TOML text, resolved scenario), or ("error", kind, message) when it does not
+    validate (kind: the exception's class name)."""
+    from . import _core, tomlio
+    from .scenario import with_overrides_shared
+
+    out: list[tuple[str, str] | tuple[str, str, str]] = []
+    memo: dict[int, tuple[Any, str]] = {}  # the tables the points share, written once
+    for overrides, file in zip(chunk.overrides, chunk.files, strict=True):
+        try:
+            text = tomlio.dumps_shared(with_overrides_shared(chunk.base, overrides), memo)
+            out.append((text, _core.validate(text, file, chunk.max_memory)))
+        except (ValueError, TypeError) as err:
+            out.append(("error", type(err).__name__, str(err)))
+    return out
+
+
+def plan_points(
+    base: dict[str, Any],
+    points: Sequence[dict[str, Any]],
+    files: Sequence[str],
+    max_memory: int | None,
+) -> list[tuple[str, str]]:
+    """Every point's (TOML text, resolved scenario), written and validated here (while a batch's
+    workers start: `fairstream.parallel.Batch.warm_up`); the first point (in grid order) that
+    does not validate is raised (`fairstream.ScenarioError`, or the ValueError or TypeError of a
+    value), before anything runs."""
+    from . import _core
+
+    planned: list[Any] = plan_chunk(PlanChunk(base, tuple(points), tuple(files), max_memory))
+    for item in planned:
+        if item[0] == "error" and len(item) == 3:
+            kind = {"ScenarioError": _core.ScenarioError, "TypeError": TypeError}.get(item[1], ValueError)
+            raise kind(item[2])
+    return planned
+
+
+# --------------------------------------------------------------------------- in the parent
+
+
+def outcome_of(entry: Any, hand_back: Sequence[str] = ()) -> Outcome:
+    """The outcome of a run the cache holds (a `fairstream.cache.RunEntry`)."""
+    tables = entry.tables_bytes(hand_back)
+    manifest = entry.manifest
+    text = entry.summary_text()
+    return Outcome(
+        entry.key,
+        json.loads(text),
+        tables,
+        manifest.get("wall_time_s", 0.0),
+        manifest.get("events", 0),
+        cached=True,
+        summary_json=text,
+    )
+
+
+#: What one call to a worker should take, about: shorter runs go several to a call.
+CALL_S = 0.05
+#: The most runs in one call.
+MAX_CHUNK = 64
+
+
+class Chunker:
+    """Cuts a queue of runs into calls of about `CALL_S` of work each, learning a run's cost from
+    the calls that come back (one run per call until the first answers)."""
+
+    def __init__(self, specs: Sequence[RunSpec], cache: RunCache | None):
+        self.queue: deque[RunSpec] = deque(specs)
+        self.cache = cache
+        self.cost = 0.0
+        self.runs = 0
+
+    def learn(self, outcomes: Sequence[Outcome]) -> None:
+        for o in outcomes:
+            self.cost += o.cost_s
+            self.runs += 1
+
+    def size(self) -> int:
+        if not self.runs:
+            return 1
+        mean = self.cost / self.runs
+        return max(1, min(MAX_CHUNK, int(CALL_S / max(mean, 1e-6))))
+
+    def next(self) -> Chunk | None:
+        if not self.queue:
+            return None
+        n = self.size()
+        specs = tuple(self.queue.popleft() for _ in range(min(n, len(self.queue))))
+        return Chunk(specs, self.cache)
+
+
+def run_specs(
+    specs: Sequence[RunSpec],
+    cache: RunCache | None,
+    *,
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    progress: TaskProgress | None = None,
+    on_outcome: Callable[[list[int], Outcome], None] | None = None,
+    batch: Batch | None = None,
+    on_other: Callable[[Any, Any], None] | None = None,
+) -> list[Outcome]:
+    """Runs `specs` (see the module's doc) and returns their outcomes in spec order; `on_outcome`
+    gets (the indices of the specs a run answers, its outcome) as each is known, cache hits first.
+    `batch`: run on this `fairstream.parallel.Batch` (its owner may submit other calls to it, whose
+    results go to `on_other` as (tag, result)); by default one of this call's own.
+
+    A run that fails cancels the rest and its error is raised; Ctrl-C raises `BatchInterrupted`
+    whose `finished` holds the outcomes by spec index (each of them is in the cache) and whose
+    `stopped` the indices of the runs stopped part-way.
+    Either way `progress` is closed (its bar cleared, the cursor given back).
+    """
+    from .parallel import Batch
+
+    key_of = {id(spec): spec.key if spec.key is not None else ("unkeyed", i) for i, spec in enumerate(specs)}
+    by_key: dict[Any, list[int]] = {}
+    for i, spec in enumerate(specs):
+        by_key.setdefault(key_of[id(spec)], []).append(i)
+    outcomes: dict[int, Outcome] = {}
+
+    def record(indices: list[int], outcome: Outcome) -> None:
+        for i in indices:
+            outcomes[i] = outcome
+        if progress is not None:
+            progress.advance(specs[indices[0]].label, cached=outcome.cached, runs=len(indices))
+        if on_outcome is not None:
+            on_outcome(indices, outcome)
+
+    todo: list[RunSpec] = []
+    waiting: dict[Any, list[int]] = {}
+    for key, indices in by_key.items():
+        spec = specs[indices[0]]
+        entry = cache.get(spec.key) if cache is not None and spec.key is not None else None
+        if entry is not None and spec.keep_dir is None:
+            record(indices, outcome_of(entry, spec.hand_back))
+            continue
+        if entry is not None:  # a run directory is wanted: from the entry, no run
+            entry.materialize(spec.keep_dir)
+            record(indices, outcome_of(entry, spec.hand_back))
+            for i in indices[1:]:
+                if specs[i].keep_dir and specs[i].keep_dir != spec.keep_dir:
+                    entry.materialize(specs[i].keep_dir)
+            continue
+        todo.append(spec)
+        waiting[key] = indices
+    chunker = Chunker(todo, cache)
+    own = batch is None
+    batch = batch or Batch(jobs, scheduler, calls_hint=len(todo))
+    tag_specs: dict[Any, tuple[RunSpec, ...]] = {}
+
+    def feed() -> None:
+        while batch.pending < batch.window:
+            chunk = chunker.next()
+            if chunk is None:
+                return
+            tag = ("runs", len(tag_specs))
+            tag_specs[tag] = chunk.specs
+            batch.submit(tag, execute_chunk, chunk)
+
+    def answer(spec: RunSpec, outcome: Outcome) -> None:
+        indices = waiting.pop(key_of[id(spec)])
+        record(indices, outcome)
+        for i in indices[1:]:  # the same run wanted as a run directory elsewhere too
+            if specs[i].keep_dir and specs[i].keep_dir != spec.keep_dir and cache is not None:
+                entry = cache.get(spec.key) if spec.key else None
+                if entry is not None:
+                    entry.materialize(specs[i].keep_dir)
+
+    try:
+        batch.feeder = feed
+        for tag, value in batch.results():
+            if tag not in tag_specs:
+                if on_other is not None:
+                    on_other(tag, value)
+                continue
+            chunker.learn(value)
+            for spec, outcome in zip(tag_specs[tag], value, strict=True):
+                answer(spec, outcome)
+    except BatchInterrupted as stop:
+        stopped: list[int] = []
+        for tag, value in stop.finished.items():
+            if tag in tag_specs:
+                for spec, outcome in zip(tag_specs[tag], value, strict=True):
+                    if key_of[id(spec)] in waiting:
+                        answer(spec, outcome)
+            elif on_other is not None:
+                on_other(tag, value)
+        for tag, done in stop.done_in.items():
+            for spec, outcome in zip(tag_specs.get(tag, ()), done, strict=False):
+                if key_of[id(spec)] in waiting:
+                    answer(spec, outcome)
+        for tag in stop.stopped:
+            specs_of = tag_specs.get(tag, ())
+            n_done = len(stop.done_in.get(tag, ()))
+            if n_done < len(specs_of):
+                stopped.extend(waiting.get(key_of[id(specs_of[n_done])], []))
+        if own:
+            batch.close(killed=True)
+        if progress is not None:
+            progress.close()
+        raise BatchInterrupted(len(specs), outcomes, stopped, stop.lost) from None
+    except BaseException:
+        if own:
+            batch.close(killed=True)
+        if progress is not None:
+            progress.close()  # a failed or interrupted batch: clear the bar, give the cursor back
+        raise
+    finally:
+        batch.feeder = None
+    if own:
+        batch.close()
+    return [outcomes[i] for i in range(len(specs))]

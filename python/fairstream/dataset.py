@@ -1,0 +1,511 @@
+"""Datasets: the runs of a sweep or an experiment kept as one set of Parquet tables, one file per
+table, instead of a directory of tables per run.
+
+A dataset directory holds ``dataset.json`` (what it holds), ``runs.parquet`` (one row per point:
+its index, key, parameters, the run's cache key, seed, events, wall time, whether it came from the
+cache, its summary as JSON and its resolved scenario) and one file per table of the runs
+(``flow_summary``, ``link_summary``, ``flow_series``, ``link_series``, ``port_series`` when a link
+runs ERICA; ``metrics`` and ``packets`` when kept), each row led by the point's index columns
+(``point``, ``key``, and ``replica`` in a reproduction) and its parameters, one column each (a
+parameter named like a column of the tables gets the prefix ``param.``). Rows are in point order,
+so each point is a contiguous run of rows: the Parquet statistics of ``point`` find it without
+reading the rest (`Dataset.point`).
+
+`RunResult` reads a point of a dataset as it reads a run directory: ``RunResult(DIR/<key>)`` (or
+``DIR/r<n>/<key>`` for replica n of a reproduction) where DIR holds ``dataset.json``. A table the
+dataset did not keep (a reproduction keeps no metrics or packet trace by default) is read from the
+run cache, which holds every run whole, while it still holds that run (`fairstream.cache`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
+from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
+
+    import polars as pl
+
+DATASET_FILE = "dataset.json"
+RUNS_TABLE = "runs"
+FORMAT = 1
+
+#: Tables a dataset keeps by default; the others only when asked (``--keep-runs``, or for a sweep,
+#: the scenario's ``[record]`` table).
+SMALL_TABLES = ("flow_summary", "link_summary", "flow_series", "link_series", "port_series")
+LARGE_TABLES = ("metrics", "packets")
+
+#: The runs table's columns after the index and the parameters.
+RUN_COLUMNS = ("run_key", "cached", "seed", "complete", "events", "wall_time_s", "summary", "scenario")
+
+#: Rows per Parquet row group (statistics per group find a point's rows).
+ROW_GROUP = 1 << 16
+
+
+def _scalar(value: Any) -> Any:
+    """A parameter as a column value: scalars as they are, anything else as compact JSON."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+class DatasetWriter:
+    """Collects the runs of a sweep or an experiment and writes them as one dataset (`close`).
+
+    `params`: the parameter names, in column order; `tables`: the tables kept; `replicas`: whether
+    points carry a replica number (a reproduction); `cache`: the run cache the runs are in (where
+    a point's tables not kept are read from later). Points may be added in any order; the files
+    hold them in (replica, point) order, whatever order they finished in.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        params: Sequence[str],
+        tables: Iterable[str] = SMALL_TABLES,
+        *,
+        replicas: bool = False,
+        cache: str | os.PathLike[str] | None = None,
+    ):
+        self.directory = Path(directory)
+        self.cache = None if cache is None else str(cache)
+        self.params = list(params)
+        self.tables = [t for t in (*SMALL_TABLES, *LARGE_TABLES) if t in set(tables)]
+        self.replicas = replicas
+        self._rows: dict[tuple[int, int], dict[str, Any]] = {}
+        self._frames: dict[str, dict[tuple[int, int], pl.DataFrame | bytes]] = {t: {} for t in self.tables}
+        self._links: dict[
+            tuple[int, int], list[dict[str, Any]]
+        ] = {}  # link_summary, made into one frame at the end
+        self._pcaps: list[tuple[str, Path]] = []
+
+    def add(
+        self,
+        index: int,
+        key: str,
+        params: Mapping[str, Any],
+        summary: Mapping[str, Any],
+        tables: Mapping[str, pl.DataFrame | bytes | None],
+        *,
+        replica: int = 0,
+        run: Mapping[str, Any] | None = None,
+        pcaps: Sequence[Path] = (),
+    ) -> None:
+        """One point: its index and key, its parameters, the run's summary (a dict, as
+        summary.json) and tables (by name, as DataFrames or their bytes; a table it did not record
+        may be missing or None),
+        and `run`: what else the runs table records of it (cache key, wall time, events, cached,
+        scenario, and the summary's own JSON text, kept as it is when given)."""
+
+        at = (replica, index)
+        row = {"point": index, "key": key, **({"replica": replica} if self.replicas else {})}
+        row.update({p: _scalar(params.get(p)) for p in self.params})
+        info = dict(run or {})
+        row.update(
+            {
+                "run_key": info.get("run_key"),
+                "cached": bool(info.get("cached", False)),
+                "seed": summary.get("seed"),
+                "complete": summary.get("complete", True),
+                "events": info.get("events", summary.get("events")),
+                "wall_time_s": info.get("wall_time_s", summary.get("wall_time_s")),
+                "summary": info.get("summary_json") or json.dumps(summary),
+                "scenario": info.get("scenario"),
+            }
+        )
+        self._rows[at] = row
+        for name in self.tables:
+            frame = tables.get(name)
+            if name == "link_summary" and frame is None:
+                self._links[at] = list(summary.get("links", []))
+            elif isinstance(frame, bytes) or (frame is not None and frame.height):
+                self._frames[name][at] = _read(frame)  # read now, while the workers still run
+        self._pcaps.extend((key if not replica else f"r{replica}/{key}", p) for p in pcaps)
+
+    def _decode(self) -> None:
+        """Every table's bytes read into frames (empty ones dropped); link_summary made from the
+        summaries' links, one frame per point."""
+        import polars as pl
+
+        from .cache import read_table
+
+        for frames in self._frames.values():
+            for at, frame in list(frames.items()):
+                if isinstance(frame, bytes):
+                    frame = read_table(frame)
+                if frame.height:
+                    frames[at] = frame
+                else:
+                    del frames[at]
+        if self._links and "link_summary" in self._frames:
+            rows = [{"__at": i, **link} for i, at in enumerate(self._links) for link in self._links[at]]
+            if rows:
+                every = pl.DataFrame(rows, infer_schema_length=None)
+                parts = every.partition_by("__at", as_dict=True, include_key=False)
+                ats = list(self._links)
+                for (i,), frame in parts.items():
+                    self._frames["link_summary"][ats[i]] = frame
+            self._links = {}
+
+    def _columns(self) -> dict[str, str]:
+        """Parameter name -> column name (prefixed where a table has a column of that name)."""
+        taken = {"point", "key", "replica"}
+        for frames in self._frames.values():
+            for frame in frames.values():
+                taken.update(frame.columns)
+                break
+        return {p: f"param.{p}" if p in taken else p for p in self.params}
+
+    def close(self) -> Path:
+        """Writes the dataset; returns its directory."""
+        import polars as pl
+
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._decode()
+        columns = self._columns()
+        order = sorted(self._rows)
+        index_cols = ["point", "key", *(["replica"] if self.replicas else [])]
+        lead = [*index_cols, *columns.values()]
+
+        def lead_of(at: tuple[int, int]) -> dict[str, Any]:
+            row = self._rows[at]
+            return {**{c: row[c] for c in index_cols}, **{columns[p]: row[p] for p in self.params}}
+
+        lead_frame = _frame([lead_of(at) for at in order], lead)
+        position = {at: i for i, at in enumerate(order)}
+        run_cols = [*index_cols, *self.params, *RUN_COLUMNS]
+        runs = _frame([self._rows[at] for at in order], run_cols).rename(columns)
+        _write(runs, self.directory / f"{RUNS_TABLE}.parquet")
+        written = []
+        for name in self.tables:
+            frames = self._frames[name]
+            if not frames:
+                continue
+            ats = [at for at in order if at in frames]
+            rows = pl.concat([frames[at] for at in ats], how="diagonal_relaxed", rechunk=False)
+            # each row's point: its position, repeated over the point's rows
+            at = pl.Series([position[a] for a in ats], dtype=pl.UInt32).repeat_by(
+                pl.Series([frames[a].height for a in ats], dtype=pl.UInt32)
+            )
+            heads = lead_frame.select(pl.all().gather(at.explode()))
+            _write(
+                heads.hstack(rows.drop([c for c in lead if c in rows.columns])),
+                self.directory / f"{name}.parquet",
+            )
+            written.append(name)
+        pcap = []
+        for where, path in self._pcaps:
+            target = self.directory / "pcap" / where / path.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _copy(path, target)
+            pcap.append(target.relative_to(self.directory).as_posix())
+        meta = {
+            "format": FORMAT,
+            "points": len(order),
+            "index": index_cols,
+            "params": columns,
+            "tables": written,
+            "kept": self.tables,
+            "pcap": pcap,
+            "cache": self.cache,
+        }
+        (self.directory / DATASET_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        return self.directory
+
+
+def _read(frame: pl.DataFrame | bytes) -> pl.DataFrame:
+    if isinstance(frame, bytes):
+        from .cache import read_table
+
+        return read_table(frame)
+    return frame
+
+
+def _copy(src: Path, dst: Path) -> None:
+    import shutil
+
+    shutil.copyfile(src, dst)
+
+
+def _frame(rows: list[dict[str, Any]], columns: list[str] | None) -> pl.DataFrame:
+    """Rows as a frame; a column whose values mix types becomes text."""
+    import polars as pl
+
+    if not rows:
+        return pl.DataFrame(schema={c: pl.String for c in columns or []})
+    names = columns or list(rows[0])
+    mixed = {c for c in names if len({_kind(r.get(c)) for r in rows if r.get(c) is not None}) > 1}
+    fixed = [
+        {c: str(r.get(c)) if c in mixed and r.get(c) is not None else r.get(c) for c in names} for r in rows
+    ]
+    return pl.DataFrame(fixed, infer_schema_length=None)
+
+
+def _kind(value: Any) -> str:
+    """Ints and floats are one kind (a column of both is a float column); others by type."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return "number"
+    return type(value).__name__
+
+
+def _write(frame: pl.DataFrame, path: Path) -> None:
+    frame.write_parquet(
+        path, compression="zstd", compression_level=1, statistics=True, row_group_size=ROW_GROUP
+    )
+
+
+# --------------------------------------------------------------------------- reading
+
+
+class Dataset:
+    """A dataset directory, read lazily: `table` (with the index and parameter columns), `frame`
+    (the same, tidy: one column per parameter), `point` (one run, as a `RunResult` source) and
+    `to_xarray`."""
+
+    def __init__(self, directory: str | os.PathLike[str]):
+        self.directory = Path(directory)
+        path = self.directory / DATASET_FILE
+        try:
+            self.meta = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{self.directory} is no dataset (no {DATASET_FILE})") from None
+        self._tables: dict[str, pl.DataFrame] = {}
+        self._parts: dict[str, dict[tuple[Any, ...], pl.DataFrame]] = {}
+
+    def __repr__(self) -> str:
+        return f"Dataset('{self.directory}', points={self.meta['points']}, tables={self.meta['tables']})"
+
+    @property
+    def index(self) -> list[str]:
+        return list(self.meta["index"])
+
+    @property
+    def params(self) -> dict[str, str]:
+        """Parameter name -> its column."""
+        return dict(self.meta["params"])
+
+    @cached_property
+    def runs(self) -> pl.DataFrame:
+        """One row per point: index, parameters, run_key, cached, seed, complete, events,
+        wall_time_s, summary (JSON), scenario (the resolved TOML)."""
+        import polars as pl
+
+        return pl.read_parquet(self.directory / f"{RUNS_TABLE}.parquet")
+
+    def table(self, name: str) -> pl.DataFrame:
+        """Table `name` of every point, led by the index and parameter columns; an empty frame
+        (index and parameters only) when no point has rows of it. KeyError for a table the
+        dataset did not keep."""
+        if name == RUNS_TABLE:
+            return self.runs
+        if name not in self.meta["kept"]:
+            raise KeyError(
+                f"{self.directory}: table {name} was not kept (kept: {', '.join(self.meta['kept'])}); "
+                "run again with --keep-runs to keep it"
+            )
+        if name not in self._tables:
+            import polars as pl
+
+            path = self.directory / f"{name}.parquet"
+            if path.is_file():
+                self._tables[name] = pl.read_parquet(path)
+            else:
+                lead = [*self.index, *self.params.values()]
+                self._tables[name] = self.runs.select(lead).clear()
+        return self._tables[name]
+
+    def frame(self, name: str = "flow_summary") -> pl.DataFrame:
+        """Table `name` as a tidy frame: one row per observation, one column per parameter
+        (named as the parameter)."""
+        renamed = {col: p for p, col in self.params.items() if col != p}
+        return self.table(name).rename(renamed)
+
+    def _address(self, replica: int, key: str) -> tuple[Any, ...]:
+        return (key, replica) if "replica" in self.index else (key,)
+
+    def point(self, key: str, replica: int = 0) -> DatasetRun:
+        """The run of point `key` (of replica `replica`) as a `RunResult` source."""
+        runs = self._partition(RUNS_TABLE)
+        address = self._address(replica, key)
+        if address not in runs:
+            where = f"replica {replica} of " if replica else ""
+            raise FileNotFoundError(f"{self.directory}: {where}no point {key!r}")
+        return DatasetRun(self, address, runs[address].row(0, named=True))
+
+    def _partition(self, name: str) -> dict[tuple[Any, ...], pl.DataFrame]:
+        if name not in self._parts:
+            frame = self.runs if name == RUNS_TABLE else self.table(name)
+            by = ["key", "replica"] if "replica" in self.index else ["key"]
+            self._parts[name] = frame.partition_by(by, as_dict=True, maintain_order=True)
+        return self._parts[name]
+
+    def rows_of(self, name: str, address: tuple[Any, ...]) -> pl.DataFrame:
+        """The rows of table `name` of one point, without the index and parameter columns."""
+        lead = [*self.index, *self.params.values()]
+        part = self._partition(name).get(address)
+        if part is None:
+            part = self.table(name).clear()
+        return part.drop([c for c in lead if c in part.columns])
+
+    def to_xarray(self, name: str = "flow_summary", variables: Sequence[str] | None = None) -> Any:
+        """Table `name` as an `xarray.Dataset` (needs ``pip install 'fairstream[xarray]'``).
+
+        Dimensions: the parameters when the points form a full grid of them (a sweep), else
+        ``point`` with each parameter as a coordinate along it; then ``replica`` in a
+        reproduction; then the table's own: ``name`` (the flow or link, in the summaries),
+        ``flow`` or ``link`` and ``t_start`` (the series), ``flow``, ``metric`` and ``t`` (the
+        metrics). Coordinates keep the order values first appear in. One variable per numeric
+        (or boolean) column, or those in `variables`; a cell no row fills is NaN.
+        """
+        try:
+            import numpy as np
+            import xarray as xr
+        except ImportError as err:
+            raise RuntimeError("to_xarray needs xarray: pip install 'fairstream[xarray]'") from err
+        import polars as pl
+
+        frame = self.frame(name)
+        params = list(self.params)
+        own = _own_dims(name, frame.columns)
+        points = self.frame(RUNS_TABLE)
+        if "replica" in self.index:
+            points = points.filter(pl.col("replica") == 0)
+        grid = bool(params) and _is_grid(points, params)
+        dims = [*(params if grid else ["point"]), *(["replica"] if "replica" in self.index else []), *own]
+        skip = {"point", "key", "replica", *params, *own, "flow_id", "link_id"}
+        numeric = [
+            c for c, t in frame.schema.items() if c not in skip and (t.is_numeric() or t == pl.Boolean)
+        ]
+        keep = [c for c in (variables or numeric) if c in frame.columns]
+        coords = {d: frame[d].unique(maintain_order=True).to_list() for d in dims}
+        where = tuple(
+            np.array([{v: i for i, v in enumerate(coords[d])}[v] for v in frame[d].to_list()], dtype=np.intp)
+            for d in dims
+        )
+        shape = tuple(len(coords[d]) for d in dims)
+        data = {}
+        for column in keep:
+            values = np.full(shape, np.nan)
+            values[where] = frame[column].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+            data[column] = (dims, values)
+        ds = xr.Dataset(data, coords=coords)
+        if not grid:  # each parameter's value along `point`
+            along = points.unique("point", maintain_order=True)
+            order = {p: i for i, p in enumerate(along["point"].to_list())}
+            for p in params:
+                values = along[p].to_list()
+                ds = ds.assign_coords({p: ("point", [values[order[q]] for q in coords["point"]])})
+        ds.attrs.update({"dataset": str(self.directory), "table": name})
+        return ds
+
+
+def _own_dims(name: str, columns: Sequence[str]) -> list[str]:
+    if name in ("flow_summary", "link_summary"):
+        return ["name"] if "name" in columns else []
+    if name == "flow_series":
+        return ["flow", "t_start"]
+    if name in ("link_series", "port_series"):
+        return ["link", "t_start"]
+    if name == "metrics":
+        return ["flow", "metric", "t"]
+    return []
+
+
+def _is_grid(points: pl.DataFrame, columns: list[str]) -> bool:
+    """Whether the points are every combination of their parameters' values, each once."""
+    sizes = [points[c].cast(str).n_unique() for c in columns]
+    distinct = points.select(columns).cast({c: str for c in columns}).unique().height
+    return distinct == points.height and math.prod(sizes) == points.height
+
+
+class DatasetRun:
+    """One point of a dataset, read as a run (a `RunResult` source): its summary and resolved
+    scenario from the runs table, its tables from the dataset's, and a table the dataset did not
+    keep from the run cache."""
+
+    def __init__(self, dataset: Dataset, address: tuple[Any, ...], row: dict[str, Any]):
+        self.dataset = dataset
+        self.address = address
+        self.row = row
+
+    def summary(self) -> dict[str, Any]:
+        return json.loads(self.row["summary"])
+
+    def summary_text(self) -> str:
+        return self.row["summary"]
+
+    def resolved(self) -> str:
+        return self.row.get("scenario") or ""
+
+    def table(self, name: str) -> pl.DataFrame | None:
+        if name in self.dataset.meta["kept"]:
+            if name not in self.dataset.meta["tables"]:
+                return None  # kept, and no point recorded it
+            frame = self.dataset.rows_of(name, self.address)
+            return frame if frame.height or name != "port_series" else None
+        return self._from_cache(name)
+
+    def _from_cache(self, name: str) -> pl.DataFrame | None:
+        from .cache import RunCache
+
+        key = self.row.get("run_key")
+        where = self.dataset.meta.get("cache")  # the cache the runs went to, wherever it is now set
+        entry = RunCache(where).get(key) if key else None
+        if entry is None:
+            raise FileNotFoundError(
+                f"{self.dataset.directory}: point {self.row['key']!r} keeps no {name} table (the output "
+                "keeps it with --keep-runs) and the run cache no longer holds its run; run the "
+                "command again to compute it"
+            )
+        return entry.table(name)
+
+
+def find(path: str | os.PathLike[str]) -> DatasetRun | None:
+    """The dataset point a path names (``DIR/<key>`` or ``DIR/r<n>/<key>`` with DIR a dataset
+    directory), or None when it names none."""
+    p = Path(path)
+    parts: list[str] = []
+    for _ in range(3):
+        if (p / DATASET_FILE).is_file():
+            break
+        parts.insert(0, p.name)
+        if p.parent == p:
+            return None
+        p = p.parent
+    else:
+        return None
+    if len(parts) == 1:
+        replica, key = 0, parts[0]
+    elif len(parts) == 2 and parts[0][:1] == "r" and parts[0][1:].isdigit():
+        replica, key = int(parts[0][1:]), parts[1]
+    else:
+        return None
+    return _open(p).point(key, replica)
+
+
+_OPEN: dict[tuple[str, float], Dataset] = {}
+
+
+def _open(directory: Path) -> Dataset:
+    """The `Dataset` at `directory`, shared by the points read from it (read once)."""
+    try:
+        stamp = (directory / DATASET_FILE).stat().st_mtime
+    except OSError:
+        stamp = 0.0
+    memo = (str(directory.resolve()), stamp)
+    if memo not in _OPEN:
+        if len(_OPEN) > 8:
+            _OPEN.clear()
+        _OPEN[memo] = Dataset(directory)
+    return _OPEN[memo]
+
+
+def open_dataset(directory: str | os.PathLike[str]) -> Dataset:
+    """The dataset at `directory` (``DIR/data`` of a sweep, ``DIR/<id>/data`` of a reproduction)."""
+    return Dataset(directory)

@@ -1,0 +1,576 @@
+"""A reproduction as a campaign: every run computed once, cached, resumable, and every experiment
+evaluated once.
+
+`Campaign.run` plans every run of every chosen experiment (canonical points and phase replicas),
+validates them all and keys each by its resolved scenario (`fairstream.cache.run_key`), then:
+
+- an experiment whose runs and evaluating code are unchanged since it was last evaluated (its
+  *experiment key*: the run keys of all its points, the experiment's definition, the source of the
+  fairstream package and of the experiment's module, and the versions of polars, numpy and
+  matplotlib) is not evaluated again: its result.json, dataset and figures come from the cache
+  (``experiments/`` entries), checked against their manifest;
+- the runs of the other experiments go through one `fairstream.campaign.run_specs`: a run wanted
+  by several experiments (the ``h2h-*`` set shares its 320 clip runs) runs once, one the cache
+  holds is not run (an interrupted reproduction resumes where it stopped), the others run on
+  workers that stay up;
+- experiments that share runs form one *group*, evaluated by one call (the shared runs are read
+  once), as soon as the group's last run is done, on the same workers, ahead of the runs still
+  queued: evaluations and figures overlap the simulations instead of following them. The groups
+  with the most runs are run first, so that their evaluations have the rest to overlap with;
+- an evaluation writes ``<id>/result.json``, the experiment's dataset ``<id>/data/``
+  (`fairstream.dataset`: canonical points and replicas, with the points' parameters as columns;
+  no metrics or packet traces unless ``keep_runs``), its figures (``figures/``, listed with their
+  captions in ``<id>/figures.json``), and stores them all as the experiment's cache entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import _core, output
+from ..campaign import RunSpec, run_specs
+from ..interrupt import MARKER, BatchInterrupted, Interrupted, clear_marker, simulating, write_marker
+from ..parallel import Batch, memory_per_run
+from ..progress import TaskProgress
+from ..results import RunResult
+from .experiment import Experiment, Point
+from .runner import (
+    REPLICA_DIR,
+    RESULT_FILE,
+    _plan,
+    _task,
+    evaluate_experiment,
+    replica_count,
+    replica_point,
+)
+
+if TYPE_CHECKING:
+    from ..cache import RunCache
+
+#: Bumped when what an experiment entry holds, or how its key is computed, changes.
+FORMAT = 1
+#: Where an experiment's dataset is, under its directory; its figures' list.
+DATA_DIR = "data"
+FIGURES_FILE = "figures.json"
+FIGURE_DIR = "figures"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run of one experiment: replica 0 is the canonical run."""
+
+    replica: int
+    index: int
+    point: Point
+    text: str
+    filename: str
+    resolved: str
+    key: str
+
+    @property
+    def where(self) -> str:
+        """The point's address in the experiment's dataset (and, with ``keep_runs``, its run
+        directory under the experiment's): ``<key>`` or ``r<n>/<key>``."""
+        return self.point.key if not self.replica else f"r{self.replica}/{self.point.key}"
+
+
+@dataclass
+class Plan:
+    """An experiment's runs, and its key."""
+
+    exp: Experiment
+    points: list[Point]
+    copies: list[list[Point]]
+    jobs: list[Job]
+    key: str = ""
+
+    @property
+    def run_keys(self) -> set[str]:
+        return {j.key for j in self.jobs}
+
+
+@dataclass(frozen=True)
+class GroupCall:
+    """The evaluation of a group of experiments that share runs (sent to a worker)."""
+
+    plans: tuple[Plan, ...]
+    out: str
+    cache: RunCache
+    quick: bool
+    keep_runs: bool
+    wall_s: float
+
+
+@dataclass
+class Campaign:
+    """The runs and evaluations of `experiments` (see the module's doc)."""
+
+    experiments: Sequence[Experiment]
+    quick: bool = False
+    replicas: int | None = None
+    keep_runs: bool = False
+    cache: Any = True
+    plans: list[Plan] = field(default_factory=list)
+    #: Counts of the last `run`: runs (distinct), served by the cache, computed; experiments
+    #: evaluated and restored.
+    stats: dict[str, int] = field(default_factory=dict)
+
+    def run(
+        self,
+        output_dir: str | os.PathLike[str],
+        *,
+        jobs: int | None = None,
+        quiet: bool = False,
+        scheduler: str | None = None,
+        force: bool = False,
+        max_memory: int | str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Runs and evaluates every experiment into `output_dir` (see `runner.reproduce`)."""
+        from ..api import _run_cache, memory_limit
+        from ..cache import RunCache
+
+        limit = memory_limit(max_memory)
+        target = output.prepare(output_dir, "reproduce", force)
+        per_run = memory_per_run(limit, jobs, 0, scheduler)
+        temporary = None
+        store = _run_cache(self.cache)
+        if store is None:  # no cache wanted: one of this call's own, for the evaluations to read
+            import tempfile
+
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temporary = tempfile.mkdtemp(prefix=f".{target.name}.cache-", dir=target.parent)
+            store = RunCache(temporary)
+        try:
+            self.plans = [self._plan(exp, store) for exp in self.experiments]
+            self._check_memory(store, per_run)
+            with output.staged(output_dir, "reproduce", force, target=target) as out:
+                return self._run(out, store, per_run, jobs, quiet, scheduler)
+        finally:
+            if temporary is not None:
+                output._rmtree(Path(temporary))
+
+    def _plan(self, exp: Experiment, store: RunCache) -> Plan:
+        """The experiment's runs, each validated and keyed. What validation returns for the same
+        scenario dicts on the same build is remembered in the cache (`PLANS`): a reproduction run
+        again neither writes its 2 769 scenarios as TOML nor validates them again (the memory
+        check of a run that is to run is made later, `_check_memory`)."""
+        from ..cache import PLANS, run_key
+
+        points = _plan(exp, self.quick)
+        count = replica_count(exp, self.quick, self.replicas)
+        copies = [[replica_point(p, r) for p in points] for r in range(1, count + 1)]
+        every = [
+            (r, i, point) for r, replica in enumerate([points, *copies]) for i, point in enumerate(replica)
+        ]
+        memo_key = _plan_key(exp, [point.scenario for _, _, point in every])
+        memo = store.get_json(PLANS, memo_key)
+        if memo is None or len(memo) != len(every) or any(len(m) != 4 for m in memo):
+            memo = []
+            for r, _, point in every:
+                text, filename = _task(exp, point, point.key if not r else f"r{r} {point.key}")
+                resolved = _core.validate(text, filename)
+                memo.append([text, filename, resolved, run_key(resolved)])
+            store.put_json(PLANS, memo_key, memo)
+        # a key is remembered with its scenario unless the run reads a file (a trace), which may
+        # have changed since: its key is computed again (`fairstream.cache.read_files`)
+        jobs = [
+            Job(r, i, point, text, filename, resolved, key if "trace" not in resolved else run_key(resolved))
+            for (r, i, point), (text, filename, resolved, key) in zip(every, memo, strict=True)
+        ]
+        plan = Plan(exp, points, copies, jobs)
+        plan.key = experiment_key(plan, self.quick, self.keep_runs)
+        return plan
+
+    def _check_memory(self, store: RunCache, per_run: int | None) -> None:
+        """Refuses (`fairstream.ScenarioError`), before anything runs or is written, a run the
+        cache does not hold whose estimated memory exceeds `per_run`."""
+        checked: set[str] = set()
+        for plan in self.plans:
+            for job in plan.jobs:
+                if job.key not in checked and not store.path(job.key).is_file():
+                    _core.validate(job.text, job.filename, per_run)
+                    checked.add(job.key)
+
+    def _run(
+        self,
+        out: Path,
+        store: RunCache,
+        per_run: int | None,
+        jobs: int | None,
+        quiet: bool,
+        scheduler: str | None,
+    ) -> list[dict[str, Any]]:
+        started = time.perf_counter()
+        results: dict[str, dict[str, Any]] = {}
+        todo: list[Plan] = []
+        for plan in self.plans:
+            entry = store.get_dir(plan.key)
+            if entry is not None and restore(entry, out):
+                results[plan.exp.id] = _read_result(out / plan.exp.id)
+            else:
+                todo.append(plan)
+        groups = _groups(todo)
+        waiting = [set().union(*(p.run_keys for p in g)) for g in groups]
+        group_of: dict[str, list[int]] = {}
+        for gi, keys in enumerate(waiting):
+            for k in keys:
+                group_of.setdefault(k, []).append(gi)
+        specs: list[RunSpec] = []
+        for plan in [p for g in groups for p in g] + (
+            [p for p in self.plans if p not in todo] if self.keep_runs else []
+        ):
+            for job in plan.jobs:
+                keep = str(out / plan.exp.id / _run_where(job)) if self.keep_runs else None
+                specs.append(
+                    RunSpec(
+                        job.text, job.filename, job.key, None, per_run, keep, (), f"{plan.exp.id}/{job.where}"
+                    )
+                )
+        batch = Batch(jobs, scheduler, calls_hint=len(specs) + len(groups))
+        submitted: set[int] = set()
+
+        def submit(gi: int) -> None:
+            if gi in submitted:
+                return
+            submitted.add(gi)
+            call = GroupCall(
+                tuple(groups[gi]), str(out), store, self.quick, self.keep_runs, time.perf_counter() - started
+            )
+            batch.submit(("eval", gi), evaluate_group, call, first=True)
+
+        def on_outcome(indices: list[int], outcome: Any) -> None:
+            for gi in group_of.get(outcome.key, []):
+                waiting[gi].discard(outcome.key)
+                if not waiting[gi]:
+                    submit(gi)
+
+        def on_other(tag: Any, value: Any) -> None:
+            for result in value:
+                results[result["id"]] = result
+
+        for gi, keys in enumerate(waiting):  # a group whose runs are all known already
+            if not keys:
+                submit(gi)
+        progress = TaskProgress("reproduce", len(specs), quiet=quiet)
+        ran = {"runs": 0, "cached": 0}
+
+        def counted(indices: list[int], outcome: Any) -> None:
+            ran["cached" if outcome.cached else "runs"] += 1
+            on_outcome(indices, outcome)
+
+        try:
+            run_specs(specs, store, progress=progress, on_outcome=counted, on_other=on_other, batch=batch)
+        except BatchInterrupted as stop:
+            progress.close()
+            batch.close(killed=True)
+            raise _keep_partial(out, self.plans, specs, stop, results) from None
+        except BaseException:
+            progress.close()
+            batch.close(killed=True)
+            raise
+        batch.close()
+        progress.finish()
+        self.stats = {
+            "runs": len({s.key for s in specs}),
+            "computed": ran["runs"],
+            "from_cache": ran["cached"],
+            "evaluated": len(todo),
+            "restored": len(self.plans) - len(todo),
+        }
+        for plan in self.plans:
+            clear_marker(out / plan.exp.id)
+        if not any(out.glob(f"*/{MARKER}")):
+            clear_marker(out)
+        return [results[p.exp.id] for p in self.plans]
+
+
+def _run_where(job: Job) -> str:
+    """A job's run directory under its experiment's (``keep_runs``)."""
+    return f"runs/{job.point.key}" if not job.replica else f"{REPLICA_DIR}/r{job.replica}/{job.point.key}"
+
+
+def _groups(plans: list[Plan]) -> list[list[Plan]]:
+    """The plans joined when they share a run, the groups with the most distinct runs first (then
+    in registry order)."""
+    groups: list[list[Plan]] = []
+    keys: list[set[str]] = []
+    for plan in plans:
+        mine = plan.run_keys
+        joined = [i for i, k in enumerate(keys) if k & mine]
+        merged = [plan]
+        for i in reversed(joined):
+            merged = groups.pop(i) + merged
+            mine |= keys.pop(i)
+        groups.append(merged)
+        keys.append(mine)
+    order = sorted(range(len(groups)), key=lambda i: -len(keys[i]))
+    return [sorted(groups[i], key=plans.index) for i in order]
+
+
+# --------------------------------------------------------------------------- experiment keys
+
+_CODE: dict[str, str] = {}
+
+
+def code_hash(exp: Experiment) -> str:
+    """A hash of the code that evaluates `exp`: every file of the fairstream package, the file of
+    the experiment's class (when outside it), and the versions of polars, numpy and matplotlib."""
+    import inspect
+
+    package = Path(__file__).resolve().parents[1]
+    source = inspect.getsourcefile(type(exp)) or ""
+    memo = source
+    if memo not in _CODE:
+        h = hashlib.sha256()
+        files = sorted(
+            p for p in package.rglob("*") if p.is_file() and p.suffix not in (".so", ".pyc", ".pyd")
+        )
+        if source and not Path(source).resolve().is_relative_to(package):
+            files.append(Path(source))
+        for path in files:
+            h.update(str(path.relative_to(package) if path.is_relative_to(package) else path.name).encode())
+            h.update(path.read_bytes())
+        for library in ("polars", "numpy", "matplotlib"):
+            h.update(f"{library} {_library_version(library)}".encode())
+        _CODE[memo] = h.hexdigest()
+    return _CODE[memo]
+
+
+def _library_version(name: str) -> str:
+    """A library's installed version, read from its distribution's metadata rather than by
+    importing it (matplotlib takes a quarter of a second to import, and an unchanged reproduction
+    draws nothing); the same in every process, whatever it imported before."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+def experiment_key(plan: Plan, quick: bool, keep_runs: bool) -> str:
+    """The key of an experiment's evaluation: its definition, its runs' keys (by replica and point,
+    with the point's parameters), the evaluating code and whether run directories are kept."""
+    from ..cache import build
+
+    b = build()
+    doc = {
+        "format": FORMAT,
+        "experiment": repr(plan.exp),
+        "quick": quick,
+        "keep_runs": keep_runs,
+        "code": code_hash(plan.exp),
+        "build": [b.version, b.id],
+        "runs": [[j.replica, j.point.key, j.key, _params(j.point)] for j in plan.jobs],
+    }
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _plan_key(exp: Experiment, docs: list[Any]) -> str:
+    """The key of an experiment's planned scenarios: the dicts themselves, the scenario file's
+    name (errors name it), and the build (whose validation is remembered)."""
+    from ..cache import build
+
+    b = build()
+    doc = {"format": FORMAT, "file": str(exp.scenario_path()), "id": exp.id, "build": [b.version, b.id]}
+    h = hashlib.sha256(json.dumps(doc, sort_keys=True).encode())
+    h.update(json.dumps(docs, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def _params(point: Point) -> str:
+    return json.dumps(point.params, sort_keys=True, default=str)
+
+
+def restore(entry: Path, out: Path) -> bool:
+    """Copies an experiment's cached outputs into `out`; False when the entry lists none."""
+    import shutil
+
+    manifest = json.loads((entry / "manifest.json").read_text(encoding="utf-8"))
+    files = list(manifest.get("files", {}))
+    if not files:
+        return False
+    for name in files:
+        target = out / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(entry / name, target)
+    return True
+
+
+def _read_result(exp_dir: Path) -> dict[str, Any]:
+    return json.loads((exp_dir / RESULT_FILE).read_text(encoding="utf-8"))
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+def evaluate_group(call: GroupCall) -> list[dict[str, Any]]:
+    """Evaluates each experiment of a group (in whichever process calls it): result.json, the
+    dataset, the figures, and the experiment's cache entry. Runs shared by the group's experiments
+    are read once. Ctrl-C stops it (in a worker too, as it stops a run) with `Interrupted`: the
+    experiments evaluated before it are in the cache."""
+    try:
+        with simulating():  # in a batch's worker, SIGINT interrupts this span
+            return _evaluate_group(call)
+    except KeyboardInterrupt as err:
+        if isinstance(err, Interrupted):
+            raise
+        raise Interrupted("interrupted while evaluating; not evaluated") from None
+
+
+def _evaluate_group(call: GroupCall) -> list[dict[str, Any]]:
+    from ..cache import RunCache
+
+    out = Path(call.out)
+    store = RunCache(call.cache.root)  # reads what was just stored, also under --no-cache
+    shared: dict[str, RunResult] = {}
+
+    def run_of(plan: Plan, job: Job) -> RunResult:
+        if call.keep_runs:
+            return RunResult(out / plan.exp.id / _run_where(job))
+        if job.key not in shared:
+            entry = store.get(job.key)
+            if entry is None:
+                raise RuntimeError(
+                    f"{plan.exp.id}: the run cache ({store.root}) does not hold run {job.where} "
+                    "(on a cluster, the cache must be on a file system every worker and this "
+                    "machine share)"
+                )
+            shared[job.key] = RunResult._of(entry)
+        return shared[job.key]
+
+    results = []
+    datasets: dict[tuple[Any, ...], Path] = {}  # the same points and runs: the same dataset
+    for plan in call.plans:
+        by_point = {(j.replica, j.point.key): j for j in plan.jobs}
+        layout = ("runs", REPLICA_DIR) if call.keep_runs else (DATA_DIR, DATA_DIR)
+        result = evaluate_experiment(
+            plan.exp,
+            plan.points,
+            plan.copies,
+            lambda r, p, plan=plan, by_point=by_point: run_of(plan, by_point[(r, p.key)]),
+            call.quick,
+            call.wall_s,
+            layout,
+        )
+        exp_dir = out / plan.exp.id
+        exp_dir.mkdir(parents=True, exist_ok=True)
+        (exp_dir / RESULT_FILE).write_text(
+            json.dumps(result, indent=2, allow_nan=False) + "\n", encoding="utf-8"
+        )
+        same = tuple((j.replica, j.index, j.point.key, j.key, _params(j.point)) for j in plan.jobs)
+        if same in datasets:  # the h2h-* experiments: one dataset, written once
+            _copy_tree(datasets[same], exp_dir / DATA_DIR)
+        else:
+            runs = [(j, run_of(plan, j)) for j in plan.jobs]
+            _write_dataset(plan, exp_dir / DATA_DIR, runs, call.keep_runs, call.cache.root)
+            datasets[same] = exp_dir / DATA_DIR
+        figures = draw(plan.exp, result, out)
+        (exp_dir / FIGURES_FILE).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        names = [
+            p.relative_to(out).as_posix()
+            for p in sorted(exp_dir.rglob("*"))
+            if p.is_file()
+            and "runs" not in p.relative_to(exp_dir).parts[:1]
+            and REPLICA_DIR not in p.relative_to(exp_dir).parts[:1]
+        ]
+        names += [f["src"] for f in figures.get("figures", [])]
+        call.cache.put_dir(plan.key, out, names, {"id": plan.exp.id})
+        results.append(result)
+    return results
+
+
+def _copy_tree(source: Path, target: Path) -> None:
+    import shutil
+
+    shutil.copytree(source, target, dirs_exist_ok=True)
+
+
+def _write_dataset(
+    plan: Plan, directory: Path, runs: list[tuple[Job, RunResult]], keep_runs: bool, cache_root: Path
+) -> None:
+    from ..dataset import LARGE_TABLES, SMALL_TABLES, DatasetWriter
+    from ..results import TABLES
+
+    params: list[str] = []
+    for job, _ in runs:
+        params.extend(p for p in job.point.params if p not in params)
+    tables = [*SMALL_TABLES, *LARGE_TABLES] if keep_runs else list(SMALL_TABLES)
+    writer = DatasetWriter(directory, params, tables, replicas=True, cache=cache_root)
+    for job, run in runs:
+        frames = {}
+        for name in tables:
+            if name in TABLES:
+                try:
+                    frames[name] = run.table(name)
+                except FileNotFoundError:
+                    frames[name] = None
+        source = getattr(run, "_source", None)
+        text = source.summary_text() if hasattr(source, "summary_text") else None
+        info = {"run_key": job.key, "scenario": job.resolved, "summary_json": text}
+        writer.add(
+            job.index, job.point.key, job.point.params, run.summary, frames, replica=job.replica, run=info
+        )
+    writer.close()
+
+
+def draw(exp: Experiment, result: Mapping[str, Any], out: Path, who: str = "reproduce") -> dict[str, Any]:
+    """Draws the experiment's figures into ``out/figures``: {"figures": [{src, caption}]}, or
+    {"error": ...} when drawing failed (a broken figure must not cost the rest; `who` names the
+    command in the line printed then)."""
+    import sys
+
+    try:
+        figures = exp.figures(result, out / exp.id, out / FIGURE_DIR)
+    except Exception as err:
+        print(f"{who}: figures of {exp.id} failed: {err!r}", file=sys.stderr)
+        return {"error": repr(err)}
+    return {
+        "figures": [
+            {"src": fig.path.resolve().relative_to(out.resolve()).as_posix(), "caption": fig.caption}
+            for fig in figures
+        ]
+    }
+
+
+# --------------------------------------------------------------------------- Ctrl-C
+
+
+def _keep_partial(
+    out: Path,
+    plans: list[Plan],
+    specs: Sequence[RunSpec],
+    stop: BatchInterrupted,
+    results: dict[str, dict[str, Any]],
+) -> Interrupted:
+    """Marks an interrupted reproduction: ``<id>/INCOMPLETE`` in each experiment not evaluated,
+    ``INCOMPLETE`` at the top, each saying which runs finished; returns the `Interrupted` to raise."""
+    done = {specs[i].key for i in stop.finished}
+    lines = []
+    for plan in plans:
+        if plan.exp.id in results:
+            continue
+        keys = [j.key for j in plan.jobs]
+        finished = sum(k in done for k in keys)
+        line = (
+            f"{plan.exp.id}: {finished} of {len(keys)} runs finished (kept in the run cache); not evaluated"
+        )
+        (out / plan.exp.id).mkdir(parents=True, exist_ok=True)
+        write_marker(out / plan.exp.id, f"interrupted: {line}")
+        lines.append(line)
+    evaluated = [p.exp.id for p in plans if p.exp.id in results]
+    summary = (
+        f"interrupted: {len(stop.finished)} of {stop.total} runs finished; "
+        + (f"evaluated: {', '.join(evaluated)}" if evaluated else "no experiment was evaluated")
+        + ". Run the same `fairstream reproduce` again to finish: the runs that finished are in "
+        "the run cache and do not run again."
+    )
+    write_marker(out, "\n".join([summary, *lines]))
+    return Interrupted(f"{summary} Results so far: {out}", str(out))

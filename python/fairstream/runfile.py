@@ -1,0 +1,136 @@
+"""The file a run cache entry is: its members one after the other, then a manifest naming each.
+
+::
+
+    MAGIC | member bytes ... | manifest (JSON) | manifest length (8 bytes, big-endian) | MAGIC
+
+The manifest (the caller's fields, plus ``members``: name -> [offset, size, CRC-32]) comes last,
+so a member is written as it is read (a pcap capture streams through) and the file is written in
+one pass. A file cut short (a writer killed part-way) has no trailer, or one whose lengths do not
+add up to the file's size; a member altered since fails its CRC-32. Either is a `CorruptEntry`,
+never data. (A ZIP would do the same; this is one ``open`` and one ``write`` per small run, which
+matters when a sweep stores thousands of one-second runs.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
+
+MAGIC = b"FSRUN01\n"
+_TRAILER = 8 + len(MAGIC)
+_BLOCK = 1 << 20
+
+
+class CorruptEntry(ValueError):
+    """A run file cut short, altered, or not one at all."""
+
+
+def write(
+    path: Path, members: Iterable[tuple[str, bytes | Path]], manifest: dict[str, Any]
+) -> dict[str, Any]:
+    """Writes the run file `path` of `members` (name, bytes or a file to copy) and `manifest`;
+    returns the manifest as written (with ``members``)."""
+    index: dict[str, list[int]] = {}
+    offset = 0
+    with open(path, "wb") as f:
+        f.write(MAGIC)
+        for name, data in members:
+            if isinstance(data, Path):
+                size, crc = 0, 0
+                with open(data, "rb") as src:
+                    while block := src.read(_BLOCK):
+                        f.write(block)
+                        crc = zlib.crc32(block, crc)
+                        size += len(block)
+            else:
+                f.write(data)
+                size, crc = len(data), zlib.crc32(data)
+            index[name] = [offset, size, crc]
+            offset += size
+        written = {**manifest, "members": index}
+        text = json.dumps(written, separators=(",", ":")).encode()
+        f.write(text)
+        f.write(len(text).to_bytes(8, "big"))
+        f.write(MAGIC)
+    return written
+
+
+def read_manifest(f: BinaryIO) -> dict[str, Any]:
+    """The manifest of an open run file, its lengths checked against the file's size."""
+    size = os.fstat(f.fileno()).st_size
+    if size < len(MAGIC) + _TRAILER:
+        raise CorruptEntry("shorter than an empty run file")
+    f.seek(0)
+    if f.read(len(MAGIC)) != MAGIC:
+        raise CorruptEntry("not a run file (no magic at its start)")
+    f.seek(size - _TRAILER)
+    trailer = f.read(_TRAILER)
+    if trailer[8:] != MAGIC:
+        raise CorruptEntry("cut short (no trailer)")
+    length = int.from_bytes(trailer[:8], "big")
+    if length > size - len(MAGIC) - _TRAILER:
+        raise CorruptEntry("cut short (its manifest is longer than the file)")
+    f.seek(size - _TRAILER - length)
+    try:
+        manifest = json.loads(f.read(length))
+    except ValueError as err:
+        raise CorruptEntry(f"its manifest is not JSON ({err})") from None
+    members = manifest.get("members") if isinstance(manifest, dict) else None
+    if not isinstance(members, dict):
+        raise CorruptEntry("its manifest names no members")
+    data = sum(m[1] for m in members.values())
+    if len(MAGIC) + data + length + _TRAILER != size:
+        raise CorruptEntry("its members and manifest do not add up to its size")
+    return manifest
+
+
+def read_member(f: BinaryIO, manifest: dict[str, Any], name: str, *, check: bool = True) -> bytes:
+    """Member `name`'s bytes, its CRC checked (unless `check` is False: the file was just
+    `verify`-ed whole)."""
+    offset, size, crc = manifest["members"][name]
+    f.seek(len(MAGIC) + offset)
+    data = f.read(size)
+    if len(data) != size or (check and zlib.crc32(data) != crc):
+        raise CorruptEntry(f"member {name} fails its CRC")
+    return data
+
+
+def copy_member(f: BinaryIO, manifest: dict[str, Any], name: str, target: Path) -> None:
+    """Writes member `name` to the file `target` in blocks, its CRC checked."""
+    offset, size, crc = manifest["members"][name]
+    f.seek(len(MAGIC) + offset)
+    got, left = 0, size
+    with open(target, "wb") as out:
+        while left:
+            block = f.read(min(_BLOCK, left))
+            if not block:
+                break
+            out.write(block)
+            got = zlib.crc32(block, got)
+            left -= len(block)
+    if left or got != crc:
+        raise CorruptEntry(f"member {name} fails its CRC")
+
+
+def verify(f: BinaryIO, manifest: dict[str, Any]) -> str | None:
+    """The first member whose bytes fail their CRC, or None when all hold."""
+    for name, (offset, size, crc) in manifest["members"].items():
+        f.seek(len(MAGIC) + offset)
+        got, left = 0, size
+        while left:
+            block = f.read(min(_BLOCK, left))
+            if not block:
+                return name
+            got = zlib.crc32(block, got)
+            left -= len(block)
+        if got != crc:
+            return name
+    return None

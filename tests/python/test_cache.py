@@ -1,0 +1,201 @@
+"""The run cache: keys, entries checked whole before they are served, a corrupt or partial entry
+computed again, pruning, and `fairstream cache info` / `prune`."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import fairstream
+import pytest
+from conftest import small_scenario
+from fairstream import _core, cache, runfile, tomlio
+from fairstream.cache import Build, RunCache, run_key
+from fairstream.cli import main
+
+
+def test_the_build_id_is_a_hash_of_the_extension_module() -> None:
+    first = _core.build_id()
+    assert re.fullmatch(r"[0-9a-f]{32}", first) and _core.build_id() == first
+    assert cache.build() == Build(_core.__version__, first)
+
+
+def test_a_run_is_keyed_by_its_resolved_scenario_seed_and_build() -> None:
+    resolved = _core.validate(tomlio.dumps(small_scenario()), "s.toml")
+    key = run_key(resolved)
+    assert re.fullmatch(r"[0-9a-f]{64}", key) and run_key(resolved) == key
+    spelled = small_scenario()
+    spelled["flow"][0]["window"] = 20  # ns-2's default, written out: the same resolved scenario
+    assert run_key(_core.validate(tomlio.dumps(spelled), "other-name.toml")) == key
+    changed = small_scenario(udp_rate="0.5Mbps")
+    assert run_key(_core.validate(tomlio.dumps(changed), "s.toml")) != key
+    assert run_key(resolved, seed=3) != key
+    assert run_key(resolved, of=Build(_core.__version__, "another build")) != key
+
+
+def test_a_trace_file_that_changed_is_another_run(tmp_path: Path) -> None:
+    trace = tmp_path / "clip.csv"
+    trace.write_text("time,type,bytes\n0,I,1000\n0.1,P,500\n", encoding="utf-8")
+    resolved = f'[[flow]]\ntrace = "{trace}"\n'
+    first = run_key(resolved)
+    assert cache.read_files(resolved) == {str(trace): cache.sha256_file(trace)}
+    time.sleep(0.01)
+    trace.write_text("time,type,bytes\n0,I,1000\n0.1,P,501\n", encoding="utf-8")
+    assert run_key(resolved) != first
+
+
+def test_a_run_is_computed_once_then_served(tmp_path: Path) -> None:
+    store = RunCache(tmp_path / "cache")
+    first = fairstream.run(small_scenario(duration="2s"), cache=store)
+    assert (store.hits, store.stored) == (0, 1)
+    again = fairstream.run(small_scenario(duration="2s"), cache=store)
+    assert store.hits == 1 and again._source is not None  # from the cache, not simulated
+    for table in ("flow_summary", "flow_series", "link_series"):
+        assert again.table(table).equals(first.table(table)), table
+    assert again.summary == first.summary and again.resolved_toml == first.resolved_toml
+    out = tmp_path / "out"
+    fairstream.run(small_scenario(duration="2s"), output_dir=out, cache=store)
+    assert store.hits == 2 and json.loads((out / "summary.json").read_text()) == first.summary
+    assert fairstream.results.RunResult(out).flow_series.equals(first.flow_series)
+
+
+def test_run_o_stores_the_files_it_wrote_and_serves_them_byte_for_byte(tmp_path: Path) -> None:
+    store = RunCache(tmp_path / "cache")
+    fairstream.run(small_scenario(duration="2s"), output_dir=tmp_path / "a", cache=store)
+    fairstream.run(small_scenario(duration="2s"), output_dir=tmp_path / "b", cache=store)
+    assert store.hits == 1
+    for name in ("summary.json", "scenario.resolved.toml", "flow_series.parquet", "link_series.parquet"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+def _only_entry(store: RunCache) -> Path:
+    (entry,) = list((store.root / cache.RUNS).rglob("*.run"))
+    return entry
+
+
+@pytest.mark.parametrize("damage", ["flip a byte", "cut short", "empty", "not one"])
+def test_a_corrupt_or_partial_entry_is_computed_again_never_served(tmp_path: Path, damage: str) -> None:
+    store = RunCache(tmp_path / "cache")
+    first = fairstream.run(small_scenario(duration="2s"), cache=store)
+    path = _only_entry(store)
+    data = bytearray(path.read_bytes())
+    if damage == "flip a byte":
+        data[len(data) // 3] ^= 0x40  # inside a member: its CRC fails
+    elif damage == "cut short":
+        data = data[: len(data) // 2]  # a writer killed part-way, had it written in place
+    elif damage == "empty":
+        data = bytearray()
+    else:
+        data = bytearray(b"PK\x03\x04 something else entirely" * 10)
+    path.write_bytes(bytes(data))
+    again = fairstream.run(small_scenario(duration="2s"), cache=store)
+    assert store.hits == 0 and store.discarded and str(path) in store.discarded[0]
+    assert again._source is None and again.flow_series.equals(first.flow_series)  # simulated again
+    assert _only_entry(store).read_bytes() != bytes(data)  # and stored whole again
+
+
+def test_runfile_refuses_what_is_not_whole(tmp_path: Path) -> None:
+    path = tmp_path / "x.run"
+    written = runfile.write(path, [("a", b"hello"), ("b", b"world!")], {"key": "k"})
+    with open(path, "rb") as f:
+        assert runfile.read_manifest(f) == written
+        assert runfile.read_member(f, written, "b") == b"world!"
+        assert runfile.verify(f, written) is None
+    whole = path.read_bytes()
+    for cut in (1, 10, len(whole) - 1):
+        path.write_bytes(whole[:cut])
+        with open(path, "rb") as f, pytest.raises(runfile.CorruptEntry):
+            runfile.read_manifest(f)
+    path.write_bytes(whole.replace(b"hello", b"jello"))
+    with open(path, "rb") as f:
+        manifest = runfile.read_manifest(f)
+        assert runfile.verify(f, manifest) == "a"
+        with pytest.raises(runfile.CorruptEntry):
+            runfile.read_member(f, manifest, "a")
+
+
+def test_a_new_build_computes_everything_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = RunCache(tmp_path / "cache")
+    fairstream.run(small_scenario(duration="1s"), cache=store)
+    monkeypatch.setattr(cache, "_BUILD", Build(_core.__version__, "f" * 32))
+    fairstream.run(small_scenario(duration="1s"), cache=store)
+    assert (store.hits, store.stored) == (0, 2)
+    info = store.info()
+    assert info["kinds"]["run"]["entries"] == 2 and info["kinds"]["run"]["usable"] == 1
+    assert store.prune(stale=True)[0] == 1  # the other build's entry
+    assert store.info()["kinds"]["run"]["usable"] == 1
+
+
+def test_prune_by_age_and_size_least_recently_used_first(tmp_path: Path) -> None:
+    store = RunCache(tmp_path / "cache")
+    for rate in ("0.2Mbps", "0.4Mbps", "0.6Mbps"):
+        fairstream.run(small_scenario(duration="1s", udp_rate=rate), cache=store)
+    entries = list((store.root / cache.RUNS).rglob("*.run"))
+    sizes = [p.stat().st_size for p in entries]
+    now = time.time()
+    for age_days, path in zip((40, 20, 1), entries, strict=True):
+        os.utime(path, (now - age_days * 86400, now - age_days * 86400))
+    assert store.prune(older_than_s=30 * 86400) == (1, sizes[0])
+    assert [p.exists() for p in entries] == [False, True, True]
+    assert store.prune(max_bytes=sizes[2]) == (1, sizes[1])  # the least recently used goes first
+    assert [p.exists() for p in entries] == [False, False, True]
+
+
+def test_a_staging_file_of_a_dead_process_is_removed(tmp_path: Path) -> None:
+    store = RunCache(tmp_path / "cache")
+    tmp = store.root / cache.TMP
+    tmp.mkdir(parents=True)
+    dead = tmp / f"abc.run.999999999@{fairstream.output._host()}"
+    live = tmp / f"abc.run.{os.getpid()}@{fairstream.output._host()}"
+    other_host = tmp / "abc.run.1@some-other-host"
+    for path in (dead, live, other_host):
+        path.write_bytes(b"half an entry")
+    assert cache.clear_staging(store.root) == [dead]
+    assert live.exists() and other_host.exists()
+
+
+def test_cache_info_and_prune_commands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], run_cache: Path
+) -> None:
+    fairstream.run(small_scenario(duration="1s"))  # into this test's cache (FAIRSTREAM_CACHE)
+    assert main(["cache", "info"]) == 0
+    out = capsys.readouterr().out
+    assert str(run_cache) in out and "runs: 1 (" in out and "1 usable by this build" in out
+    assert main(["cache", "prune", "--older-than", "1d"]) == 0
+    assert "removed 0 entries" in capsys.readouterr().out
+    assert main(["cache", "prune", "--all"]) == 0
+    assert "removed 1 entries" in capsys.readouterr().out
+    assert main(["cache", "info"]) == 0 and "runs: none" in capsys.readouterr().out
+
+
+def test_parse_age() -> None:
+    assert cache.parse_age("30d") == 30 * 86400 and cache.parse_age("90min") == 5400
+    assert cache.parse_age("1.5h") == 5400 and cache.parse_age("10s") == 10
+    for bad in ("soon", "-1d", "3 parsecs", ""):
+        with pytest.raises(ValueError):
+            cache.parse_age(bad)
+
+
+def test_the_run_command_takes_a_run_from_the_cache_unless_no_cache(
+    tmp_path: Path, run_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(tomlio.dumps(small_scenario(duration="1s")), encoding="utf-8")
+    assert main(["run", str(path), "-o", str(tmp_path / "a")]) == 0
+    (entry,) = (run_cache / cache.RUNS).rglob("*.run")
+
+    def created() -> float:
+        with open(entry, "rb") as f:
+            return runfile.read_manifest(f)["created"]
+
+    stored = created()
+    assert main(["run", str(path), "-o", str(tmp_path / "b")]) == 0
+    assert "from the run cache" in capsys.readouterr().err
+    assert (tmp_path / "a" / "summary.json").read_bytes() == (tmp_path / "b" / "summary.json").read_bytes()
+    assert main(["run", str(path), "-o", str(tmp_path / "c"), "--no-cache"]) == 0
+    assert "from the run cache" not in capsys.readouterr().err
+    (again,) = (run_cache / cache.RUNS).rglob("*.run")
+    assert again == entry and created() > stored  # computed again, and stored in its place

@@ -1,0 +1,348 @@
+"""Campaigns: every run computed once (shared between experiments, served by the cache), exactly
+the affected runs computed again after a change, everything again on a new build, and a campaign
+stopped halfway (an exception, Ctrl-C, ``kill -9``, on a Dask cluster too) resumed into the same
+result as one never stopped."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import fairstream
+import fairstream.campaign
+import polars as pl
+import pytest
+from conftest import small_scenario
+from fairstream import cache, tomlio
+from fairstream.cache import Build, RunCache
+from fairstream.interrupt import Interrupted
+from fairstream.reproduce import EXPERIMENTS
+from fairstream.reproduce.campaign import Campaign
+from fairstream.reproduce.experiment import Check, Evaluation, Experiment, Figure, Point
+from fairstream.results import RunResult
+from test_reproduce import _FAKE_SCENARIO
+
+#: test_reproduce's one-CBR-flow scenario, its rate made a field the test changes.
+_SCENARIO = _FAKE_SCENARIO.replace('rate = "100kbps"', 'rate = "{rate}"')
+
+#: The points of `Rates`: two set the CBR rate themselves, two take the scenario file's.
+RATES = ("50kbps", "100kbps", None, None)
+
+
+@dataclass(frozen=True)
+class Rates(Experiment):
+    """One CBR flow per point; the bytes it sent are its number."""
+
+    def scenario_path(self) -> Path:
+        return Path(self.scenario_file)
+
+    def points(self, quick: bool) -> list[Point]:
+        points = []
+        for i, rate in enumerate(RATES):
+            doc = copy.deepcopy(self.base_scenario())
+            doc["seed"] = 1 + i
+            if rate is not None:
+                doc["flow"][0]["rate"] = rate
+            points.append(Point(f"p{i}", {"rate": rate or "the file's", "seed": 1 + i}, doc))
+        return points
+
+    def evaluate(self, runs: Sequence[tuple[Point, RunResult]], quick: bool) -> Evaluation:
+        rows = [{"point": p.key, "bytes": int(run.flow_summary["bytes_sent"][0])} for p, run in runs]
+        return Evaluation(
+            rows, [{"quantity": "points", "ours": len(rows), "published": 4}], [Check("ran", 1, 1, True)]
+        )
+
+    def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
+        return []
+
+
+def fake(exp_id: str, scenario: Path) -> Rates:
+    return Rates(
+        id=exp_id,
+        title=exp_id,
+        paper="test",
+        figure="—",
+        scenario_file=str(scenario),
+        what_runs="one CBR flow",
+        must_hold="-",
+        explanation="-",
+        published=(),
+    )
+
+
+@pytest.fixture
+def scenario(tmp_path: Path) -> Path:
+    path = tmp_path / "fake.toml"
+    path.write_text(_SCENARIO.replace("{rate}", "200kbps"), encoding="utf-8")
+    return path
+
+
+REAL_EXECUTE = fairstream.campaign.execute
+
+
+@pytest.fixture
+def executed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The labels of the runs actually simulated (in this process: jobs=1)."""
+    labels: list[str] = []
+
+    def counting(spec: Any, store: Any) -> Any:
+        labels.append(spec.label)
+        return REAL_EXECUTE(spec, store)
+
+    monkeypatch.setattr(fairstream.campaign, "execute", counting)
+    return labels
+
+
+def reproduce(exps: list[Experiment], out: Path, store: RunCache, replicas: int = 1, **kw: Any) -> Campaign:
+    campaign = Campaign(exps, replicas=replicas, cache=store)
+    campaign.run(out, jobs=1, quiet=True, **kw)
+    return campaign
+
+
+def without_timing(result: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in result.items() if k != "wall_time_s"}
+
+
+def test_a_run_two_experiments_need_runs_once(tmp_path: Path, scenario: Path, executed: list[str]) -> None:
+    store = RunCache(tmp_path / "cache")
+    a, b = fake("fake-a", scenario), fake("fake-b", scenario)
+    campaign = reproduce([a, b], tmp_path / "out", store, replicas=0)
+    assert len(executed) == 4 and campaign.stats["runs"] == 4  # not 8: b's runs are a's
+    a_rows, b_rows = (
+        json.loads((tmp_path / "out" / e / "result.json").read_text())["points"] for e in ("fake-a", "fake-b")
+    )
+    assert a_rows == b_rows and a_rows[0]["bytes"] < a_rows[1]["bytes"]  # 50 and 100 kbit/s
+
+
+def test_changing_one_field_reruns_exactly_the_runs_it_changes(
+    tmp_path: Path, scenario: Path, executed: list[str]
+) -> None:
+    other_file = tmp_path / "other.toml"
+    other_file.write_text(_SCENARIO.replace("{rate}", "300kbps"), encoding="utf-8")
+    mine, other = fake("mine", scenario), fake("other", other_file)
+    store, out = RunCache(tmp_path / "cache"), tmp_path / "out"
+    first = reproduce([mine, other], out, store)
+    before = json.loads((out / "mine" / "result.json").read_text())["points"]
+    # 2 experiments x 4 points x (canonical + 1 replica), less p0 and p1 (and their replicas), which
+    # set their own rate and so are the same runs in both
+    assert len(executed) == 12 and first.stats["evaluated"] == 2
+    executed.clear()
+    unchanged = reproduce([mine, other], out, store)
+    assert executed == [] and unchanged.stats == {**unchanged.stats, "evaluated": 0, "restored": 2}
+    scenario.write_text(_SCENARIO.replace("{rate}", "250kbps"), encoding="utf-8")  # one field of one file
+    executed.clear()
+    changed = reproduce([mine, other], out, store)
+    # p2 and p3 take the file's rate, canonical and replica; p0 and p1 set their own: unchanged runs
+    assert sorted(executed) == ["mine/p2", "mine/p3", "mine/r1/p2", "mine/r1/p3"]
+    assert changed.stats["evaluated"] == 1 and changed.stats["restored"] == 1
+    after = json.loads((out / "mine" / "result.json").read_text())["points"]
+    assert after[:2] == before[:2] and after[2]["bytes"] > before[2]["bytes"]  # 250 kbit/s now, not 200
+
+
+def test_a_new_build_reruns_everything(
+    tmp_path: Path, scenario: Path, executed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, out = RunCache(tmp_path / "cache"), tmp_path / "out"
+    reproduce([fake("mine", scenario)], out, store, replicas=0)
+    monkeypatch.setattr(cache, "_BUILD", Build(cache.build().version, "0" * 32))
+    executed.clear()
+    again = reproduce([fake("mine", scenario)], out, store, replicas=0)
+    assert len(executed) == 4 and again.stats["evaluated"] == 1
+
+
+def test_no_cache_computes_again(tmp_path: Path, scenario: Path, executed: list[str]) -> None:
+    store, out = RunCache(tmp_path / "cache"), tmp_path / "out"
+    reproduce([fake("mine", scenario)], out, store, replicas=0)
+    executed.clear()
+    reproduce([fake("mine", scenario)], out, RunCache(store.root, refresh=True), replicas=0)
+    assert len(executed) == 4
+
+
+def dataset_frames(directory: Path) -> dict[str, pl.DataFrame]:
+    """A dataset's tables, without what depends on when and how the runs were made (wall times,
+    whether a run came from the cache)."""
+    frames = {}
+    for path in sorted(directory.glob("*.parquet")):
+        frame = pl.read_parquet(path)
+        if path.stem == "runs":
+            summaries = [json.loads(s) for s in frame["summary"]]
+            for s in summaries:
+                s.pop("wall_time_s"), s.pop("events_per_s")
+            frame = frame.drop("cached", "wall_time_s").with_columns(
+                summary=pl.Series([json.dumps(s, sort_keys=True) for s in summaries])
+            )
+        frames[path.stem] = frame
+    return frames
+
+
+def test_a_reproduction_stopped_halfway_resumes_into_the_same_result(
+    tmp_path: Path, scenario: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exps = [fake("mine", scenario)]
+    whole = tmp_path / "whole"
+    reproduce(exps, whole, RunCache(tmp_path / "whole-cache"))
+    ran: list[str] = []
+
+    def stopping(spec: Any, store: Any) -> Any:
+        if len(ran) == 3:  # the fourth run: Ctrl-C, as the core raises it
+            raise Interrupted("interrupted at 0.1 s of 0.3 s simulated")
+        ran.append(spec.label)
+        return REAL_EXECUTE(spec, store)
+
+    monkeypatch.setattr(fairstream.campaign, "execute", stopping)
+    store, out = RunCache(tmp_path / "cache"), tmp_path / "out"
+    with pytest.raises(Interrupted, match="3 of 8 runs finished; no experiment was evaluated"):
+        Campaign(exps, replicas=1, cache=store).run(out, jobs=1, quiet=True)
+    assert "mine: 3 of 8 runs finished" in (out / "mine" / "INCOMPLETE").read_text()
+    done = list(ran)
+    ran.clear()
+
+    def counting(spec: Any, store: Any) -> Any:
+        ran.append(spec.label)
+        return REAL_EXECUTE(spec, store)
+
+    monkeypatch.setattr(fairstream.campaign, "execute", counting)
+    reproduce(exps, out, store)
+    assert len(ran) == 5 and not set(ran) & set(done)  # only the missing runs
+    assert not (out / "INCOMPLETE").exists() and not (out / "mine" / "INCOMPLETE").exists()
+    ours = json.loads((out / "mine" / "result.json").read_text())
+    theirs = json.loads((whole / "mine" / "result.json").read_text())
+    assert without_timing(ours) == without_timing(theirs)
+    a, b = dataset_frames(out / "mine" / "data"), dataset_frames(whole / "mine" / "data")
+    assert a.keys() == b.keys()
+    for name in a:
+        assert a[name].equals(b[name]), name
+
+
+SWEEP_GRID = ["seed=[1, 2, 3, 4, 5, 6]"]
+
+
+def _sweep_argv(scenario: Path, out: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "fairstream",
+        "sweep",
+        str(scenario),
+        "--set",
+        *SWEEP_GRID,
+        "-o",
+        str(out),
+        "-j",
+        "1",
+        "-q",
+    ]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_a_sweep_killed_halfway_resumes_into_the_same_result(tmp_path: Path) -> None:
+    """``kill -9`` of the whole command halfway through; run again, only the missing points run,
+    and the dataset is the same as an uninterrupted sweep's."""
+    path = tmp_path / "s.toml"
+    doc = small_scenario(duration="10000s")  # about 0.3 s a point: the kill lands with points to go
+    doc["record"] = {"interval": "100s"}
+    path.write_text(tomlio.dumps(doc), encoding="utf-8")
+    env = {**os.environ, "FAIRSTREAM_CACHE": str(tmp_path / "cache")}
+    out = tmp_path / "sw"
+    proc = subprocess.Popen(_sweep_argv(path, out), env=env, start_new_session=True)
+    runs = tmp_path / "cache" / cache.RUNS
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(runs.rglob("*.run"))) < 2:
+        assert proc.poll() is None, "the sweep ended before it could be killed"
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    stored = len(list(runs.rglob("*.run")))
+    assert 2 <= stored < 6 and not out.exists()
+    subprocess.run(_sweep_argv(path, out), env=env, check=True)
+    runs_table = pl.read_parquet(out / "data" / "runs.parquet")
+    assert runs_table["cached"].sum() == stored  # only the others ran
+    whole = tmp_path / "whole"
+    subprocess.run(
+        _sweep_argv(path, whole), env={**env, "FAIRSTREAM_CACHE": str(tmp_path / "c2")}, check=True
+    )
+    a, b = dataset_frames(out / "data"), dataset_frames(whole / "data")
+    assert a.keys() == b.keys() and {"flow_summary", "flow_series", "link_series", "runs"} <= a.keys()
+    for name in a:
+        assert a[name].equals(b[name]), name
+
+
+def test_a_sweep_on_a_dask_cluster_uses_the_cache_and_resumes(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    store = RunCache(tmp_path / "cache")
+    scenario = small_scenario(duration="1s")
+    fairstream.sweep(scenario, {"flow.1.rate": ["0.5Mbps", "1Mbps"]}, tmp_path / "half", jobs=1, cache=store)
+    grid = {"flow.1.rate": ["0.5Mbps", "1Mbps", "1.5Mbps", "2Mbps"]}
+    with distributed.LocalCluster(n_workers=2, processes=False, dashboard_address=None) as cluster:
+        result = fairstream.sweep(
+            scenario, grid, tmp_path / "sw", scheduler=cluster.scheduler_address, cache=store
+        )
+        assert result.dataset.runs["cached"].to_list() == [True, True, False, False]
+        again = fairstream.sweep(
+            scenario, grid, tmp_path / "sw", scheduler=cluster.scheduler_address, cache=store
+        )
+        assert again.dataset.runs["cached"].to_list() == [True] * 4
+    local = fairstream.sweep(scenario, grid, tmp_path / "local", jobs=1, cache=False)
+    assert result.flows.equals(local.flows)
+
+
+def test_a_reproduction_on_a_dask_cluster_evaluates_there_and_resumes(tmp_path: Path, scenario: Path) -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    store, out = RunCache(tmp_path / "cache"), tmp_path / "out"
+    exps = [fake("mine", scenario)]
+    with distributed.LocalCluster(n_workers=2, processes=False, dashboard_address=None) as cluster:
+        first = Campaign(exps, replicas=0, cache=store)
+        first.run(out, scheduler=cluster.scheduler_address, quiet=True)
+        assert first.stats["computed"] == 4 and (out / "mine" / "result.json").is_file()
+        (store.root / cache.EXPERIMENTS).rename(tmp_path / "gone")  # evaluate again, from the runs
+        second = Campaign(exps, replicas=0, cache=store)
+        second.run(out, scheduler=cluster.scheduler_address, quiet=True)
+        assert second.stats["computed"] == 0 and second.stats["from_cache"] == 4
+        assert second.stats["evaluated"] == 1
+
+
+def test_a_dataset_point_reads_as_its_run_directory(tmp_path: Path) -> None:
+    scenario = small_scenario(duration="2s")
+    scenario["record"]["metrics"] = True
+    grid = {"flow.1.rate": ["0.5Mbps", "1Mbps"], "seed": [1, 2]}
+    kept = fairstream.sweep(scenario, grid, tmp_path / "kept", jobs=1, keep_runs=True)
+    lean = fairstream.sweep(scenario, grid, tmp_path / "lean", jobs=1)
+    assert not (tmp_path / "lean" / "runs").exists() and (tmp_path / "kept" / "runs" / "0003").is_dir()
+    for i in range(4):
+        a, b = kept.run(i), lean.run(i)
+        assert b.output_dir == tmp_path / "lean" / "data" / f"{i:04d}"
+        assert a.summary == b.summary and a.resolved_toml == b.resolved_toml
+        for table in ("flow_summary", "flow_series", "link_series", "metrics", "link_summary"):
+            assert a.table(table).equals(b.table(table)), (i, table)
+    flows = lean.frame("flow_summary")
+    assert flows.columns[:4] == ["point", "key", "flow.1.rate", "seed"] and flows.height == 8
+
+
+def test_to_xarray_lays_a_grid_out_on_its_parameters(tmp_path: Path) -> None:
+    pytest.importorskip("xarray")
+    grid = {"flow.1.rate": ["0.5Mbps", "1Mbps"], "seed": [1, 2, 3]}
+    result = fairstream.sweep(small_scenario(duration="1s"), grid, tmp_path / "sw", jobs=1)
+    ds = result.to_xarray()
+    assert dict(ds.sizes) == {"flow.1.rate": 2, "seed": 3, "name": 2}
+    udp = ds["bytes_sent"].sel(name="udp")
+    assert float(udp.sel({"flow.1.rate": "0.5Mbps", "seed": 2})) < float(
+        udp.sel({"flow.1.rate": "1Mbps", "seed": 2})
+    )
+    series = result.to_xarray("flow_series", ["throughput_bps"])
+    assert set(series.sizes) == {"flow.1.rate", "seed", "flow", "t_start"}
+
+
+def test_experiments_in_the_registry_have_stable_keys() -> None:
+    """An experiment's key starts from its repr: no object address may creep into it (every
+    reproduction would then evaluate every experiment again)."""
+    for exp in EXPERIMENTS.values():
+        assert " at 0x" not in repr(exp), exp.id
