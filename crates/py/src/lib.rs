@@ -128,6 +128,7 @@ impl Simulation {
         capture_dir: Option<PathBuf>,
     ) -> PyResult<Self> {
         let scenario = load(py, text, filename, seed)?;
+        scenario.check_simulable().map_err(scenario_err)?;
         let limit = max_memory.map_or_else(MemoryLimit::available, |bytes| {
             MemoryLimit::given(bytes, "the limit given")
         });

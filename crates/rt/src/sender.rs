@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use fairstream_core::{Bitrate, Duration, FlowId, RngStream};
 use fairstream_proto::wire::{self, AckStatus, Body, Handshake, WireError};
-use fairstream_proto::{Direction, Endpoint};
+use fairstream_proto::{Direction, Endpoint, ProtocolConfig};
 use fairstream_sim::RunOutput;
 
 use crate::clock::Clock;
@@ -37,6 +37,9 @@ pub struct SendConfig {
     pub hello_attempts: u32,
     /// The circuit breaker's least silence.
     pub breaker_silence: Duration,
+    /// The protocol's configuration, when not its default with `rate_cap` (the emulator runs a
+    /// scenario's flow with the scenario's parameters); it must be `protocol`'s.
+    pub config: Option<ProtocolConfig>,
 }
 
 impl SendConfig {
@@ -52,6 +55,7 @@ impl SendConfig {
             interval: Duration::from_millis(100),
             hello_attempts: 12,
             breaker_silence: Duration::from_secs(3),
+            config: None,
         }
     }
 }
@@ -169,7 +173,10 @@ pub fn run_sender(
     };
     let start = clock.now();
     let end = start + cfg.duration;
-    let config = cfg.protocol.config(cfg.rate_cap);
+    let config = cfg
+        .config
+        .clone()
+        .unwrap_or_else(|| cfg.protocol.config(cfg.rate_cap));
     let (mut ep, _) = config.endpoints(FlowId(0), start, Some(end), RngStream::from_seed(1));
     let mut rec = Recorder::new(start, cfg.interval);
     let mut filter = PeerFilter::new(cfg.to, conn_id);
