@@ -32,6 +32,8 @@ use crate::tun::Tun;
 pub const SPIN: Duration = Duration::from_micros(50);
 /// A packet written this much or more after its logical instant counts as forwarded late.
 pub const LATE: Duration = Duration::from_millis(1);
+/// The forwarder's `SCHED_FIFO` priority, where the process may set one.
+pub const REALTIME_PRIORITY: i32 = 10;
 /// Packets read from one device before looking at the others.
 const BATCH: usize = 64;
 /// Most slots allocated up front (more are added only if a run needs them).
@@ -80,6 +82,8 @@ pub struct ForwardStats {
     pub largest_packet: u64,
     /// Packets read from the hosts.
     pub packets_read: u64,
+    /// Whether the forwarder ran at a real-time priority (`SCHED_FIFO`).
+    pub realtime: bool,
 }
 
 /// The sans-IO forwarder.
@@ -498,8 +502,11 @@ pub fn run(
     stop: [&AtomicBool; 2],
     live: &mut dyn FnMut(&EmuLive),
 ) -> std::io::Result<Instant> {
-    // Sleeps end when asked, not up to 50 µs later (the default timer slack).
+    // Sleeps end when asked, not up to 50 µs later (the default timer slack); and where the
+    // process may, the forwarder runs ahead of ordinary threads (a real-time priority below the
+    // kernel's own threads'), so that a busy machine delays it less.
     let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
+    let realtime = crate::sys::set_realtime(REALTIME_PRIORITY).is_ok();
     let mut pfds: Vec<PollFd<'_>> = tuns
         .iter()
         .map(|t| PollFd::from_borrowed_fd(t.fd(), PollFlags::IN))
@@ -571,6 +578,7 @@ pub fn run(
         }
     };
     core.finish(stopped_at);
+    core.stats.realtime = realtime;
     Ok(stopped_at)
 }
 

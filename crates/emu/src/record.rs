@@ -178,6 +178,7 @@ pub(crate) fn emu_json(
         "late_threshold_us": LATE.as_nanos() / 1000,
         "packets_forwarded_late": s.late,
         "spin_us": SPIN.as_nanos() / 1000,
+        "forwarder_realtime": s.realtime,
         "packets_read": s.packets_read,
         "unrouted_packets": s.unrouted,
         "misdirected_packets": s.misdirected,

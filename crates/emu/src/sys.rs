@@ -1,4 +1,4 @@
-//! The three system calls the emulator needs that no safe wrapper offers, each in one small
+//! The four system calls the emulator needs that no safe wrapper offers, each in one small
 //! audited function (this is the only module of the workspace that allows `unsafe`):
 //!
 //! - [`unshare_net`]: `unshare(CLONE_NEWNET)`, a new network namespace for the calling thread
@@ -7,7 +7,9 @@
 //!   device (no crate wraps it without pulling in an async runtime);
 //! - [`tcp_info`]: `getsockopt(TCP_INFO)` into a byte buffer, read field by field at the
 //!   offsets of Linux's `struct tcp_info` (`include/uapi/linux/tcp.h`), so the buffer's layout
-//!   is never assumed by a Rust type.
+//!   is never assumed by a Rust type;
+//! - [`set_realtime`]: `sched_setscheduler(0, SCHED_FIFO)` for the forwarder's thread, so that
+//!   other work on the machine (compilers, the flows' own threads) delays it less.
 //!
 //! Each call passes only pointers to buffers it owns, of the length it states, to a syscall that
 //! writes at most that many bytes; none keeps a pointer after it returns.
@@ -76,5 +78,20 @@ pub(crate) fn tcp_info(fd: BorrowedFd<'_>, buf: &mut [u8; 256]) -> io::Result<us
         Err(io::Error::last_os_error())
     } else {
         Ok((len as usize).min(buf.len()))
+    }
+}
+
+/// Puts the calling thread under `SCHED_FIFO` at `priority` (1 to 99).
+pub(crate) fn set_realtime(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: sched_setscheduler reads one struct sched_param at the pointer, which points at
+    // `param`, a live local; pid 0 is the calling thread.
+    let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
