@@ -322,7 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "emulate",
-        help="run a scenario in real time through the emulator (real packets, real Linux TCP) and write its results",
+        help="run a scenario in real time through the emulator (real packets, Linux TCP); write its results",
     )
     p.add_argument("scenario", type=Path, help="scenario TOML file")
     p.add_argument("-o", "--output", type=_output_path, required=True, help="output directory")

@@ -17,8 +17,10 @@ import os
 import sys
 from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 from . import _core, output
+from .interrupt import Interrupted
 from .realnet import _finish
 from .results import RunResult
 from .scenario import ScenarioLike, load
@@ -70,3 +72,16 @@ def emulate(
     target = None if output_dir is None else output.prepare(output_dir, "emulate", force)
     run = _core.emulate(text, filename, seed, _live(live))
     return _finish(run, output_dir, "emulate", force, target)
+
+
+def emulate_to_directory(
+    text: str, filename: str, output_dir: str, seed: int | None = None
+) -> dict[str, Any]:
+    """Emulates scenario text quietly into `output_dir` (absent or empty); returns the summary
+    dict (for `fairstream.parallel`'s tasks: reproductions run their emulated points this way)."""
+    run = _core.emulate(text, filename, seed, None)
+    if not run.complete:
+        run.write_results(output_dir)
+        raise Interrupted(f"emulation interrupted; the results so far are in {output_dir}", output_dir)
+    run.write_results(output_dir)
+    return run.summary()

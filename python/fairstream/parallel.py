@@ -36,11 +36,17 @@ class Task:
     label: str = ""
     #: Bytes the run may use (None: its share of the memory available when the tasks start).
     max_memory: int | None = None
+    #: Run through the emulator (`fairstream.emulate`), in real time, rather than simulate.
+    emulate: bool = False
 
 
 def execute(task: Task) -> dict[str, Any]:
     """Runs one task (in whichever process calls it); returns the run's summary. Ctrl-C raises
     `Interrupted` (with `partial` set when the run's results so far were written)."""
+    if task.emulate:
+        from .emulate import emulate_to_directory
+
+        return emulate_to_directory(task.text, task.filename, task.output_dir, task.seed)
     from .api import run_to_directory
 
     return run_to_directory(task.text, task.filename, task.output_dir, task.seed, task.max_memory)

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core, output, tomlio
+from ..emulate import emulator_unavailable
 from ..interrupt import MARKER, BatchInterrupted, Interrupted, clear_marker, write_marker
 from ..parallel import Task, memory_per_run, run_tasks
 from ..progress import TaskProgress
@@ -100,7 +101,12 @@ def reproduce(
     target = output.prepare(output_dir, "reproduce", force)
     plans: list[tuple[Experiment, list[Point], list[list[Point]]]] = []
     tasks: list[Task] = []  # every one validated, its output directory relative to the output's
+    skipped: dict[str, str] = {}
     for exp in experiments:
+        if exp.emulated and (why := emulator_unavailable()) is not None:
+            skipped[exp.id] = why
+            plans.append((exp, [], []))
+            continue
         points = _plan(exp, quick)
         copies = [
             [replica_point(p, r) for p in points] for r in range(1, replica_count(exp, quick, replicas) + 1)
@@ -117,7 +123,7 @@ def reproduce(
         _core.validate(t.text, t.filename, per_run)
     with output.staged(output_dir, "reproduce", force, target=target) as out:
         tasks = [replace(t, output_dir=str(out / t.output_dir), max_memory=per_run) for t in tasks]
-        return _run_and_evaluate(plans, tasks, out, jobs, quick, quiet, scheduler)
+        return _run_and_evaluate(plans, tasks, out, jobs, quick, quiet, scheduler, skipped)
 
 
 def _run_and_evaluate(
@@ -128,17 +134,37 @@ def _run_and_evaluate(
     quick: bool,
     quiet: bool,
     scheduler: str | None,
+    skipped: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Runs `tasks` and evaluates every experiment of `plans` into the (staging) directory `out`."""
+    """Runs `tasks` and evaluates every experiment of `plans` into the (staging) directory `out`;
+    the experiments in `skipped` (id: why) are not run, and their result says why.
+
+    The simulations run first (in parallel), then the emulated runs, one at a time in this process,
+    so that nothing else of the reproduction competes with their real time."""
     started = time.perf_counter()
+    order = [i for i, t in enumerate(tasks) if not t.emulate] + [i for i, t in enumerate(tasks) if t.emulate]
+    ordered = [tasks[i] for i in order]
+    n_sim = sum(not t.emulate for t in tasks)
+    progress = TaskProgress("reproduce", len(tasks), quiet=quiet)
+    base = 0  # where in `ordered` the batch running now starts
     try:
-        run_tasks(tasks, jobs, scheduler, TaskProgress("reproduce", len(tasks), quiet=quiet))
-    except BatchInterrupted as stop:
+        run_tasks(ordered[:n_sim], jobs, scheduler, progress if n_sim == len(tasks) else None)
+        base = n_sim
+        if n_sim < len(tasks):
+            run_tasks(ordered[n_sim:], 1, None, progress)
+    except BatchInterrupted as batch:
+        # Back to the tasks' own numbering: every task before the batch finished.
+        finished = {order[i]: {} for i in range(base)}
+        finished.update({order[base + i]: v for i, v in batch.finished.items()})
+        stop = BatchInterrupted(len(tasks), finished, [order[base + i] for i in batch.stopped])
         raise _keep_partial(out, tasks, stop) from None
     wall = time.perf_counter() - started
     results = []
     for exp, points, copies in plans:
         exp_dir = out / exp.id
+        if skipped and exp.id in skipped:
+            results.append(_write_skipped(exp, exp_dir, skipped[exp.id], quick))
+            continue
         runs = [(p, RunResult(_run_dir(exp_dir, p))) for p in points]
         ev = exp.evaluate(runs, quick)
         evaluated = [
@@ -156,6 +182,16 @@ def _run_and_evaluate(
     if not any(out.glob(f"*/{MARKER}")):
         clear_marker(out)
     return results
+
+
+def _write_skipped(exp: Experiment, exp_dir: Path, why: str, quick: bool) -> dict[str, Any]:
+    """The result.json of an experiment that could not run here: no checks, and why."""
+    ev = Evaluation(points=[], comparison=[], checks=[], notes=[f"Not run on this machine: {why}."])
+    result = _result(exp, [], ev, quick, {}, 0.0)
+    result["skipped"] = why
+    exp_dir.mkdir(parents=True, exist_ok=True)
+    (exp_dir / RESULT_FILE).write_text(json.dumps(_json_safe(result), indent=2) + "\n", encoding="utf-8")
+    return result
 
 
 def _keep_partial(out: Path, tasks: Sequence[Task], stop: BatchInterrupted) -> Interrupted:
@@ -250,7 +286,7 @@ def _task(exp: Experiment, point: Point, run_dir: Path, label: str) -> Task:
     where = label.split("/", 1)[1].replace("/", " ")
     filename = f"{exp.scenario_path()} [{exp.id} {where}]"
     _core.validate(text, filename)
-    return Task(text, filename, str(run_dir), label=label)
+    return Task(text, filename, str(run_dir), label=label, emulate=bool(point.params.get("emulate")))
 
 
 def _run_dir(exp_dir: Path, point: Point) -> Path:
