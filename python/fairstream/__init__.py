@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from ._core import ScenarioError
     from .api import run, validate
-    from .emulate import EmulatorUnavailable, emulate, emulator_unavailable
+    from .emulation import EmulatorUnavailable, emulate, emulator_unavailable
     from .interrupt import Interrupted
     from .realnet import recv, send
     from .results import RunResult
@@ -44,9 +44,9 @@ __all__ = [
 _LAZY = {
     "run": "api",
     "validate": "api",
-    "emulate": "emulate",
-    "emulator_unavailable": "emulate",
-    "EmulatorUnavailable": "emulate",
+    "emulate": "emulation",
+    "emulator_unavailable": "emulation",
+    "EmulatorUnavailable": "emulation",
     "send": "realnet",
     "recv": "realnet",
     "RunResult": "results",

@@ -425,7 +425,7 @@ def _cmd_recv(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _cmd_emulate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import signal
 
-    from .emulate import EmulatorUnavailable, emulate
+    from .emulation import EmulatorUnavailable, emulate
 
     _input_file(args.scenario)
     _output_target(args.output)

@@ -44,7 +44,7 @@ def execute(task: Task) -> dict[str, Any]:
     """Runs one task (in whichever process calls it); returns the run's summary. Ctrl-C raises
     `Interrupted` (with `partial` set when the run's results so far were written)."""
     if task.emulate:
-        from .emulate import emulate_to_directory
+        from .emulation import emulate_to_directory
 
         return emulate_to_directory(task.text, task.filename, task.output_dir, task.seed)
     from .api import run_to_directory

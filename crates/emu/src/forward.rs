@@ -84,6 +84,8 @@ pub struct ForwardStats {
     pub packets_read: u64,
     /// Whether the forwarder ran at a real-time priority (`SCHED_FIFO`).
     pub realtime: bool,
+    /// CPU seconds the forwarder's thread used (sleeping costs none; spinning does).
+    pub cpu_s: f64,
 }
 
 /// The sans-IO forwarder.
@@ -507,6 +509,8 @@ pub fn run(
     // kernel's own threads'), so that a busy machine delays it less.
     let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
     let realtime = crate::sys::set_realtime(REALTIME_PRIORITY).is_ok();
+    let cpu = || rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    let cpu_start = cpu();
     let mut pfds: Vec<PollFd<'_>> = tuns
         .iter()
         .map(|t| PollFd::from_borrowed_fd(t.fd(), PollFlags::IN))
@@ -579,6 +583,8 @@ pub fn run(
     };
     core.finish(stopped_at);
     core.stats.realtime = realtime;
+    let (a, b) = (cpu_start, cpu());
+    core.stats.cpu_s = (b.tv_sec - a.tv_sec) as f64 + (b.tv_nsec - a.tv_nsec) as f64 / 1e9;
     Ok(stopped_at)
 }
 

@@ -179,6 +179,7 @@ pub(crate) fn emu_json(
         "packets_forwarded_late": s.late,
         "spin_us": SPIN.as_nanos() / 1000,
         "forwarder_realtime": s.realtime,
+        "forwarder_cpu_s": s.cpu_s,
         "packets_read": s.packets_read,
         "unrouted_packets": s.unrouted,
         "misdirected_packets": s.misdirected,

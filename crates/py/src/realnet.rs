@@ -152,13 +152,20 @@ pub(crate) fn drive_with<T: Send + 'static, L: Copy + Send + 'static, E: Send + 
         })
     });
     let mut rx = rx;
+    // An error of the live callback stops the run too (a signal handler may raise inside it);
+    // the run is still joined, and the error raised after, unless it was Ctrl-C's (the run's
+    // result then says it was stopped).
+    let mut failed: Option<PyErr> = None;
     loop {
         let (got, back) = py.detach(move || (rx.recv_timeout(POLL), rx));
         rx = back;
         match got {
             Ok(l) => {
-                if let Some(f) = &on_live {
-                    show(py, f, l)?;
+                if let (Some(f), None) = (&on_live, &failed)
+                    && let Err(e) = show(py, f, l)
+                {
+                    stop.store(true, Ordering::Relaxed);
+                    failed = Some(e);
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -168,8 +175,13 @@ pub(crate) fn drive_with<T: Send + 'static, L: Copy + Send + 'static, E: Send + 
             stop.store(true, Ordering::Relaxed);
         }
     }
-    py.detach(|| handle.join())
-        .map_err(|_| PyRuntimeError::new_err("the run's thread panicked"))
+    let joined = py
+        .detach(|| handle.join())
+        .map_err(|_| PyRuntimeError::new_err("the run's thread panicked"))?;
+    match failed {
+        Some(e) if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) => Err(e),
+        _ => Ok(joined),
+    }
 }
 
 /// [`drive_with`] for the real-time driver's live lines.

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core, output, tomlio
-from ..emulate import emulator_unavailable
+from ..emulation import emulator_unavailable
 from ..interrupt import MARKER, BatchInterrupted, Interrupted, clear_marker, write_marker
 from ..parallel import Task, memory_per_run, run_tasks
 from ..progress import TaskProgress
@@ -188,6 +188,7 @@ def _write_skipped(exp: Experiment, exp_dir: Path, why: str, quick: bool) -> dic
     """The result.json of an experiment that could not run here: no checks, and why."""
     ev = Evaluation(points=[], comparison=[], checks=[], notes=[f"Not run on this machine: {why}."])
     result = _result(exp, [], ev, quick, {}, 0.0)
+    result["phase"] = _phase(exp, ev, [])
     result["skipped"] = why
     exp_dir.mkdir(parents=True, exist_ok=True)
     (exp_dir / RESULT_FILE).write_text(json.dumps(_json_safe(result), indent=2) + "\n", encoding="utf-8")
