@@ -22,6 +22,7 @@ from pathlib import Path
 
 import fairstream
 import pytest
+from fairstream.cli import main
 
 UNAVAILABLE = fairstream.emulator_unavailable()
 needs_emulator = pytest.mark.skipif(UNAVAILABLE is not None, reason=f"{UNAVAILABLE}")
@@ -189,3 +190,18 @@ def test_without_the_means_to_emulate_the_command_says_what_is_missing(tmp_path:
     )
     assert "root" in done.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_an_emulated_experiment_is_skipped_saying_why_where_it_cannot_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fairstream.reproduce import runner
+
+    monkeypatch.setattr(runner, "emulator_unavailable", lambda: "no TUN device (for this test)")
+    code = main(["reproduce", "friendly-linux", "-o", str(tmp_path / "rep"), "--quick", "--quiet"])
+    assert code == 0
+    res = json.loads((tmp_path / "rep" / "friendly-linux" / "result.json").read_text())
+    assert res["skipped"] == "no TUN device (for this test)"
+    assert res["checks"] == [] and "Not run on this machine: no TUN device" in res["explanation"]
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert "Not run on this machine: no TUN device (for this test)" in html

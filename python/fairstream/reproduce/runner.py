@@ -189,6 +189,7 @@ def _write_skipped(exp: Experiment, exp_dir: Path, why: str, quick: bool) -> dic
     ev = Evaluation(points=[], comparison=[], checks=[], notes=[f"Not run on this machine: {why}."])
     result = _result(exp, [], ev, quick, {}, 0.0)
     result["phase"] = _phase(exp, ev, [])
+    annotate_checks(result, ev, [])
     result["skipped"] = why
     exp_dir.mkdir(parents=True, exist_ok=True)
     (exp_dir / RESULT_FILE).write_text(json.dumps(_json_safe(result), indent=2) + "\n", encoding="utf-8")
