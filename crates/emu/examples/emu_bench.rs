@@ -18,18 +18,13 @@ fn main() {
         eprintln!("{e}");
         std::process::exit(2);
     }
-    let secs: u64 = args
-        .get(2)
-        .or(args.get(1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10);
     let text = match args.first().map(String::as_str) {
         Some("paths") => {
             let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(4);
             let secs: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10);
             paths(n, secs)
         }
-        _ => speed(secs),
+        _ => speed(args.get(1).and_then(|s| s.parse().ok()).unwrap_or(10)),
     };
     let scenario = fairstream_scenario::load(&text, "bench.toml", None).expect("a valid scenario");
     let stop = AtomicBool::new(false);

@@ -27,7 +27,7 @@ pub enum FlowKind {
     /// Unresponsive UDP: the scenario's CBR source endpoint, paced in real time.
     Cbr(CbrConfig),
     /// A fairstream protocol over UDP through the real-time driver (`fairstream-rt`).
-    Rt(RtProtocol, ProtocolConfig),
+    Rt(RtProtocol, Box<ProtocolConfig>),
     /// The kernel's TCP.
     LinuxTcp(LinuxTcpConfig),
 }
@@ -144,7 +144,7 @@ impl Plan {
                             }
                         ))
                     })?;
-                    FlowKind::Rt(p, other.clone())
+                    FlowKind::Rt(p, Box::new(other.clone()))
                 }
             };
             if !f.overhead.is_zero() {

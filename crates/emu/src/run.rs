@@ -71,7 +71,7 @@ pub fn preflight() -> Result<(), EmuError> {
 /// The ends of one flow, as set up before the clock starts.
 enum Ends {
     Cbr(CbrEnd, UdpSocket, UdpSocket),
-    Rt(RtEnd, UdpSocket),
+    Rt(Box<RtEnd>, UdpSocket),
     Tcp(TcpEnd, TcpListener),
 }
 
@@ -318,15 +318,15 @@ fn open_ends(
                 fairstream_rt::bind_receiver(&cfg).map_err(|e| EmuError::setup(step("receiver"), e))
             })?;
             Ends::Rt(
-                RtEnd {
+                Box::new(RtEnd {
                     clock,
                     interval: plan.interval,
                     duration: plan.duration,
                     start: f.start,
                     stop: f.stop,
                     protocol: *p,
-                    config: c.clone(),
-                },
+                    config: (**c).clone(),
+                }),
                 rx,
             )
         }

@@ -94,16 +94,31 @@ fn emulated_links_carry_what_the_model_says() {
         "{emu_drops} drops emulated, {sim_drops} simulated"
     );
 
+    eprintln!(
+        "overload: forwarded {:.4} Mbit/s; drops emulated {emu_drops} simulated {sim_drops} ({:+.3} %)",
+        rate / 1e6,
+        (emu_drops / sim_drops - 1.0) * 100.0
+    );
+
     // Lossy: Bernoulli 1 % within its 99 % confidence interval.
     let lossy = &out.links[4];
     let n = lossy.packets_forwarded as f64;
     let p = lossy.packets_corrupted as f64 / n;
     let half = 2.576 * (0.01 * 0.99 / n).sqrt();
     assert!((p - 0.01).abs() <= half, "lost {p} of {n}, 1 % ± {half}");
+    eprintln!(
+        "lossy: lost {:.4} % of {n} (1 % ± {:.4} %)",
+        p * 100.0,
+        half * 100.0
+    );
 
     // Light: the emulator's own overhead on each packet's one-way delay.
     let excess = &emu.emu["flows"][1]["receiver"]["one_way_delay_excess"];
     let p99 = excess["p99_us"].as_f64().unwrap();
+    eprintln!(
+        "light: one-way delay excess {excess}; departure error {}",
+        emu.emu["links"][2]
+    );
     assert!(excess["packets"].as_u64().unwrap() > 3000, "{excess}");
     assert_eq!(excess["earlier_than_the_links_allow"], 0, "{excess}");
     if load.is_some_and(|l| l < 1.0) {

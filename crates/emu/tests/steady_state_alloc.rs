@@ -46,7 +46,7 @@ fn the_forwarder_allocates_nothing_per_packet_in_steady_state() {
     let mut delivered = 0u64;
     let mut t = Instant::ZERO;
     // 12 Mbit/s of 1500-byte packets into 10 Mbit/s (1 ms apart), an ACK back for each.
-    let mut step = |core: &mut Core, t: Instant, delivered: &mut u64| {
+    let step = |core: &mut Core, t: Instant, delivered: &mut u64| {
         let now = || t;
         let mut deliver = |_host: u32, _bytes: &[u8]| {
             *delivered += 1;

@@ -43,12 +43,12 @@ pub(crate) fn read_flow(
     net: &mut Network,
     end: Duration,
     warnings: &mut Vec<ScenarioError>,
-    names: &mut std::collections::HashSet<String>,
-    kernel: &mut Vec<KernelFlow>,
+    book: &mut FlowBook,
 ) -> Result<()> {
+    let FlowBook { names, kernel } = book;
     let is_kernel = matches!(f.raw("protocol").map(|v| v.get_ref()), Some(DeValue::String(s)) if s == LINUX_TCP);
     let reader = if is_kernel {
-        check_own_keys(f, LINUX_TCP, &kernel::KEYS)?;
+        check_own_keys(f, LINUX_TCP, kernel::KEYS)?;
         f.set("protocol", Value::String(LINUX_TCP.to_string()));
         None
     } else {
@@ -87,7 +87,7 @@ pub(crate) fn read_flow(
     let config = match reader {
         Some(reader) => {
             let config = (reader.read)(f, warnings)?;
-            Flavour::Simulated(crate::transport::read(f, config)?)
+            Flavour::Simulated(Box::new(crate::transport::read(f, config)?))
         }
         None => {
             if f.raw("overhead").is_some() {
@@ -144,7 +144,7 @@ pub(crate) fn read_flow(
             ));
         }
         let protocol = match &config {
-            Flavour::Simulated(c) => c.clone(),
+            Flavour::Simulated(c) => (**c).clone(),
             // Routed as a flow whose receiver answers (TCP's ACKs), then kept apart.
             Flavour::Kernel(_) => ProtocolConfig::Tcp(Default::default()),
         };
@@ -182,9 +182,17 @@ pub(crate) fn read_flow(
     Ok(())
 }
 
+/// What the flow tables read so far hold beside the network: the flow names taken, and the
+/// kernel TCP flows (kept apart from the simulated ones).
+#[derive(Default)]
+pub(crate) struct FlowBook {
+    pub(crate) names: std::collections::HashSet<String>,
+    pub(crate) kernel: Vec<KernelFlow>,
+}
+
 /// A flow's configuration: a simulated protocol's, or the kernel's TCP.
 enum Flavour {
-    Simulated(ProtocolConfig),
+    Simulated(Box<ProtocolConfig>),
     Kernel(LinuxTcpConfig),
 }
 

@@ -169,10 +169,9 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
     }
     let mut resolved_flows = Vec::new();
     let mut warnings = Vec::new();
-    let mut names = std::collections::HashSet::new();
     let mut part_fields = limits::PartFields::default();
     let mut most_flows = (0, top.error("flow", ""));
-    let mut kernel_flows = Vec::new();
+    let mut book = flows::FlowBook::default();
     for mut f in flow_tables {
         let before = net.flows.len();
         flows::read_flow(
@@ -182,8 +181,7 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
             &mut net,
             duration,
             &mut warnings,
-            &mut names,
-            &mut kernel_flows,
+            &mut book,
         )?;
         if net.flows.len() - before > most_flows.0 {
             most_flows = (net.flows.len() - before, f.error("count", ""));
@@ -218,7 +216,7 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
         name,
         estimate: Estimate::of(&net),
         network: net,
-        kernel_flows,
+        kernel_flows: book.kernel,
         resolved,
         warnings,
         part_fields,
