@@ -90,7 +90,7 @@ pub(crate) fn read_flow(
             Flavour::Simulated(Box::new(crate::transport::read(f, config)?))
         }
         None => {
-            if f.raw("overhead").is_some() {
+            if !overhead.is_zero() {
                 return Err(f.error(
                     "overhead",
                     "does not apply to linux-tcp flows (the kernel sends when it sends)",
