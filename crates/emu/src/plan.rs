@@ -3,6 +3,7 @@
 //! start and stop and the links it crosses each way, and the links themselves.
 
 use fairstream_core::{Duration, Instant, NodeId};
+use fairstream_proto::surestream::{SurestreamConfig, Transport};
 use fairstream_proto::{CbrConfig, ProtocolConfig};
 use fairstream_rt::RtProtocol;
 use fairstream_scenario::{LinuxTcpConfig, Scenario};
@@ -30,6 +31,8 @@ pub enum FlowKind {
     Rt(RtProtocol, Box<ProtocolConfig>),
     /// The kernel's TCP.
     LinuxTcp(LinuxTcpConfig),
+    /// Paper 000's streamer over a kernel TCP socket (`surestream` with `transport = "tcp"`).
+    StreamTcp(Box<SurestreamConfig>),
 }
 
 impl FlowKind {
@@ -39,6 +42,7 @@ impl FlowKind {
             Self::Cbr(_) => "cbr".to_string(),
             Self::Rt(p, _) => p.name().to_string(),
             Self::LinuxTcp(c) => format!("linux-tcp-{}", c.congestion),
+            Self::StreamTcp(_) => "surestream".to_string(),
         }
     }
 }
@@ -129,6 +133,9 @@ impl Plan {
             }
             let kind = match &f.protocol {
                 ProtocolConfig::Cbr(c) => FlowKind::Cbr(c.clone()),
+                ProtocolConfig::Surestream(c) if c.transport == Transport::Tcp => {
+                    FlowKind::StreamTcp(Box::new(c.clone()))
+                }
                 other => {
                     let p = RtProtocol::parse(other.name()).map_err(|_| {
                         EmuError::Unsupported(format!(

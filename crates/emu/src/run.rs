@@ -22,6 +22,7 @@ use crate::EmuError;
 use crate::flows::cbr::CbrEnd;
 use crate::flows::linux_tcp::TcpEnd;
 use crate::flows::rt::RtEnd;
+use crate::flows::stream_tcp::StreamEnd;
 use crate::flows::{self, FlowRecord};
 use crate::forward::{self, Core, EmuLive};
 use crate::netns::Namespace;
@@ -73,6 +74,7 @@ enum Ends {
     Cbr(CbrEnd, UdpSocket, UdpSocket),
     Rt(Box<RtEnd>, UdpSocket),
     Tcp(TcpEnd, TcpListener),
+    Stream(Box<StreamEnd>, TcpListener),
 }
 
 /// Runs `scenario` in real time until its end or `stop`; `live` gets a line about once a second.
@@ -191,6 +193,37 @@ pub fn emulate(
                                 .map_err(|e| e.to_string())
                                 .and_then(|()| flows::rt::receive(&end2, &rx, to, fl));
                             g2("receiver", r)
+                        }),
+                    ));
+                }
+                Ends::Stream(end, listener) => {
+                    let end2 = TcpEnd {
+                        clock: end.clock,
+                        interval: end.interval,
+                        duration: end.duration,
+                        start: end.start,
+                        stop: end.stop,
+                        tcp: Default::default(),
+                    };
+                    handles.push((
+                        i,
+                        true,
+                        s.spawn(move || {
+                            let _h = HaltOnPanic(ha);
+                            let r = src_ns
+                                .enter()
+                                .map_err(|e| e.to_string())
+                                .and_then(|()| flows::stream_tcp::server_socket(&end.config, bind))
+                                .and_then(|sock| flows::stream_tcp::send(&end, sock, to, fl));
+                            guard("server", r)
+                        }),
+                    ));
+                    handles.push((
+                        i,
+                        false,
+                        s.spawn(move || {
+                            let _h = HaltOnPanic(ha);
+                            g2("player", flows::linux_tcp::receive(&end2, &listener, fl))
                         }),
                     ));
                 }
@@ -328,6 +361,22 @@ fn open_ends(
                     config: (**c).clone(),
                 }),
                 rx,
+            )
+        }
+        FlowKind::StreamTcp(c) => {
+            let listener = namespaces[f.dst].run(|| {
+                TcpListener::bind(listen).map_err(|e| EmuError::setup(step("player"), e))
+            })?;
+            Ends::Stream(
+                Box::new(StreamEnd {
+                    clock,
+                    interval: plan.interval,
+                    duration: plan.duration,
+                    start: f.start,
+                    stop: f.stop,
+                    config: (**c).clone(),
+                }),
+                listener,
             )
         }
         FlowKind::LinuxTcp(t) => {

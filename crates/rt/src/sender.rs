@@ -37,6 +37,9 @@ pub struct SendConfig {
     pub hello_attempts: u32,
     /// The circuit breaker's least silence.
     pub breaker_silence: Duration,
+    /// Whether the circuit breaker may stop the sender (on by default; the emulator turns it off
+    /// to run a protocol as the simulator does, which has none).
+    pub circuit_breaker: bool,
     /// The protocol's configuration, when not its default with `rate_cap` (the emulator runs a
     /// scenario's flow with the scenario's parameters); it must be `protocol`'s.
     pub config: Option<ProtocolConfig>,
@@ -55,6 +58,7 @@ impl SendConfig {
             interval: Duration::from_millis(100),
             hello_attempts: 12,
             breaker_silence: Duration::from_secs(3),
+            circuit_breaker: true,
             config: None,
         }
     }
@@ -251,7 +255,7 @@ pub fn run_sender(
                 lateness.record(clock.now().saturating_since(t));
             }
         }
-        if let Some(r) = breaker.check(now) {
+        if let Some(r) = breaker.check(now).filter(|_| cfg.circuit_breaker) {
             break r;
         }
         if now >= next_live {

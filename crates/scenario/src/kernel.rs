@@ -37,6 +37,19 @@ pub struct LinuxTcpConfig {
     pub rate: Option<Bitrate>,
 }
 
+impl Default for LinuxTcpConfig {
+    /// The reader's defaults: cubic, SACK and timestamps on, 1500-byte packets, a bulk source.
+    fn default() -> Self {
+        Self {
+            congestion: "cubic".to_string(),
+            sack: true,
+            timestamps: true,
+            packet_size: DataSize::bytes(1500),
+            rate: None,
+        }
+    }
+}
+
 impl LinuxTcpConfig {
     /// The MSS to ask of the socket (`TCP_MAXSEG`): the packet less IPv4 and TCP headers.
     pub fn mss(&self) -> u32 {

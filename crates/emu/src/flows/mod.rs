@@ -8,6 +8,7 @@
 pub mod cbr;
 pub mod linux_tcp;
 pub mod rt;
+pub mod stream_tcp;
 pub mod tcp_info;
 
 use fairstream_core::{Duration, Instant};

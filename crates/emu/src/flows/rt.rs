@@ -49,6 +49,9 @@ pub fn send(
     cfg.bind = bind;
     cfg.interval = end.interval;
     cfg.config = Some(end.config.clone());
+    // As in the simulator, which has no circuit breaker: a stream that loses half its packets
+    // for a while (the streamer's start-up burst into a small bucket) goes on.
+    cfg.circuit_breaker = false;
     let r = fairstream_rt::run_sender(&cfg, stop, &mut |_| {}).map_err(|e| e.to_string())?;
     let shift = t0.saturating_since(Instant::ZERO).as_secs_f64();
     let m = &r.output.metrics;
