@@ -29,7 +29,7 @@ use crate::plan::{Plan, RECV_PORT};
 use crate::tun::Tun;
 
 /// The stretch before an event that the forwarder spins rather than sleeps.
-pub const SPIN: Duration = Duration::from_micros(50);
+pub const SPIN: Duration = Duration::from_micros(10);
 /// A packet written this much or more after its logical instant counts as forwarded late.
 pub const LATE: Duration = Duration::from_millis(1);
 /// The forwarder's `SCHED_FIFO` priority, where the process may set one.
@@ -529,22 +529,6 @@ pub fn run(
             break now;
         }
         core.process_due(now, &now_fn, &mut deliver);
-        for (h, tun) in tuns.iter().enumerate() {
-            for _ in 0..BATCH {
-                let (slot, buf) = core.slot();
-                match tun.read(buf)? {
-                    Some(n) => {
-                        let at = clock.now();
-                        core.process_due(at, &now_fn, &mut deliver);
-                        core.ingest(h as u32, slot, n, at);
-                    }
-                    None => {
-                        core.unused(slot);
-                        break;
-                    }
-                }
-            }
-        }
         if now >= next_live {
             let dropped = core
                 .links()
@@ -560,6 +544,9 @@ pub fn run(
             core.live_bytes = 0;
             next_live += Duration::from_secs(1);
         }
+        // Wait for a packet from a host or until shortly before the next event (no wait within
+        // SPIN of it: the loop comes round again at once), then read only the devices that
+        // have packets.
         let next = core
             .next_event()
             .unwrap_or(Instant::MAX)
@@ -567,18 +554,38 @@ pub fn run(
             .min(next_live)
             .min(end);
         let now = clock.now();
-        if next > now + SPIN {
-            let nap = next.saturating_since(now) - SPIN;
-            let ts = Timespec {
-                tv_sec: (nap.as_nanos() / 1_000_000_000) as i64,
-                tv_nsec: (nap.as_nanos() % 1_000_000_000) as i64,
-            };
-            match poll(&mut pfds, Some(&ts)) {
-                Ok(_) | Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(e.into()),
-            }
+        let nap = if next > now + SPIN {
+            next.saturating_since(now) - SPIN
         } else {
-            std::hint::spin_loop();
+            Duration::ZERO
+        };
+        let ts = Timespec {
+            tv_sec: (nap.as_nanos() / 1_000_000_000) as i64,
+            tv_nsec: (nap.as_nanos() % 1_000_000_000) as i64,
+        };
+        match poll(&mut pfds, Some(&ts)) {
+            Ok(0) | Err(rustix::io::Errno::INTR) => continue,
+            Ok(_) => {}
+            Err(e) => return Err(e.into()),
+        }
+        for (h, (tun, pfd)) in tuns.iter().zip(&pfds).enumerate() {
+            if !pfd.revents().contains(PollFlags::IN) {
+                continue;
+            }
+            for _ in 0..BATCH {
+                let (slot, buf) = core.slot();
+                match tun.read(buf)? {
+                    Some(n) => {
+                        let at = clock.now();
+                        core.process_due(at, &now_fn, &mut deliver);
+                        core.ingest(h as u32, slot, n, at);
+                    }
+                    None => {
+                        core.unused(slot);
+                        break;
+                    }
+                }
+            }
         }
     };
     core.finish(stopped_at);
