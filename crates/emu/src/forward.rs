@@ -6,9 +6,12 @@
 //! index is what queues and links hold), the links, each flow's route each way, the interval
 //! series, and the departure-error histograms. It reads no clock: [`Core::ingest`] takes the
 //! instant a packet was read, [`Core::process_due`] the logical instant up to which to run and a
-//! clock to timestamp each write. [`run`] is the I/O loop around it: it reads every TUN device
-//! without blocking, runs what is due, and sleeps (`ppoll`, with a timer slack of 1 ns) until
-//! shortly before the next logical event, spinning the last [`SPIN`]. Nothing is allocated per
+//! clock to timestamp each write. [`run`] is the I/O loop around it: it waits (`ppoll`, timer
+//! slack 1 ns) for a packet from a host or until shortly before the next instant a packet may
+//! have to be written to a host ([`Core::next_deadline`]: events inside the emulator, such as a
+//! packet reaching a router, need no wake-up of their own and run on their logical instants at
+//! the next one), spinning the last [`SPIN`], then reads the devices that have packets. Nothing
+//! is allocated per
 //! packet in steady state (`tests/steady_state_alloc.rs`).
 //!
 //! Packets are told apart by port: flow `i`'s receiver listens on [`RECV_PORT`]` + i`, so a
@@ -98,7 +101,8 @@ pub struct Core {
     arena: Vec<u8>,
     meta: Vec<SlotMeta>,
     free: Vec<u32>,
-    /// Departure error (actual write or hand-over instant less logical arrival) per link.
+    /// Departure error (the instant a packet was written to its host less its logical arrival)
+    /// per link, for the packets whose last hop it is.
     pub(crate) errors: Vec<Lateness>,
     pub(crate) stats: ForwardStats,
     pub(crate) flows_total: Vec<FlowCounts>,
@@ -109,6 +113,10 @@ pub struct Core {
     bin_start: Instant,
     /// Bytes delivered over all flows since the last live line.
     pub(crate) live_bytes: u64,
+    /// Per link, the least propagation delay still ahead of a packet that reaches its far end
+    /// (zero where the link is some route's last hop): how far a link event may run late
+    /// without any packet being handed to a host late.
+    rest: Vec<Duration>,
 }
 
 impl Core {
@@ -145,6 +153,15 @@ impl Core {
         reserve_flow_series(&mut flow_series, bins * n);
         let mut link_series = LinkSeries::default();
         reserve_link_series(&mut link_series, bins * links.len());
+        let mut rest = vec![Duration::MAX; links.len()];
+        for r in &routes {
+            for (i, &l) in r.links.iter().enumerate() {
+                let after = r.links[i + 1..]
+                    .iter()
+                    .fold(Duration::ZERO, |d, &k| d + plan.links[k as usize].delay);
+                rest[l as usize] = rest[l as usize].min(after);
+            }
+        }
         Self {
             errors: vec![Lateness::default(); links.len()],
             links,
@@ -166,6 +183,7 @@ impl Core {
             interval: plan.interval,
             bin_start: Instant::ZERO,
             live_bytes: 0,
+            rest,
         }
     }
 
@@ -286,6 +304,26 @@ impl Core {
         self.links.iter().filter_map(EmuLink::next_event).min()
     }
 
+    /// The earliest instant a packet may have to be handed to a host (the I/O loop's next
+    /// wake-up): a link event is run by then only if something a host sees can follow from it
+    /// in time. Events inside the emulator are run late, on their logical instants, at the next
+    /// wake-up or before the next packet read is offered (`process_due`), so they cost no
+    /// wake-up of their own.
+    #[inline]
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.links
+            .iter()
+            .zip(&self.rest)
+            .filter_map(|(l, &rest)| {
+                let arrive = l.next_arrival().map(|t| t.saturating_add(rest));
+                let wake = l
+                    .next_wake()
+                    .map(|t| t.saturating_add(l.delay()).saturating_add(rest));
+                [arrive, wake].into_iter().flatten().min()
+            })
+            .min()
+    }
+
     /// The end of the current interval-series bin.
     pub fn bin_end(&self) -> Instant {
         self.bin_start + self.interval
@@ -337,7 +375,6 @@ impl Core {
         let m = *m;
         let route = &self.routes[m.route as usize];
         if usize::from(m.hop) < route.links.len() {
-            self.errors[link].record(clock().saturating_since(t));
             self.onto(usize::from(m.hop), slot, t);
             return;
         }
@@ -548,7 +585,7 @@ pub fn run(
         // SPIN of it: the loop comes round again at once), then read only the devices that
         // have packets.
         let next = core
-            .next_event()
+            .next_deadline()
             .unwrap_or(Instant::MAX)
             .min(core.bin_end())
             .min(next_live)
@@ -620,5 +657,55 @@ mod tests {
         let mut icmp = udp(1, RECV_PORT);
         icmp[9] = 1;
         assert_eq!(classify(&icmp, 3), None);
+    }
+
+    #[test]
+    fn only_a_packet_about_to_reach_a_host_needs_a_wake_up() {
+        let text = r#"
+name = "two-hops"
+duration = "1s"
+[topology]
+nodes = ["a", "r", "b"]
+[[topology.link]]
+between = ["a", "r"]
+rate = "12Mbps"
+delay = "5ms"
+[[topology.link]]
+between = ["r", "b"]
+rate = "12Mbps"
+delay = "20ms"
+[[flow]]
+protocol = "linux-tcp"
+from = "a"
+to = "b"
+"#;
+        let s = fairstream_scenario::load(text, "two-hops.toml", None).unwrap();
+        let mut core = Core::new(&Plan::new(&s).unwrap());
+        let (slot, buf) = core.slot();
+        buf[..28].copy_from_slice(&udp(40_000, RECV_PORT));
+        buf[2..4].copy_from_slice(&1500u16.to_be_bytes());
+        core.ingest(0, slot, 1500, Instant::ZERO);
+        // On the first link: 1 ms of transmission and 5 ms of delay to the router, then at
+        // least the second link's 20 ms to b: no wake-up is needed before 26 ms.
+        let ms = |n| Instant::ZERO + Duration::from_millis(n);
+        assert_eq!(core.next_event(), Some(ms(6)));
+        assert_eq!(core.next_deadline(), Some(ms(26)));
+        let mut handed = Vec::new();
+        core.process_due(ms(26), &|| ms(26), &mut |host, _| {
+            handed.push(host);
+            true
+        });
+        assert!(handed.is_empty(), "the packet is on the second link");
+        assert_eq!(core.next_deadline(), Some(ms(27)));
+        core.process_due(ms(27), &|| ms(27), &mut |host, _| {
+            handed.push(host);
+            true
+        });
+        assert_eq!(handed, vec![1]);
+        assert_eq!(
+            core.errors[2].count(),
+            1,
+            "the departure error is the last hop's"
+        );
     }
 }

@@ -107,6 +107,23 @@ impl EmuLink {
         }
     }
 
+    /// When the next packet on the wire reaches the far end.
+    #[inline]
+    pub(crate) fn next_arrival(&self) -> Option<Instant> {
+        self.in_flight.front().map(|&(a, _)| a)
+    }
+
+    /// When the transmitter next looks at its queue.
+    #[inline]
+    pub(crate) fn next_wake(&self) -> Option<Instant> {
+        self.wake
+    }
+
+    /// The propagation delay.
+    pub(crate) fn delay(&self) -> Duration {
+        self.delay
+    }
+
     /// Offers the packet in `slot` (`packet` describes it to the discipline) at logical `now`.
     #[inline]
     pub(crate) fn offer(&mut self, now: Instant, slot: u32, packet: &mut Packet) -> Offer {
