@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 
-use fairstream_core::{Bitrate, DataSize, Duration, Instant, RateSchedule, RngStream};
+use fairstream_core::{Bitrate, DataSize, Duration, Instant, Occupancy, RateSchedule, RngStream};
 use fairstream_net::{Dequeue, ErrorModel, Queue, QueuedPacket};
 use fairstream_proto::Packet;
 use fairstream_sim::LinkSpec;
@@ -55,9 +55,7 @@ pub(crate) struct EmuLink {
     pub(crate) corrupted: Vec<u32>,
     pub(crate) total: LinkCounts,
     pub(crate) bin: LinkCounts,
-    queue_area: u128,
-    queue_changed_at: Instant,
-    queue_len: u64,
+    occupancy: Occupancy,
 }
 
 impl EmuLink {
@@ -82,9 +80,7 @@ impl EmuLink {
             corrupted: Vec::with_capacity(64),
             total: LinkCounts::default(),
             bin: LinkCounts::default(),
-            queue_area: 0,
-            queue_changed_at: Instant::ZERO,
-            queue_len: 0,
+            occupancy: Occupancy::default(),
         }
     }
 
@@ -172,12 +168,7 @@ impl EmuLink {
     fn start_tx(&mut self, now: Instant) {
         let rate = self.rate_at(now);
         if rate.is_zero() {
-            self.wake = self
-                .capacity
-                .steps()
-                .iter()
-                .find(|&&(t, r)| t > now && !r.is_zero())
-                .map(|&(t, _)| t);
+            self.wake = self.capacity.next_nonzero_after(now);
             return;
         }
         match self.queue.dequeue(now) {
@@ -217,13 +208,7 @@ impl EmuLink {
 
     #[inline]
     fn note_queue(&mut self, now: Instant) {
-        let len = self.queue.len_packets() as u64;
-        if len != self.queue_len {
-            self.queue_area += u128::from(self.queue_len)
-                * u128::from(now.saturating_since(self.queue_changed_at).as_nanos());
-            self.queue_changed_at = now;
-            self.queue_len = len;
-        }
+        self.occupancy.set(now, self.queue.len_packets() as u64);
     }
 
     /// Packets and bytes waiting.
@@ -233,32 +218,12 @@ impl EmuLink {
 
     /// Mean queue length in packets over `[0, end]`.
     pub(crate) fn mean_queue(&self, end: Instant) -> f64 {
-        let area = self.queue_area
-            + u128::from(self.queue_len)
-                * u128::from(end.saturating_since(self.queue_changed_at).as_nanos());
-        if end.as_nanos() == 0 {
-            0.0
-        } else {
-            area as f64 / end.as_nanos() as f64
-        }
+        self.occupancy.mean(end)
     }
 
     /// Bits the link could have carried over `[from, to)`.
     pub(crate) fn capacity_bits(&self, from: Instant, to: Instant) -> f64 {
-        let mut bits = 0.0;
-        let mut t = from;
-        let mut rate = self.capacity.rate_at(from);
-        for &(at, r) in self
-            .capacity
-            .steps()
-            .iter()
-            .filter(|&&(at, _)| at > from && at < to)
-        {
-            bits += rate.as_bps_f64() * at.saturating_since(t).as_secs_f64();
-            t = at;
-            rate = r;
-        }
-        bits + rate.as_bps_f64() * to.saturating_since(t).as_secs_f64()
+        self.capacity.bits_between(from, to)
     }
 }
 

@@ -144,113 +144,21 @@ pub fn emulate(
                     None
                 }
             };
-            let g2 = guard.clone();
-            match e {
-                Ends::Cbr(end, tx, rx) => {
-                    let end2 = end.clone();
-                    let cfg = match &f.kind {
-                        FlowKind::Cbr(c) => c.clone(),
-                        _ => unreachable!("a CBR flow's ends"),
-                    };
-                    handles.push((
-                        i,
-                        true,
-                        s.spawn(move || {
-                            let _h = HaltOnPanic(ha);
-                            guard("sender", flows::cbr::send(&end, &cfg, &tx, to, fl))
-                        }),
-                    ));
-                    handles.push((
-                        i,
-                        false,
-                        s.spawn(move || {
-                            let _h = HaltOnPanic(ha);
-                            g2("receiver", flows::cbr::receive(&end2, &rx, fl))
-                        }),
-                    ));
-                }
-                Ends::Rt(end, rx) => {
-                    let end2 = end.clone();
-                    handles.push((
-                        i,
-                        true,
-                        s.spawn(move || {
-                            let _h = HaltOnPanic(ha);
-                            let r = src_ns
-                                .enter()
-                                .map_err(|e| e.to_string())
-                                .and_then(|()| flows::rt::send(&end, bind, to, fl));
-                            guard("sender", r)
-                        }),
-                    ));
-                    handles.push((
-                        i,
-                        false,
-                        s.spawn(move || {
-                            let _h = HaltOnPanic(ha);
-                            let r = dst_ns
-                                .enter()
-                                .map_err(|e| e.to_string())
-                                .and_then(|()| flows::rt::receive(&end2, &rx, to, fl));
-                            g2("receiver", r)
-                        }),
-                    ));
-                }
-                Ends::Stream(end, listener) => {
-                    let end2 = TcpEnd {
-                        clock: end.clock,
-                        interval: end.interval,
-                        duration: end.duration,
-                        start: end.start,
-                        stop: end.stop,
-                        tcp: Default::default(),
-                    };
-                    handles.push((
-                        i,
-                        true,
-                        s.spawn(move || {
-                            let _h = HaltOnPanic(ha);
-                            let r = src_ns
-                                .enter()
-                                .map_err(|e| e.to_string())
-                                .and_then(|()| flows::stream_tcp::server_socket(&end.config, bind))
-                                .and_then(|sock| flows::stream_tcp::send(&end, sock, to, fl));
-                            guard("server", r)
-                        }),
-                    ));
-                    handles.push((
-                        i,
-                        false,
-                        s.spawn(move || {
-                            let _h = HaltOnPanic(ha);
-                            g2("player", flows::linux_tcp::receive(&end2, &listener, fl))
-                        }),
-                    ));
-                }
-                Ends::Tcp(end, listener) => {
-                    let end2 = end.clone();
-                    handles.push((
-                        i,
-                        true,
-                        s.spawn(move || {
-                            let _h = HaltOnPanic(ha);
-                            let r = src_ns
-                                .enter()
-                                .map_err(|e| e.to_string())
-                                .and_then(|()| flows::linux_tcp::sender_socket(&end.tcp, bind))
-                                .and_then(|sock| flows::linux_tcp::send(&end, sock, to, fl));
-                            guard("sender", r)
-                        }),
-                    ));
-                    handles.push((
-                        i,
-                        false,
-                        s.spawn(move || {
-                            let _h = HaltOnPanic(ha);
-                            g2("receiver", flows::linux_tcp::receive(&end2, &listener, fl))
-                        }),
-                    ));
-                }
+            let (tx, rx) = ends_jobs(e, f, src_ns, dst_ns, bind, to, fl);
+            for (sender, (role, ns, job)) in [(true, tx), (false, rx)] {
+                let guard = guard.clone();
+                handles.push((
+                    i,
+                    sender,
+                    s.spawn(move || {
+                        let _h = HaltOnPanic(ha);
+                        let r = match ns {
+                            Some(ns) => ns.enter().map_err(|e| e.to_string()).and_then(|()| job()),
+                            None => job(),
+                        };
+                        guard(role, r)
+                    }),
+                ));
             }
         }
         let fwd = forward::run(&mut core, &tuns, clock, end, [stop, &halt], live);
@@ -293,6 +201,100 @@ pub fn emulate(
         emu,
         stopped_at,
     })
+}
+
+/// What one end of a flow runs on its thread: its role in messages, the namespace the thread
+/// enters first (none when its socket was made there already), and the work.
+type Job<'a> = (
+    &'static str,
+    Option<&'a Namespace>,
+    Box<dyn FnOnce() -> Result<FlowRecord, String> + Send + 'a>,
+);
+
+/// The sender's and the receiver's jobs of a flow's `ends`, the sender bound to `bind` and
+/// sending to `to`, both stopping at `stop`.
+fn ends_jobs<'a>(
+    ends: Ends,
+    f: &'a FlowPlan,
+    src_ns: &'a Namespace,
+    dst_ns: &'a Namespace,
+    bind: SocketAddr,
+    to: SocketAddr,
+    stop: &'a AtomicBool,
+) -> (Job<'a>, Job<'a>) {
+    match ends {
+        Ends::Cbr(end, tx, rx) => {
+            let end2 = end.clone();
+            let cfg = match &f.kind {
+                FlowKind::Cbr(c) => c.clone(),
+                _ => unreachable!("a CBR flow's ends"),
+            };
+            (
+                (
+                    "sender",
+                    None,
+                    Box::new(move || flows::cbr::send(&end, &cfg, &tx, to, stop)),
+                ),
+                (
+                    "receiver",
+                    None,
+                    Box::new(move || flows::cbr::receive(&end2, &rx, stop)),
+                ),
+            )
+        }
+        Ends::Rt(end, rx) => {
+            let end2 = end.clone();
+            (
+                (
+                    "sender",
+                    Some(src_ns),
+                    Box::new(move || flows::rt::send(&end, bind, to, stop)),
+                ),
+                (
+                    "receiver",
+                    Some(dst_ns),
+                    Box::new(move || flows::rt::receive(&end2, &rx, to, stop)),
+                ),
+            )
+        }
+        Ends::Stream(end, listener) => {
+            let end2 = TcpEnd {
+                clock: end.clock,
+                interval: end.interval,
+                duration: end.duration,
+                start: end.start,
+                stop: end.stop,
+                tcp: Default::default(),
+            };
+            let serve = move || {
+                flows::stream_tcp::server_socket(&end.config, bind)
+                    .and_then(|sock| flows::stream_tcp::send(&end, sock, to, stop))
+            };
+            (
+                ("server", Some(src_ns), Box::new(serve)),
+                (
+                    "player",
+                    None,
+                    Box::new(move || flows::linux_tcp::receive(&end2, &listener, stop)),
+                ),
+            )
+        }
+        Ends::Tcp(end, listener) => {
+            let end2 = end.clone();
+            let send = move || {
+                flows::linux_tcp::sender_socket(&end.tcp, bind)
+                    .and_then(|sock| flows::linux_tcp::send(&end, sock, to, stop))
+            };
+            (
+                ("sender", Some(src_ns), Box::new(send)),
+                (
+                    "receiver",
+                    None,
+                    Box::new(move || flows::linux_tcp::receive(&end2, &listener, stop)),
+                ),
+            )
+        }
+    }
 }
 
 /// Sets up the ends of flow `i` that must exist before the clock starts: the receivers' sockets

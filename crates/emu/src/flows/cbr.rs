@@ -13,7 +13,7 @@ use fairstream_rt::clock::Clock;
 use fairstream_rt::pacer::{self, Lateness};
 use serde_json::json;
 
-use super::{FlowRecord, sleep_until};
+use super::{FlowRecord, sleep_until, transient};
 
 /// What a CBR end needs.
 #[derive(Clone, Debug)]
@@ -111,14 +111,7 @@ pub fn receive(end: &CbrEnd, sock: &UdpSocket, stop: &AtomicBool) -> Result<Flow
     while !stop.load(Ordering::Relaxed) {
         let n = match sock.recv(&mut buf) {
             Ok(n) => n,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::TimedOut
-                        | std::io::ErrorKind::Interrupted
-                ) =>
-            {
+            Err(e) if transient(&e) => {
                 continue;
             }
             Err(e) => return Err(e.to_string()),

@@ -15,7 +15,7 @@ use serde_json::json;
 use socket2::{Domain, Protocol, Socket, Type};
 
 use super::tcp_info::TcpInfo;
-use super::{FlowRecord, sleep_until};
+use super::{FlowRecord, sleep_until, transient};
 
 /// What an end of a kernel TCP flow needs.
 #[derive(Clone, Debug)]
@@ -59,6 +59,22 @@ pub fn sender_socket(tcp: &LinuxTcpConfig, bind: SocketAddr) -> Result<Socket, S
     Ok(s)
 }
 
+/// Connects `sock` to `to` at `start` on `clock` (`None`: stopped before).
+pub(crate) fn connect_at(
+    clock: &Clock,
+    start: Instant,
+    sock: Socket,
+    to: SocketAddr,
+    stop: &AtomicBool,
+) -> Result<Option<TcpStream>, String> {
+    if !sleep_until(clock, start, stop) {
+        return Ok(None);
+    }
+    sock.connect_timeout(&to.into(), std::time::Duration::from_secs(3))
+        .map_err(|e| format!("connect to {to}: {e}"))?;
+    Ok(Some(sock.into()))
+}
+
 /// Connects `sock` to `to` at the flow's start and sends until its stop.
 pub fn send(
     end: &TcpEnd,
@@ -67,14 +83,12 @@ pub fn send(
     stop: &AtomicBool,
 ) -> Result<FlowRecord, String> {
     let mut rec = FlowRecord::new(end.interval, end.duration);
-    if !sleep_until(&end.clock, end.start, stop) {
+    let Some(mut stream) = connect_at(&end.clock, end.start, sock, to, stop)? else {
         return Ok(rec);
-    }
-    sock.connect_timeout(&to.into(), std::time::Duration::from_secs(3))
-        .map_err(|e| format!("connect to {to}: {e}"))?;
-    sock.set_write_timeout(Some(TICK))
+    };
+    stream
+        .set_write_timeout(Some(TICK))
         .map_err(|e| e.to_string())?;
-    let mut stream: TcpStream = sock.into();
     let chunk = match end.tcp.rate {
         Some(_) => end.tcp.mss() as usize,
         None => 1 << 16,
@@ -112,13 +126,7 @@ pub fn send(
                     next_write += rate.transmit_time(fairstream_core::DataSize::bytes(n as u64));
                 }
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::TimedOut
-                        | std::io::ErrorKind::Interrupted
-                ) => {}
+            Err(e) if transient(&e) => {}
             Err(e) => return Err(format!("write: {e}")),
         }
     }
@@ -190,13 +198,7 @@ pub fn receive(
                 total += n as u64;
                 rec.delivered(end.clock.now(), end.interval, n as u64);
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::TimedOut
-                        | std::io::ErrorKind::Interrupted
-                ) => {}
+            Err(e) if transient(&e) => {}
             Err(e) => return Err(format!("read: {e}")),
         }
     }

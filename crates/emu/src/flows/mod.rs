@@ -89,6 +89,17 @@ impl FlowRecord {
     }
 }
 
+/// Whether an I/O error only says "not now" (a timeout of a blocking call, a signal, a
+/// non-blocking socket with nothing to do), so that the loop just goes round.
+pub(crate) fn transient(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock
+            | std::io::ErrorKind::TimedOut
+            | std::io::ErrorKind::Interrupted
+    )
+}
+
 /// Sleeps until `t` on `clock`, or until `stop`; returns whether `t` came.
 pub(crate) fn sleep_until(
     clock: &fairstream_rt::clock::Clock,

@@ -8,7 +8,7 @@
 //! reading as fast as it can ([`super::linux_tcp::receive`]).
 
 use std::io::Write;
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use fairstream_core::{Duration, Instant};
@@ -18,8 +18,8 @@ use fairstream_rt::clock::Clock;
 use serde_json::json;
 use socket2::{Domain, Protocol, Socket, Type};
 
+use super::FlowRecord;
 use super::tcp_info::TcpInfo;
-use super::{FlowRecord, sleep_until};
 
 /// The congestion control of the streamer's socket (chosen).
 pub const CONGESTION: &str = "reno";
@@ -72,12 +72,10 @@ pub fn send(
     stop: &AtomicBool,
 ) -> Result<FlowRecord, String> {
     let mut rec = FlowRecord::new(end.interval, end.duration);
-    if !sleep_until(&end.clock, end.start, stop) {
+    let Some(mut stream) = super::linux_tcp::connect_at(&end.clock, end.start, sock, to, stop)?
+    else {
         return Ok(rec);
-    }
-    sock.connect_timeout(&to.into(), std::time::Duration::from_secs(3))
-        .map_err(|e| format!("connect to {to}: {e}"))?;
-    let mut stream: TcpStream = sock.into();
+    };
     let config = SurestreamConfig {
         start: end.clock.now(),
         stop: Some(end.stop),
