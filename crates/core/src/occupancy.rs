@@ -42,7 +42,7 @@ mod tests {
 
     #[test]
     fn the_mean_weighs_each_count_by_how_long_it_held() {
-        let ms = |n| Instant::from_nanos(n * 1_000_000);
+        let ms = |n: u64| Instant::from_nanos(n * 1_000_000);
         let mut o = Occupancy::default();
         o.set(ms(10), 4);
         o.set(ms(30), 0);
