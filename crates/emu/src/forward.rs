@@ -20,11 +20,11 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::record::{FlowSeries, LinkSeries};
 use fairstream_core::{DataSize, Duration, FlowId, Instant};
 use fairstream_proto::{Direction, Header, Packet, UdpDatagram};
 use fairstream_rt::clock::Clock;
 use fairstream_rt::pacer::Lateness;
-use fairstream_sim::{FlowSeries, LinkSeries};
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
 use crate::link::{EmuLink, LinkCounts, Offer};

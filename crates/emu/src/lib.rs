@@ -15,7 +15,7 @@
 //! - [`netns`], [`tun`]: namespaces held by descriptor only, and their TUN devices;
 //! - [`link`], [`forward`]: an emulated link and the forwarder (sans-IO [`forward::Core`] and
 //!   its I/O loop);
-//! - [`flows`]: the flows' ends; [`record`](crate::record): the results;
+//! - [`flows`]: the flows' ends; [`record`]: the results (and the run record types, in one place);
 //! - [`run`]: one emulation from set-up to teardown ([`emulate`], [`preflight`]);
 //! - `sys`: the three system calls without a safe wrapper (the only `unsafe` of the workspace).
 //!
@@ -29,7 +29,7 @@ pub mod forward;
 pub mod link;
 pub mod netns;
 pub mod plan;
-mod record;
+pub mod record;
 pub mod run;
 mod sys;
 pub mod tun;

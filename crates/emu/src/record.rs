@@ -1,12 +1,17 @@
-//! What an emulation produced, in the simulator's result types (so `fairstream-results` writes
-//! the same tables and `summary.json` as for a simulated run): the flows' counts and the
+//! What an emulation produced, in the run record types (the simulator's today, re-exported
+//! here), so that `fairstream-results` writes the same tables and `summary.json` as for a
+//! simulated run: the flows' counts and the
 //! links' as the forwarder saw them, the goodput and RTT the flows' own ends measured, their
 //! metric records; and `emu.json`, what only an emulation has: each link's departure error (how
 //! long after its logical instant a packet was handed on), packets forwarded late, what the
 //! forwarder could not route, each flow's ends' own reports, and the machine's load.
 
 use fairstream_core::Instant;
-use fairstream_sim::{FlowSummary, LinkSummary, MetricRecords, RunOutput};
+// The run records are the simulator's types today (issue 19 moves them to a records crate of
+// their own): every module of the emulator takes them from here, so that move changes this line.
+pub use fairstream_sim::{
+    FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, RunOutput,
+};
 use serde_json::{Value, json};
 
 use crate::flows::FlowRecord;

@@ -12,10 +12,10 @@ use std::net::{SocketAddr, SocketAddrV4, TcpListener, UdpSocket};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::record::RunOutput;
 use fairstream_core::{Duration, Instant};
 use fairstream_rt::clock::Clock;
 use fairstream_scenario::Scenario;
-use fairstream_sim::RunOutput;
 use serde_json::Value;
 
 use crate::EmuError;

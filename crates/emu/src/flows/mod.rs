@@ -11,8 +11,8 @@ pub mod rt;
 pub mod stream_tcp;
 pub mod tcp_info;
 
+use crate::record::MetricRecords;
 use fairstream_core::{Duration, Instant};
-use fairstream_sim::MetricRecords;
 
 /// What one end of a flow recorded.
 #[derive(Debug, Default)]
