@@ -3,7 +3,7 @@
 //! scenario.
 //!
 //! - **overload**: 150 Mbit/s of 1500-byte packets into a 100 Mbit/s, 10 ms link with a
-//!   1000-packet drop-tail queue (120 ms: a stall of the sender on a busy machine does not
+//!   5000-packet drop-tail queue (600 ms: a stall of the sender on a busy machine does not
 //!   empty it): delivered at the link's rate within 1 %, and the link's drops within 2 % of the
 //!   simulator's;
 //! - **light**: 10 Mbit/s through a 100 Mbit/s, 10 ms link: each packet's one-way delay less the
@@ -28,7 +28,7 @@ nodes = ["a0", "b0", "a1", "b1", "a2", "b2"]
 between = ["a0", "b0"]
 rate = "100Mbps"
 delay = "10ms"
-queue = { kind = "droptail", limit = "1000 packets" }
+queue = { kind = "droptail", limit = "5000 packets" }
 [[topology.link]]
 between = ["a1", "b1"]
 rate = "100Mbps"
