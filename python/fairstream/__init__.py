@@ -19,17 +19,21 @@ if TYPE_CHECKING:
 
     from ._core import ScenarioError
     from .api import run, validate
+    from .emulation import EmulatorUnavailable, emulate, emulator_unavailable
     from .interrupt import Interrupted
     from .realnet import recv, send
     from .results import RunResult
     from .sweeps import SweepResult, sweep
 
 __all__ = [
+    "EmulatorUnavailable",
     "Interrupted",
     "RunResult",
     "ScenarioError",
     "SweepResult",
     "__version__",
+    "emulate",
+    "emulator_unavailable",
     "recv",
     "run",
     "send",
@@ -40,6 +44,9 @@ __all__ = [
 _LAZY = {
     "run": "api",
     "validate": "api",
+    "emulate": "emulation",
+    "emulator_unavailable": "emulation",
+    "EmulatorUnavailable": "emulation",
     "send": "realnet",
     "recv": "realnet",
     "RunResult": "results",

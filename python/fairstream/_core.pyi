@@ -214,3 +214,43 @@ def real_recv(
 ) -> RealRun:
     """Receives one sender's flow on `listen` (`host:port`) until the sender has been silent for
     `idle_timeout_s` (or Ctrl-C); `wait_s`: how long to wait for a sender at all (None: forever)."""
+
+class EmulatorUnavailable(RuntimeError):
+    """This machine cannot emulate; the message names what is missing."""
+
+@final
+class EmuRun:
+    """A finished (or stopped) emulation (`emulate`)."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether the run went to its end (not stopped by Ctrl-C)."""
+
+    def resolved_toml(self) -> str:
+        """The scenario with every default filled in, as TOML."""
+
+    def summary(self) -> dict[str, Any]:
+        """The run's summary (as in `summary.json`)."""
+
+    def emu_stats(self) -> dict[str, Any]:
+        """What only an emulation has (as in `emu.json`)."""
+
+    def table(self, name: str) -> ArrowTable | None:
+        """Table `name` as Arrow data; None for a table an emulation does not record."""
+
+    def write_results(self, out_dir: str | os.PathLike[str]) -> None:
+        """Writes the result files and `emu.json` into `out_dir` (created when absent, refused
+        unless empty)."""
+
+def emulate(
+    text: str,
+    filename: str,
+    seed: int | None = None,
+    on_live: Callable[[float, float, int, int], object] | None = None,
+) -> EmuRun:
+    """Emulates the scenario `text` (read from `filename`) in real time; `on_live(t_s,
+    delivered_bps, dropped, late)` is called about once a second. Ctrl-C stops the run and
+    returns what it has (`complete` False)."""
+
+def emulator_unavailable() -> str | None:
+    """What this machine lacks to emulate, or None when it can."""

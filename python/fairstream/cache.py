@@ -48,7 +48,7 @@ import json
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import output, runfile
@@ -68,6 +68,10 @@ FORMAT = 1
 
 RUNS, EXPERIMENTS, PLANS, TMP = "runs", "experiments", "plans", "tmp"
 MANIFEST = "manifest.json"
+
+#: Files of a run directory that a run entry keeps besides its summary, scenario, tables and
+#: pcaps: an emulated run's ``emu.json`` (`fairstream.emulation`).
+EXTRA_MEMBERS = ("emu.json",)
 
 
 def root() -> Path:
@@ -102,9 +106,17 @@ def build() -> Build:
     return _BUILD
 
 
-def run_key(resolved: str, seed: int | None = None, of: Build | None = None) -> str:
+def run_key(
+    resolved: str, seed: int | None = None, of: Build | None = None, *, emulated: bool = False
+) -> str:
     """The key of a run of the resolved scenario `resolved` with `seed` (None: the scenario's
-    own), by build `of` (default this one's): 64 hex digits."""
+    own), by build `of` (default this one's): 64 hex digits.
+
+    `emulated`: a run through the emulator (`fairstream.emulate`) rather than the simulator. It is
+    a measurement in real time, not a computation: the same scenario emulated twice gives two
+    different results, and neither is the simulation's. So it is keyed apart (never served for a
+    simulation of the same scenario, nor the other way round), and by the kernel it ran on too
+    (`emulation_host`), whose TCP it measured."""
     of = of or build()
     doc = {
         "format": FORMAT,
@@ -114,7 +126,16 @@ def run_key(resolved: str, seed: int | None = None, of: Build | None = None) -> 
         "scenario": resolved,
         "files": read_files(resolved),
     }
+    if emulated:
+        doc["emulated"] = emulation_host()
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+def emulation_host() -> dict[str, str]:
+    """What an emulated run's key holds besides the scenario: the kernel (its release and
+    version: its TCP is what a ``linux-tcp`` flow measures) and the machine's architecture."""
+    u = os.uname()
+    return {"kernel": u.release, "kernel_version": u.version, "machine": u.machine}
 
 
 def read_files(resolved: str) -> dict[str, str]:
@@ -182,6 +203,8 @@ class RunRecord:
     wall_time_s: float
     events: int
     pcap_dir: str | None = None
+    #: Other files of the run by member name (`EXTRA_MEMBERS`: an emulation's ``emu.json``).
+    extras: Mapping[str, bytes | Path] = field(default_factory=dict)
 
     @classmethod
     def of_dir(cls, sim: Any, directory: Path) -> RunRecord:
@@ -212,6 +235,20 @@ class RunRecord:
             if ipc is not None:
                 tables[name] = ipc
         return cls(sim.summary_json(), sim.resolved_toml(), tables, sim.wall_time_s, sim.events, pcap_dir)
+
+    @classmethod
+    def of_emulation(cls, run: Any, directory: Path) -> RunRecord:
+        """The record of finished emulation `run` (a `fairstream._core.EmuRun`) whose run
+        directory `directory` was just written: its tables are the directory's Parquet files, and
+        its ``emu.json`` (departure errors, packets forwarded late) is kept with them. An
+        emulation counts no events; its wall time is its summary's."""
+        from .results import TABLES
+
+        tables = {name: directory / file for name, file in TABLES.items() if (directory / file).is_file()}
+        summary_json = (directory / "summary.json").read_text(encoding="utf-8")
+        extras = {m: directory / m for m in EXTRA_MEMBERS if (directory / m).is_file()}
+        wall = json.loads(summary_json).get("wall_time_s") or 0.0
+        return cls(summary_json, run.resolved_toml(), tables, float(wall), 0, None, extras)
 
 
 def read_table(data: bytes) -> pl.DataFrame:
@@ -288,6 +325,16 @@ class RunEntry:
     def pcaps(self) -> list[str]:
         return [m for m in self.manifest["members"] if m.startswith("pcap/")]
 
+    def extras(self) -> list[str]:
+        """The entry's members among `EXTRA_MEMBERS` (an emulated run's ``emu.json``)."""
+        return [m for m in EXTRA_MEMBERS if m in self.manifest["members"]]
+
+    def emu(self) -> dict[str, Any] | None:
+        """An emulated run's ``emu.json`` as a dict; None for a simulated run."""
+        if "emu.json" not in self.manifest["members"]:
+            return None
+        return json.loads(self._read("emu.json"))
+
     def materialize(self, directory: str | os.PathLike[str]) -> None:
         """Writes the run as a run directory (the files `fairstream run -o` writes) into the
         empty or absent `directory`; a table stored as Parquet is written as it is."""
@@ -296,7 +343,7 @@ class RunEntry:
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         with open(self.path, "rb") as f:
-            for member in ("scenario.resolved.toml", "summary.json", *self.pcaps()):
+            for member in ("scenario.resolved.toml", "summary.json", *self.extras(), *self.pcaps()):
                 target = out / member
                 target.parent.mkdir(exist_ok=True)
                 runfile.copy_member(f, self.manifest, member, target)
@@ -380,6 +427,7 @@ class RunCache:
             member = f"{name}.parquet" if isinstance(data, Path) or data[:4] == b"PAR1" else f"{name}.arrows"
             members.append((member, data))
             tables[name] = member
+        members += [(name, data) for name, data in record.extras.items() if name in EXTRA_MEMBERS]
         if record.pcap_dir is not None:
             members += [(f"pcap/{p.name}", p) for p in sorted(Path(record.pcap_dir).glob("*.pcap"))]
         manifest = {

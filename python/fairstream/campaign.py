@@ -16,6 +16,11 @@ Every run is a `RunSpec`: its scenario text, the key the run cache knows it by
    (polars frames, which cross the process boundary as Arrow IPC), the tables the caller asked
    for, with the run's summary, wall time and events: `Outcome`, the one record of each run's
    cost that datasets keep (their ``runs`` table) and ``fairstream bench --sweep`` reads.
+
+A spec with `RunSpec.emulate` runs through the emulator instead, in real time (`_emulate`); its
+key is an emulated run's, apart from any simulation's (`fairstream.cache.run_key`). Which process
+runs it, and alone, is the caller's choice: a reproduction runs them in its own process, one at a
+time, after every simulation (`fairstream.reproduce.campaign`).
 """
 
 from __future__ import annotations
@@ -50,6 +55,10 @@ class RunSpec:
     keep_dir: str | None = None
     hand_back: tuple[str, ...] = ()
     label: str = ""
+    #: Run through the emulator (`fairstream.emulate`), in real time, rather than simulate. Its
+    #: `key` must be an emulated run's (`fairstream.cache.run_key`'s ``emulated``), and its
+    #: caller runs it alone (`fairstream.reproduce.campaign`: after the simulations, one at a time).
+    emulate: bool = False
 
 
 @dataclass
@@ -119,6 +128,8 @@ def execute(spec: RunSpec, cache: RunCache | None) -> Outcome:
 
     started = time.perf_counter()
     check_worker()
+    if spec.emulate:
+        return _emulate(spec, cache, started)
     capture = _capture_dir(spec.keep_dir)
     if capture is None and cache is not None:
         capture = str(_scratch(cache))
@@ -168,6 +179,61 @@ def execute(spec: RunSpec, cache: RunCache | None) -> Outcome:
         tables,
         record.wall_time_s,
         record.events,
+        cost_s=time.perf_counter() - started,
+        summary_json=record.summary_json,
+    )
+
+
+def _emulate(spec: RunSpec, cache: RunCache | None, started: float) -> Outcome:
+    """Runs one point through the emulator (`execute` for a spec with `emulate`): in real time, in
+    this process, which must be able to emulate (`fairstream.emulator_unavailable`). The run is
+    written as a run directory (`keep_dir`, or a scratch one), from which its cache entry is made
+    with its ``emu.json``. Ctrl-C stops it with `Interrupted`, what ran written to `keep_dir`
+    (marked incomplete) when given; a stopped emulation is never stored."""
+    from . import _core
+    from .api import check_seed
+    from .cache import RunRecord, build
+    from .output import _rmtree
+    from .realnet import _finish
+
+    with simulating():
+        run = _core.emulate(spec.text, spec.filename, check_seed(spec.seed), None)
+    if not run.complete:
+        try:
+            _finish(run, spec.keep_dir, "emulate", False, None)
+        except Interrupted as stop:
+            stop.ran = True  # stopped part-way, not refused before it started
+            raise
+    scratch = None
+    if spec.keep_dir is not None:
+        _finish(run, spec.keep_dir, "emulate", False, None)
+        run_dir = Path(spec.keep_dir)
+    else:
+        import tempfile
+
+        scratch = Path(tempfile.mkdtemp(prefix="emu.", dir=_scratch(cache) if cache is not None else None))
+        run_dir = scratch / "run"
+        run.write_results(str(run_dir))
+    try:
+        record = RunRecord.of_emulation(run, run_dir)
+        if cache is not None and spec.key is not None:
+            b = build()
+            inputs = {"version": b.version, "build": b.id, "seed": spec.seed, "emulated": True}
+            cache.put(spec.key, record, inputs)
+        tables: dict[str, bytes] = {}
+        for name in spec.hand_back:
+            data = record.tables.get(name)
+            if data is not None:
+                tables[name] = data.read_bytes() if isinstance(data, Path) else data
+    finally:
+        if scratch is not None:
+            _rmtree(scratch)
+    return Outcome(
+        spec.key,
+        json.loads(record.summary_json),
+        tables,
+        record.wall_time_s,
+        0,
         cost_s=time.perf_counter() - started,
         summary_json=record.summary_json,
     )

@@ -355,6 +355,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no live line")
     p.set_defaults(func=_cmd_send)
 
+    p = sub.add_parser(
+        "emulate",
+        help="run a scenario in real time through the emulator (real packets, Linux TCP); write its results",
+    )
+    p.add_argument("scenario", type=Path, help="scenario TOML file")
+    p.add_argument("-o", "--output", type=_output_path, required=True, help="output directory")
+    p.add_argument("--seed", type=_seed, help="override the scenario's seed")
+    p.add_argument("--force", action="store_true", help=_FORCE_HELP)
+    p.add_argument("-q", "--quiet", action="store_true", help="no live line")
+    p.set_defaults(func=_cmd_emulate)
+
     p = sub.add_parser("report", help="write DIR/report.html from a reproduce output directory")
     p.add_argument("dir", type=Path, metavar="DIR")
     p.set_defaults(func=_cmd_report)
@@ -482,6 +493,39 @@ def _cmd_recv(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     _output_target(args.output)
     result = recv(args.listen, output_dir=args.output, live=not args.quiet, force=args.force)
     print(_flow_table(result.summary["flows"]))
+    print(f"results: {result.output_dir}")
+    return 0
+
+
+def _cmd_emulate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    import signal
+
+    from .emulation import EmulatorUnavailable, emulate
+
+    _input_file(args.scenario)
+    _output_target(args.output)
+
+    def terminate(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM stops the emulation as Ctrl-C does, keeping what ran
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        result = emulate(
+            args.scenario, output_dir=args.output, seed=args.seed, live=not args.quiet, force=args.force
+        )
+    except EmulatorUnavailable as err:
+        _error(f"{parser.prog}", str(err))
+        return BAD_INPUT
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    print(_flow_table(result.summary["flows"]))
+    emu = result.emu or {}
+    if not emu.get("accurate", True):
+        print(
+            f"warning: {emu.get('packets_forwarded_late')} packets were forwarded late "
+            "(see emu.json); the machine was too busy for an accurate emulation",
+            file=sys.stderr,
+        )
     print(f"results: {result.output_dir}")
     return 0
 

@@ -3,7 +3,8 @@ table, instead of a directory of tables per run.
 
 A dataset directory holds ``dataset.json`` (what it holds), ``runs.parquet`` (one row per point:
 its index, key, parameters, the run's cache key, seed, events, wall time, whether it came from the
-cache, its summary as JSON and its resolved scenario) and one file per table of the runs
+cache, its summary as JSON, its resolved scenario and, for a run through the emulator, its
+``emu.json``) and one file per table of the runs
 (``flow_summary``, ``link_summary``, ``flow_series``, ``link_series``, ``port_series`` when a link
 runs ERICA; ``metrics`` and ``packets`` when kept), each row led by the point's index columns
 (``point``, ``key``, and ``replica`` in a reproduction) and its parameters, one column each (a
@@ -42,7 +43,17 @@ SMALL_TABLES = ("flow_summary", "link_summary", "flow_series", "link_series", "p
 LARGE_TABLES = ("metrics", "packets")
 
 #: The runs table's columns after the index and the parameters.
-RUN_COLUMNS = ("run_key", "cached", "seed", "complete", "events", "wall_time_s", "summary", "scenario")
+RUN_COLUMNS = (
+    "run_key",
+    "cached",
+    "seed",
+    "complete",
+    "events",
+    "wall_time_s",
+    "summary",
+    "scenario",
+    "emu",
+)
 
 #: Rows per Parquet row group (statistics per group find a point's rows).
 ROW_GROUP = 1 << 16
@@ -117,6 +128,7 @@ class DatasetWriter:
                 "wall_time_s": info.get("wall_time_s", summary.get("wall_time_s")),
                 "summary": info.get("summary_json") or json.dumps(summary),
                 "scenario": info.get("scenario"),
+                "emu": info.get("emu_json"),
             }
         )
         self._rows[at] = row
@@ -181,6 +193,7 @@ class DatasetWriter:
         position = {at: i for i, at in enumerate(order)}
         run_cols = [*index_cols, *self.params, *RUN_COLUMNS]
         runs = _frame([self._rows[at] for at in order], run_cols).rename(columns)
+        runs = runs.with_columns(pl.col("emu").cast(pl.String))  # null but for emulated runs
         _write(runs, self.directory / f"{RUNS_TABLE}.parquet")
         written = []
         for name in self.tables:
@@ -293,7 +306,8 @@ class Dataset:
     @cached_property
     def runs(self) -> pl.DataFrame:
         """One row per point: index, parameters, run_key, cached, seed, complete, events,
-        wall_time_s, summary (JSON), scenario (the resolved TOML)."""
+        wall_time_s, summary (JSON), scenario (the resolved TOML), emu (an emulated run's
+        emu.json, else null)."""
         import polars as pl
 
         return pl.read_parquet(self.directory / f"{RUNS_TABLE}.parquet")
@@ -442,6 +456,12 @@ class DatasetRun:
 
     def resolved(self) -> str:
         return self.row.get("scenario") or ""
+
+    def emu(self) -> dict[str, Any] | None:
+        """An emulated run's ``emu.json``; None for a simulated one (or a dataset written before
+        the column existed)."""
+        text = self.row.get("emu")
+        return json.loads(text) if text else None
 
     def table(self, name: str) -> pl.DataFrame | None:
         if name in self.dataset.meta["kept"]:

@@ -134,6 +134,19 @@ class RunResult:
         return json.loads((self._dir / "summary.json").read_text(encoding="utf-8"))
 
     @cached_property
+    def emu(self) -> dict[str, Any] | None:
+        """emu.json as a dict, for a run of the emulator (`fairstream.emulate`): each link's
+        departure errors, packets forwarded late, the flows' ends' own reports; None otherwise."""
+        if self._sim is not None:
+            stats = getattr(self._sim, "emu_stats", None)
+            return stats() if stats is not None else None
+        if self._source is not None:  # a run cache entry, a dataset point
+            emu = getattr(self._source, "emu", None)
+            return emu() if emu is not None else None
+        path = self._dir / "emu.json"
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+    @cached_property
     def resolved_toml(self) -> str:
         """The scenario with every default filled in."""
         if self._sim is not None:

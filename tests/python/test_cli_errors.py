@@ -19,7 +19,7 @@ from conftest import small_scenario
 from fairstream import cli, tomlio
 from fairstream.cli import BAD_INPUT, EXIT_CODES, FAILED, main
 
-COMMANDS = ["run", "validate", "sweep", "reproduce", "report", "bench", "send", "recv", "cache"]
+COMMANDS = ["run", "validate", "sweep", "reproduce", "report", "bench", "send", "recv", "cache", "emulate"]
 
 
 @pytest.fixture
@@ -78,6 +78,15 @@ CASES: list[tuple[str, list[str]]] = [
     ("unknown command", ["frobnicate"]),
     ("unknown option", ["--bogus"]),
     # run
+    ("emulate: no scenario", ["emulate", "-o", "{out}"]),
+    ("emulate: no -o", ["emulate", "{good}"]),
+    ("emulate: missing file", ["emulate", "{missing}", "-o", "{out}"]),
+    ("emulate: not TOML", ["emulate", "{not_toml}", "-o", "{out}"]),
+    ("emulate: does not validate", ["emulate", "{invalid}", "-o", "{out}"]),
+    ("emulate: seed -1", ["emulate", "{good}", "-o", "{out}", "--seed", "-1"]),
+    ("emulate: -o a file", ["emulate", "{good}", "-o", "{file}"]),
+    # The simulator's ns-2 TCP has no wire format: refused before anything is set up.
+    ("emulate: a simulated tcp flow", ["emulate", "{good}", "-o", "{out}"]),
     ("run: no scenario", ["run", "-o", "{out}"]),
     ("run: no -o", ["run", "{good}"]),
     ("run: missing file", ["run", "{missing}", "-o", "{out}"]),

@@ -1,5 +1,5 @@
 //! Shared vocabulary of fairstream: simulated time, typed units and rate schedules,
-//! identifiers and seeded random streams.
+//! identifiers, seeded random streams and time-weighted counts.
 //!
 //! Nothing here reads a clock or the operating system's entropy: [`Instant`] is an integer
 //! count of nanoseconds since the start of a run, and every random stream is derived from
@@ -15,6 +15,7 @@
 //! ```
 
 mod ids;
+mod occupancy;
 mod parse;
 mod rng;
 mod schedule;
@@ -22,6 +23,7 @@ mod time;
 mod units;
 
 pub use ids::{FlowId, LinkId, NodeId};
+pub use occupancy::Occupancy;
 pub use parse::UnitError;
 pub use rng::{RngStream, SplitMix64};
 pub use schedule::RateSchedule;

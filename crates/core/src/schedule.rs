@@ -63,6 +63,30 @@ impl RateSchedule {
     pub fn is_constant(&self) -> bool {
         self.steps.is_empty()
     }
+
+    /// The first instant after `now` at which the rate becomes non-zero, if any.
+    pub fn next_nonzero_after(&self, now: Instant) -> Option<Instant> {
+        self.steps
+            .iter()
+            .find(|&&(t, r)| t > now && !r.is_zero())
+            .map(|&(t, _)| t)
+    }
+
+    /// Bits the rate carries over `[from, to)`.
+    pub fn bits_between(&self, from: Instant, to: Instant) -> f64 {
+        if self.is_constant() {
+            return self.base.as_bps_f64() * to.saturating_since(from).as_secs_f64();
+        }
+        let mut bits = 0.0;
+        let mut t = from;
+        let mut rate = self.rate_at(from);
+        for &(at, r) in self.steps.iter().filter(|&&(at, _)| at > from && at < to) {
+            bits += rate.as_bps_f64() * at.saturating_since(t).as_secs_f64();
+            t = at;
+            rate = r;
+        }
+        bits + rate.as_bps_f64() * to.saturating_since(t).as_secs_f64()
+    }
 }
 
 impl From<Bitrate> for RateSchedule {

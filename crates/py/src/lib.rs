@@ -15,6 +15,7 @@
 //! is raised within that much of the signal; `stop` then turns the run so far into results that
 //! say they are incomplete.
 
+mod emulate;
 mod media;
 mod realnet;
 
@@ -131,6 +132,7 @@ impl Simulation {
         capture_dir: Option<PathBuf>,
     ) -> PyResult<Self> {
         let scenario = load(py, text, filename, seed)?;
+        scenario.check_simulable().map_err(scenario_err)?;
         let limit = max_memory.map_or_else(MemoryLimit::available, |bytes| {
             MemoryLimit::given(bytes, "the limit given")
         });
@@ -339,6 +341,7 @@ impl Simulation {
             resolved: self.resolved.clone(),
             wall_time_s: self.wall.as_secs_f64(),
             stopped_at_s: self.stopped_at.map(Instant::as_secs_f64),
+            emulated: None,
         }
     }
 }
@@ -520,6 +523,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(media::mpeg_scale_rates, m)?)?;
     m.add_function(wrap_pyfunction!(media::import_video, m)?)?;
     m.add_class::<realnet::RealRun>()?;
+    m.add_class::<emulate::EmuRun>()?;
+    m.add_function(wrap_pyfunction!(emulate::emulate, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate::emulator_unavailable, m)?)?;
+    m.add(
+        "EmulatorUnavailable",
+        m.py().get_type::<emulate::EmulatorUnavailable>(),
+    )?;
     m.add_function(wrap_pyfunction!(realnet::real_send, m)?)?;
     m.add_function(wrap_pyfunction!(realnet::real_recv, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -123,6 +123,7 @@ impl RealRun {
             resolved,
             wall_time_s: t0.elapsed().as_secs_f64(),
             stopped_at_s: (stop == StopReason::Interrupted).then(|| output.duration.as_secs_f64()),
+            emulated: None,
         };
         Self {
             output,
@@ -133,15 +134,17 @@ impl RealRun {
     }
 }
 
-/// Runs `work` on a thread of its own; passes its live lines to `on_live` and checks Python's
-/// signals between them. Ctrl-C sets the stop flag: the run ends and returns what it has.
-fn drive<T: Send + 'static>(
+/// Runs `work` on a thread of its own; passes its live lines to `show` (with `on_live`) and
+/// checks Python's signals between them. Ctrl-C sets the stop flag: the run ends and returns
+/// what it has. Shared by the real-time driver and the emulator.
+pub(crate) fn drive_with<T: Send + 'static, L: Copy + Send + 'static, E: Send + 'static>(
     py: Python<'_>,
     on_live: Option<Py<PyAny>>,
-    work: impl FnOnce(&AtomicBool, &mut dyn FnMut(&Live)) -> Result<T, RtError> + Send + 'static,
-) -> PyResult<T> {
+    show: impl Fn(Python<'_>, &Py<PyAny>, L) -> PyResult<()>,
+    work: impl FnOnce(&AtomicBool, &mut dyn FnMut(&L)) -> Result<T, E> + Send + 'static,
+) -> PyResult<Result<T, E>> {
     let stop = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = mpsc::channel::<Live>();
+    let (tx, rx) = mpsc::channel::<L>();
     let flag = Arc::clone(&stop);
     let handle = std::thread::spawn(move || {
         work(&flag, &mut |l| {
@@ -149,14 +152,20 @@ fn drive<T: Send + 'static>(
         })
     });
     let mut rx = rx;
+    // An error of the live callback stops the run too (a signal handler may raise inside it);
+    // the run is still joined, and the error raised after, unless it was Ctrl-C's (the run's
+    // result then says it was stopped).
+    let mut failed: Option<PyErr> = None;
     loop {
         let (got, back) = py.detach(move || (rx.recv_timeout(POLL), rx));
         rx = back;
         match got {
             Ok(l) => {
-                if let Some(f) = &on_live {
-                    let rtt = l.rtt.map(Duration::as_secs_f64);
-                    f.call1(py, (l.t_s, l.rate_bps, rtt, l.loss))?;
+                if let (Some(f), None) = (&on_live, &failed)
+                    && let Err(e) = show(py, f, l)
+                {
+                    stop.store(true, Ordering::Relaxed);
+                    failed = Some(e);
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -166,9 +175,26 @@ fn drive<T: Send + 'static>(
             stop.store(true, Ordering::Relaxed);
         }
     }
-    py.detach(|| handle.join())
-        .map_err(|_| PyRuntimeError::new_err("the real-time driver panicked"))?
-        .map_err(rt_err)
+    let joined = py
+        .detach(|| handle.join())
+        .map_err(|_| PyRuntimeError::new_err("the run's thread panicked"))?;
+    match failed {
+        Some(e) if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) => Err(e),
+        _ => Ok(joined),
+    }
+}
+
+/// [`drive_with`] for the real-time driver's live lines.
+fn drive<T: Send + 'static>(
+    py: Python<'_>,
+    on_live: Option<Py<PyAny>>,
+    work: impl FnOnce(&AtomicBool, &mut dyn FnMut(&Live)) -> Result<T, RtError> + Send + 'static,
+) -> PyResult<T> {
+    let show = |py: Python<'_>, f: &Py<PyAny>, l: Live| {
+        let rtt = l.rtt.map(Duration::as_secs_f64);
+        f.call1(py, (l.t_s, l.rate_bps, rtt, l.loss)).map(|_| ())
+    };
+    drive_with(py, on_live, show, work)?.map_err(rt_err)
 }
 
 fn pacing_json(l: &fairstream_rt::pacer::Lateness) -> serde_json::Value {

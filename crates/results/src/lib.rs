@@ -65,6 +65,9 @@ pub struct RunInfo {
     /// Simulated seconds at which the run was stopped before its end (interrupted); None for a
     /// run that went to its end.
     pub stopped_at_s: Option<f64>,
+    /// For a run of the emulator (`fairstream emulate`): whether it forwarded every packet in
+    /// time (no packet late, none cut); `None` for a simulated or real-network run.
+    pub emulated: Option<bool>,
 }
 
 /// The marker file of a run stopped before its end; the report and `fairstream` read it.

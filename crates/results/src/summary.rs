@@ -53,7 +53,7 @@ pub fn summary_value(info: &RunInfo, out: &RunOutput) -> Value {
     let flows = rows(&flow_summary_columns(out));
     let links = rows(&link_summary_columns(out));
     let wall = info.wall_time_s;
-    json!({
+    let mut v = json!({
         "name": info.name,
         "seed": out.seed,
         "duration_s": out.duration.as_secs_f64(),
@@ -66,7 +66,12 @@ pub fn summary_value(info: &RunInfo, out: &RunOutput) -> Value {
         "fairstream_version": env!("CARGO_PKG_VERSION"),
         "flows": flows,
         "links": links,
-    })
+    });
+    if let (Some(accurate), Value::Object(m)) = (info.emulated, &mut v) {
+        m.insert("emulated".to_string(), json!(true));
+        m.insert("emulation_accurate".to_string(), json!(accurate));
+    }
+    v
 }
 
 /// The summary as pretty-printed JSON text.

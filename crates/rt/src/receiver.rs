@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use fairstream_core::{Duration, FlowId, Instant, RngStream};
 use fairstream_proto::wire::{self, AckStatus, Body, Handshake, WireError};
-use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Header};
+use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Header, ProtocolConfig};
 use fairstream_sim::RunOutput;
 
 use crate::clock::Clock;
@@ -33,6 +33,9 @@ pub struct RecvConfig {
     pub protocols: Vec<RtProtocol>,
     /// Misbehaviour on purpose, for attack tests and demonstrations (none by default).
     pub impairment: Impairment,
+    /// The configuration its receiver endpoint is built from, when not the protocol's default
+    /// (the emulator runs a scenario's flow with the scenario's parameters).
+    pub config: Option<ProtocolConfig>,
 }
 
 /// What a receiver can be made to do wrong, to show what a sender does about it.
@@ -54,6 +57,7 @@ impl RecvConfig {
             wait_for_sender: None,
             protocols: RtProtocol::ALL.to_vec(),
             impairment: Impairment::default(),
+            config: None,
         }
     }
 }
@@ -151,12 +155,9 @@ pub fn run_receiver(
                         (Some(_), _) => Some(AckStatus::Busy),
                         (None, None) => Some(AckStatus::UnknownProtocol),
                         (None, Some(p)) => {
-                            let (_, ep) = p.config(None).endpoints(
-                                FlowId(0),
-                                now,
-                                None,
-                                RngStream::from_seed(1),
-                            );
+                            let config = cfg.config.clone().unwrap_or_else(|| p.config(None));
+                            let (_, ep) =
+                                config.endpoints(FlowId(0), now, None, RngStream::from_seed(1));
                             start = now;
                             rec = Recorder::new(now, cfg.interval);
                             next_live = now + Duration::from_secs(1);

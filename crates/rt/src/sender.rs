@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use fairstream_core::{Bitrate, Duration, FlowId, RngStream};
 use fairstream_proto::wire::{self, AckStatus, Body, Handshake, WireError};
-use fairstream_proto::{Direction, Endpoint};
+use fairstream_proto::{Direction, Endpoint, ProtocolConfig};
 use fairstream_sim::RunOutput;
 
 use crate::clock::Clock;
@@ -37,6 +37,12 @@ pub struct SendConfig {
     pub hello_attempts: u32,
     /// The circuit breaker's least silence.
     pub breaker_silence: Duration,
+    /// Whether the circuit breaker may stop the sender (on by default; the emulator turns it off
+    /// to run a protocol as the simulator does, which has none).
+    pub circuit_breaker: bool,
+    /// The protocol's configuration, when not its default with `rate_cap` (the emulator runs a
+    /// scenario's flow with the scenario's parameters); it must be `protocol`'s.
+    pub config: Option<ProtocolConfig>,
 }
 
 impl SendConfig {
@@ -52,6 +58,8 @@ impl SendConfig {
             interval: Duration::from_millis(100),
             hello_attempts: 12,
             breaker_silence: Duration::from_secs(3),
+            circuit_breaker: true,
+            config: None,
         }
     }
 }
@@ -169,7 +177,10 @@ pub fn run_sender(
     };
     let start = clock.now();
     let end = start + cfg.duration;
-    let config = cfg.protocol.config(cfg.rate_cap);
+    let config = cfg
+        .config
+        .clone()
+        .unwrap_or_else(|| cfg.protocol.config(cfg.rate_cap));
     let (mut ep, _) = config.endpoints(FlowId(0), start, Some(end), RngStream::from_seed(1));
     let mut rec = Recorder::new(start, cfg.interval);
     let mut filter = PeerFilter::new(cfg.to, conn_id);
@@ -244,7 +255,7 @@ pub fn run_sender(
                 lateness.record(clock.now().saturating_since(t));
             }
         }
-        if let Some(r) = breaker.check(now) {
+        if let Some(r) = breaker.check(now).filter(|_| cfg.circuit_breaker) {
             break r;
         }
         if now >= next_live {

@@ -3,12 +3,14 @@
 //! configuration per flow; the simulator builds the endpoints from it.
 
 use fairstream_core::{Duration, Instant};
+use fairstream_proto::ProtocolConfig;
 use fairstream_sim::routing::Routes;
 use fairstream_sim::{FlowSpec, FlowStart, Network};
 use toml::Value;
 use toml::de::DeValue;
 
 use crate::error::ScenarioError;
+use crate::kernel::{self, KernelFlow, LINUX_TCP, LinuxTcpConfig};
 use crate::protocols::{ProtocolReader, READERS};
 use crate::reader::{Result, Section};
 use crate::topology::NodeIndex;
@@ -27,6 +29,9 @@ pub(crate) fn flow_keys() -> Vec<&'static str> {
     for r in READERS {
         keys.extend((r.keys)());
     }
+    keys.extend(kernel::KEYS);
+    keys.sort_unstable();
+    keys.dedup();
     keys
 }
 
@@ -38,12 +43,20 @@ pub(crate) fn read_flow(
     net: &mut Network,
     end: Duration,
     warnings: &mut Vec<ScenarioError>,
-    names: &mut std::collections::HashSet<String>,
+    book: &mut FlowBook,
 ) -> Result<()> {
-    let reader = choose_reader(f)?;
-    let protocol = reader.name;
+    let FlowBook { names, kernel } = book;
+    let is_kernel = matches!(f.raw("protocol").map(|v| v.get_ref()), Some(DeValue::String(s)) if s == LINUX_TCP);
+    let reader = if is_kernel {
+        check_own_keys(f, LINUX_TCP, kernel::KEYS)?;
+        f.set("protocol", Value::String(LINUX_TCP.to_string()));
+        None
+    } else {
+        Some(choose_reader(f)?)
+    };
+    let protocol = reader.map_or(LINUX_TCP, |r| r.name);
     let count = f.int_or("count", 1, MAX_FLOWS as i64, 1)? as usize;
-    let first = net.flows.len();
+    let first = net.flows.len() + kernel.len();
     if first + count > MAX_FLOWS {
         return Err(f.error(
             "count",
@@ -71,8 +84,21 @@ pub(crate) fn read_flow(
         ));
     }
     let overhead: Duration = f.unit_or("overhead", Duration::ZERO)?;
-    let config = (reader.read)(f, warnings)?;
-    let config = crate::transport::read(f, config)?;
+    let config = match reader {
+        Some(reader) => {
+            let config = (reader.read)(f, warnings)?;
+            Flavour::Simulated(Box::new(crate::transport::read(f, config)?))
+        }
+        None => {
+            if !overhead.is_zero() {
+                return Err(f.error(
+                    "overhead",
+                    "does not apply to linux-tcp flows (the kernel sends when it sends)",
+                ));
+            }
+            Flavour::Kernel(kernel::read(f)?)
+        }
+    };
     let stop_at = stop.map(|d| Instant::ZERO + d);
     if stop_at.is_some_and(|s| s <= start.latest()) {
         return Err(f.error(
@@ -117,29 +143,88 @@ pub(crate) fn read_flow(
                 ),
             ));
         }
+        let protocol = match &config {
+            Flavour::Simulated(c) => (**c).clone(),
+            // Routed as a flow whose receiver answers (TCP's ACKs), then kept apart.
+            Flavour::Kernel(_) => ProtocolConfig::Tcp(Default::default()),
+        };
         let spec = FlowSpec {
             name: flow_name,
             src,
             dst,
-            protocol: config.clone(),
+            protocol,
             start,
             stop: stop_at,
             overhead,
             route: None,
         };
+        let order = net.flows.len() + kernel.len();
         add_routed(f, routes, net, spec)?;
+        if let Flavour::Kernel(tcp) = &config {
+            let spec = net.flows.pop().expect("the flow just added");
+            kernel.push(KernelFlow {
+                name: spec.name,
+                order,
+                src,
+                dst,
+                start,
+                stop: stop_at,
+                route: spec.route.unwrap_or_default(),
+                tcp: tcp.clone(),
+                at: f.error(
+                    "protocol",
+                    "a linux-tcp flow runs the kernel's TCP, which only `fairstream emulate` \
+                     runs; the simulator cannot",
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// What the flow tables read so far hold beside the network: the flow names taken, and the
+/// kernel TCP flows (kept apart from the simulated ones).
+#[derive(Default)]
+pub(crate) struct FlowBook {
+    pub(crate) names: std::collections::HashSet<String>,
+    pub(crate) kernel: Vec<KernelFlow>,
+}
+
+/// A flow's configuration: a simulated protocol's, or the kernel's TCP.
+enum Flavour {
+    Simulated(Box<ProtocolConfig>),
+    Kernel(LinuxTcpConfig),
+}
+
+/// Refuses any key of another protocol that `own` does not share.
+fn check_own_keys(f: &Section<'_, '_>, protocol: &str, own: &[&str]) -> Result<()> {
+    let own: Vec<&str> = [own, SHARED_KEYS].concat();
+    for other in READERS.iter().map(|r| (r.keys)()) {
+        if let Some(key) = other
+            .into_iter()
+            .find(|k| !own.contains(k) && f.raw(k).is_some())
+        {
+            return Err(f.error(key, format!("does not apply to {protocol} flows")));
+        }
     }
     Ok(())
 }
 
 /// The reader of the flow's `protocol`, after checking that no key of another protocol is set.
 fn choose_reader(f: &mut Section<'_, '_>) -> Result<&'static ProtocolReader> {
-    let names: Vec<&'static str> = READERS.iter().map(|r| r.name).collect();
+    let mut names: Vec<&'static str> = READERS.iter().map(|r| r.name).collect();
+    names.push(LINUX_TCP);
     let protocol = f.choice("protocol", &names, names[0])?;
     let Some(reader) = READERS.iter().find(|r| r.name == protocol) else {
         return Err(f.error("protocol", "no reader for this protocol"));
     };
     let own = (reader.keys)();
+    if let Some(key) = kernel::KEYS
+        .iter()
+        .find(|k| !own.contains(k) && f.raw(k).is_some())
+    {
+        return Err(f.error(key, format!("does not apply to {protocol} flows")));
+    }
     for other in READERS.iter().filter(|r| r.name != protocol) {
         if let Some(key) = (other.keys)()
             .into_iter()

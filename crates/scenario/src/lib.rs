@@ -41,6 +41,7 @@ mod elements;
 mod engine;
 mod error;
 mod flows;
+pub mod kernel;
 mod limits;
 mod protocols;
 mod reader;
@@ -56,6 +57,7 @@ use toml::Value;
 use toml::de::DeTable;
 
 pub use error::ScenarioError;
+pub use kernel::{KernelFlow, LinuxTcpConfig};
 pub use limits::MemoryLimit;
 
 use crate::error::Source;
@@ -75,6 +77,9 @@ pub struct Scenario {
     pub warnings: Vec<ScenarioError>,
     /// The memory and events the run is estimated to need.
     pub estimate: Estimate,
+    /// The `protocol = "linux-tcp"` flows: the kernel's TCP, which only the emulator runs
+    /// (not in `network.flows`).
+    pub kernel_flows: Vec<KernelFlow>,
     /// Where the fields behind each part of the estimate are.
     part_fields: limits::PartFields,
     /// Where an error about the whole file points.
@@ -82,6 +87,15 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// Refuses a simulation of a scenario with a `linux-tcp` flow, at the first one's
+    /// `protocol` field.
+    pub fn check_simulable(&self) -> Result<(), ScenarioError> {
+        match self.kernel_flows.first() {
+            Some(k) => Err(k.at.clone()),
+            None => Ok(()),
+        }
+    }
+
     /// Refuses the run, before it starts, if its estimated memory exceeds `limit`: the error
     /// points at the field behind the largest part of the estimate (the packet trace, the
     /// interval series, a flow's count, the topology's hosts) and says what to change.
@@ -155,9 +169,9 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
     }
     let mut resolved_flows = Vec::new();
     let mut warnings = Vec::new();
-    let mut names = std::collections::HashSet::new();
     let mut part_fields = limits::PartFields::default();
     let mut most_flows = (0, top.error("flow", ""));
+    let mut book = flows::FlowBook::default();
     for mut f in flow_tables {
         let before = net.flows.len();
         flows::read_flow(
@@ -167,7 +181,7 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
             &mut net,
             duration,
             &mut warnings,
-            &mut names,
+            &mut book,
         )?;
         if net.flows.len() - before > most_flows.0 {
             most_flows = (net.flows.len() - before, f.error("count", ""));
@@ -202,6 +216,7 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
         name,
         estimate: Estimate::of(&net),
         network: net,
+        kernel_flows: book.kernel,
         resolved,
         warnings,
         part_fields,

@@ -99,6 +99,9 @@ fn runs_stay_within_their_estimate() {
     for (name, text, everything) in cases {
         let region = Region::new(GLOBAL);
         let s = load(&text, &name, None).unwrap_or_else(|e| panic!("{e}"));
+        if s.check_simulable().is_err() {
+            continue; // linux-tcp flows: the emulator's, which has no estimate to keep
+        }
         let est = Estimate::of(&s.network);
         let mut peak = live(&region);
         let mut sim = Simulator::new(s.network).unwrap();

@@ -1,6 +1,6 @@
 //! A link's run-time state: its queue, its transmitter and its error model, plus counters.
 
-use fairstream_core::{Bitrate, Duration, Instant, NodeId, RateSchedule, RngStream};
+use fairstream_core::{Bitrate, Duration, Instant, NodeId, Occupancy, RateSchedule, RngStream};
 use fairstream_net::{ErrorModel, Queue};
 
 use crate::{LinkSpec, PERTURBATION_PACKET};
@@ -22,10 +22,8 @@ pub(crate) struct Link {
     /// and a wake-up is due when it frees, or a wake-up is due when the queue may send.
     pub(crate) wake_scheduled: bool,
     pub(crate) counters: LinkCounters,
-    /// Time-weighted queue occupancy: packets × nanoseconds, and when it last changed.
-    queue_area: u128,
-    queue_changed_at: Instant,
-    queue_len: u64,
+    /// Time-weighted queue occupancy in packets.
+    occupancy: Occupancy,
 }
 
 /// Cumulative counters of a link.
@@ -64,9 +62,7 @@ impl Link {
             busy_until: Instant::ZERO,
             wake_scheduled: false,
             counters: LinkCounters::default(),
-            queue_area: 0,
-            queue_changed_at: Instant::ZERO,
-            queue_len: 0,
+            occupancy: Occupancy::default(),
         }
     }
 
@@ -82,55 +78,22 @@ impl Link {
 
     /// The next instant after `now` at which the rate becomes non-zero, if any.
     pub(crate) fn next_nonzero_rate(&self, now: Instant) -> Option<Instant> {
-        self.capacity
-            .steps()
-            .iter()
-            .find(|&&(t, r)| t > now && !r.is_zero())
-            .map(|&(t, _)| t)
+        self.capacity.next_nonzero_after(now)
     }
 
     /// Accounts the queue length after a change at `now`.
     #[inline]
     pub(crate) fn note_queue(&mut self, now: Instant) {
-        let len = self.queue.len_packets() as u64;
-        if len != self.queue_len {
-            self.queue_area += u128::from(self.queue_len)
-                * u128::from(now.saturating_since(self.queue_changed_at).as_nanos());
-            self.queue_changed_at = now;
-            self.queue_len = len;
-        }
+        self.occupancy.set(now, self.queue.len_packets() as u64);
     }
 
     /// Mean queue length in packets over `[0, end]`.
     pub(crate) fn mean_queue(&self, end: Instant) -> f64 {
-        let area = self.queue_area
-            + u128::from(self.queue_len)
-                * u128::from(end.saturating_since(self.queue_changed_at).as_nanos());
-        if end.as_nanos() == 0 {
-            0.0
-        } else {
-            area as f64 / end.as_nanos() as f64
-        }
+        self.occupancy.mean(end)
     }
 
     /// Bits the link could have carried over `[from, to)` given its schedule.
     pub(crate) fn capacity_bits(&self, from: Instant, to: Instant) -> f64 {
-        if self.capacity.is_constant() {
-            return self.capacity.base().as_bps_f64() * to.saturating_since(from).as_secs_f64();
-        }
-        let mut bits = 0.0;
-        let mut t = from;
-        let mut rate = self.capacity.rate_at(from);
-        for &(at, r) in self
-            .capacity
-            .steps()
-            .iter()
-            .filter(|&&(at, _)| at > from && at < to)
-        {
-            bits += rate.as_bps_f64() * at.saturating_since(t).as_secs_f64();
-            t = at;
-            rate = r;
-        }
-        bits + rate.as_bps_f64() * to.saturating_since(t).as_secs_f64()
+        self.capacity.bits_between(from, to)
     }
 }

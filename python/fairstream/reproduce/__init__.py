@@ -8,6 +8,7 @@ from __future__ import annotations
 from . import (
     abr,
     binomial,
+    emulated,
     engine_checks,
     fair_queue,
     paper000,
@@ -34,6 +35,7 @@ EXPERIMENTS: dict[str, Experiment] = {
         *rate_control_validation.EXPERIMENTS,
         *paper001.EXPERIMENTS,
         *paper000.EXPERIMENTS,
+        *emulated.EXPERIMENTS,
     )
 }
 

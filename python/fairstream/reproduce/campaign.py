@@ -21,6 +21,17 @@ validates them all and keys each by its resolved scenario (`fairstream.cache.run
   (`fairstream.dataset`: canonical points and replicas, with the points' parameters as columns;
   no metrics or packet traces unless ``keep_runs``), its figures (``figures/``, listed with their
   captions in ``<id>/figures.json``), and stores them all as the experiment's cache entry.
+
+Emulated experiments (issue 21: points whose parameters say ``emulate``) go the same way, with
+three differences. Their emulated points run after every simulation (and every evaluation the
+simulations complete) is done and the workers are gone, one at a time in this process, so that
+nothing else of the reproduction competes with their real time; the experiment is evaluated, in
+this process too, once its last one is done. Their runs are keyed apart from any simulation's,
+and by the kernel they ran on (`fairstream.cache.run_key`'s ``emulated``): cached like the
+others, so that an unchanged reproduction, or one resumed after Ctrl-C, does not measure them
+again (``--no-cache`` measures anew; docs/cache.md). Where the emulator cannot run
+(`fairstream.emulator_unavailable`), they are not planned at all: their result.json says
+``skipped`` and why, and is not cached.
 """
 
 from __future__ import annotations
@@ -49,6 +60,7 @@ from .runner import (
     evaluate_experiment,
     replica_count,
     replica_point,
+    skipped_result,
 )
 
 if TYPE_CHECKING:
@@ -73,6 +85,11 @@ class Job:
     filename: str
     resolved: str
     key: str
+
+    @property
+    def emulate(self) -> bool:
+        """Whether the run goes through the emulator (its point's ``emulate`` parameter)."""
+        return bool(self.point.params.get("emulate"))
 
     @property
     def where(self) -> str:
@@ -118,6 +135,8 @@ class Campaign:
     keep_runs: bool = False
     cache: Any = True
     plans: list[Plan] = field(default_factory=list)
+    #: The emulated experiments not run on this machine, and why (`fairstream.emulator_unavailable`).
+    skipped: dict[str, str] = field(default_factory=dict)
     #: Counts of the last `run`: runs (distinct), served by the cache, computed; experiments
     #: evaluated and restored.
     stats: dict[str, int] = field(default_factory=dict)
@@ -148,7 +167,8 @@ class Campaign:
             temporary = tempfile.mkdtemp(prefix=f".{target.name}.cache-", dir=target.parent)
             store = RunCache(temporary)
         try:
-            self.plans = [self._plan(exp, store) for exp in self.experiments]
+            self.skipped = _skipped(self.experiments)
+            self.plans = [self._plan(exp, store) for exp in self.experiments if exp.id not in self.skipped]
             self._check_memory(store, per_run)
             with output.staged(output_dir, "reproduce", force, target=target) as out:
                 return self._run(out, store, per_run, jobs, quiet, scheduler)
@@ -179,11 +199,15 @@ class Campaign:
                 memo.append([text, filename, resolved, run_key(resolved)])
             store.put_json(PLANS, memo_key, memo)
         # a key is remembered with its scenario unless the run reads a file (a trace), which may
-        # have changed since: its key is computed again (`fairstream.cache.read_files`)
-        jobs = [
-            Job(r, i, point, text, filename, resolved, key if "trace" not in resolved else run_key(resolved))
-            for (r, i, point), (text, filename, resolved, key) in zip(every, memo, strict=True)
-        ]
+        # have changed since: its key is computed again (`fairstream.cache.read_files`); an
+        # emulated run's key is always computed here, apart from the simulation's of the same
+        # scenario and with the kernel it runs on (`run_key`'s ``emulated``)
+        jobs = []
+        for (r, i, point), (text, filename, resolved, key) in zip(every, memo, strict=True):
+            emulated = bool(point.params.get("emulate"))
+            if emulated or "trace" in resolved:
+                key = run_key(resolved, emulated=emulated)
+            jobs.append(Job(r, i, point, text, filename, resolved, key))
         plan = Plan(exp, points, copies, jobs)
         plan.key = experiment_key(plan, self.quick, self.keep_runs)
         return plan
@@ -209,6 +233,9 @@ class Campaign:
     ) -> list[dict[str, Any]]:
         started = time.perf_counter()
         results: dict[str, dict[str, Any]] = {}
+        for exp in self.experiments:
+            if exp.id in self.skipped:
+                results[exp.id] = _write_skipped(exp, self.skipped[exp.id], out, self.quick)
         todo: list[Plan] = []
         for plan in self.plans:
             entry = store.get_dir(plan.key)
@@ -228,12 +255,17 @@ class Campaign:
         ):
             for job in plan.jobs:
                 keep = str(out / plan.exp.id / _run_where(job)) if self.keep_runs else None
+                label = f"{plan.exp.id}/{job.where}"
                 specs.append(
-                    RunSpec(
-                        job.text, job.filename, job.key, None, per_run, keep, (), f"{plan.exp.id}/{job.where}"
-                    )
+                    RunSpec(job.text, job.filename, job.key, None, per_run, keep, (), label, job.emulate)
                 )
-        batch = Batch(jobs, scheduler, calls_hint=len(specs) + len(groups))
+        # The simulations first, in parallel; then the emulations, in this process, one at a time
+        # with nothing else of the reproduction running (their real time is what they measure).
+        # A group whose runs include emulated ones is evaluated once those are done.
+        simulated = [spec for spec in specs if not spec.emulate]
+        emulated = [spec for spec in specs if spec.emulate]
+        specs = simulated + emulated  # BatchInterrupted's indices count in this order
+        batches = [Batch(jobs, scheduler, calls_hint=len(simulated) + len(groups))]
         submitted: set[int] = set()
 
         def submit(gi: int) -> None:
@@ -243,7 +275,7 @@ class Campaign:
             call = GroupCall(
                 tuple(groups[gi]), str(out), store, self.quick, self.keep_runs, time.perf_counter() - started
             )
-            batch.submit(("eval", gi), evaluate_group, call, first=True)
+            batches[-1].submit(("eval", gi), evaluate_group, call, first=True)
 
         def on_outcome(indices: list[int], outcome: Any) -> None:
             for gi in group_of.get(outcome.key, []):
@@ -265,17 +297,37 @@ class Campaign:
             ran["cached" if outcome.cached else "runs"] += 1
             on_outcome(indices, outcome)
 
+        done: list[Any] = []  # the simulations' outcomes, once they are all done
         try:
-            run_specs(specs, store, progress=progress, on_outcome=counted, on_other=on_other, batch=batch)
+            done = run_specs(
+                simulated, store, progress=progress, on_outcome=counted, on_other=on_other, batch=batches[-1]
+            )
+            batches[-1].close()
+            if emulated:
+                batches.append(Batch(1))  # this process: no worker, nothing in parallel
+                run_specs(
+                    emulated,
+                    store,
+                    progress=progress,
+                    on_outcome=counted,
+                    on_other=on_other,
+                    batch=batches[-1],
+                )
+                batches[-1].close()
         except BatchInterrupted as stop:
             progress.close()
-            batch.close(killed=True)
+            batches[-1].close(killed=True)
+            if len(batches) > 1:  # in the emulations: every simulation had finished
+                base = len(simulated)
+                finished = {**dict(enumerate(done)), **{base + i: v for i, v in stop.finished.items()}}
+                stop = BatchInterrupted(len(specs), finished, [base + i for i in stop.stopped], stop.lost)
+            else:
+                stop = BatchInterrupted(len(specs), stop.finished, stop.stopped, stop.lost)
             raise _keep_partial(out, self.plans, specs, stop, results) from None
         except BaseException:
             progress.close()
-            batch.close(killed=True)
+            batches[-1].close(killed=True)
             raise
-        batch.close()
         progress.finish()
         self.stats = {
             "runs": len({s.key for s in specs}),
@@ -283,12 +335,34 @@ class Campaign:
             "from_cache": ran["cached"],
             "evaluated": len(todo),
             "restored": len(self.plans) - len(todo),
+            "skipped": len(self.skipped),
         }
         for plan in self.plans:
             clear_marker(out / plan.exp.id)
         if not any(out.glob(f"*/{MARKER}")):
             clear_marker(out)
-        return [results[p.exp.id] for p in self.plans]
+        return [results[exp.id] for exp in self.experiments]
+
+
+def _skipped(experiments: Sequence[Experiment]) -> dict[str, str]:
+    """The emulated experiments among `experiments` that this machine cannot run, and why."""
+    if not any(exp.emulated for exp in experiments):
+        return {}
+    from ..emulation import emulator_unavailable
+
+    why = emulator_unavailable()
+    return {exp.id: why for exp in experiments if exp.emulated and why is not None}
+
+
+def _write_skipped(exp: Experiment, why: str, out: Path, quick: bool) -> dict[str, Any]:
+    """Writes the result.json of an experiment not run on this machine (and an empty figure list);
+    returns it. It is not cached: on a machine that can run it, it runs."""
+    result = skipped_result(exp, why, quick)
+    exp_dir = out / exp.id
+    exp_dir.mkdir(parents=True, exist_ok=True)
+    (exp_dir / RESULT_FILE).write_text(json.dumps(result, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    (exp_dir / FIGURES_FILE).write_text(json.dumps({"figures": []}, indent=2) + "\n", encoding="utf-8")
+    return result
 
 
 def _run_where(job: Job) -> str:
@@ -514,7 +588,13 @@ def _write_dataset(
                     frames[name] = None
         source = getattr(run, "_source", None)
         text = source.summary_text() if hasattr(source, "summary_text") else None
-        info = {"run_key": job.key, "scenario": job.resolved, "summary_json": text}
+        emu = run.emu if job.emulate else None
+        info = {
+            "run_key": job.key,
+            "scenario": job.resolved,
+            "summary_json": text,
+            "emu_json": None if emu is None else json.dumps(emu, sort_keys=True),
+        }
         writer.add(
             job.index, job.point.key, job.point.params, run.summary, frames, replica=job.replica, run=info
         )

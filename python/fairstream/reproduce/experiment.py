@@ -128,6 +128,10 @@ class Experiment(ABC):
     must_hold: str
     explanation: str
     published: tuple[Published, ...]
+    emulated: bool = field(default=False, kw_only=True)
+    """Some of its points run through the emulator (those whose params say ``emulate``), in real
+    time, one at a time after every simulation; where the emulator cannot run, the experiment is
+    not run and its result says why."""
     phase_replicas: int = field(default=4, kw_only=True)
     """Phase replicas run besides the canonical run: each runs every point again with its own seed
     and with each link's propagation delay lengthened by a random fraction of a packet time

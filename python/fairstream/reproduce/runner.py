@@ -140,6 +140,19 @@ def evaluate_experiment(
     return _json_safe(result)
 
 
+def skipped_result(exp: Experiment, why: str, quick: bool) -> dict[str, Any]:
+    """The result.json of an experiment that could not run on this machine (an emulated one where
+    the emulator cannot run): no points and no checks, ``skipped`` and the explanation saying why,
+    and the annotations every reader expects (its verdict by the rule: reported)."""
+    ev = Evaluation(points=[], comparison=[], checks=[], notes=[f"Not run on this machine: {why}."])
+    result = _result(exp, [], ev, quick, {}, 0.0)
+    result["phase"] = _phase(exp, ev, [])
+    annotate_checks(result, ev, [])
+    judge(result)
+    result["skipped"] = why
+    return _json_safe(result)
+
+
 def replica_count(exp: Experiment, quick: bool, replicas: int | None = None) -> int:
     """How many phase replicas of `exp` to run: `replicas` when given, else the experiment's
     `phase_replicas`, at most `QUICK_MAX_REPLICAS` in quick mode."""

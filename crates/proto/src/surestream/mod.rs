@@ -42,7 +42,7 @@ use fairstream_core::{FlowId, Instant, RngStream};
 use fairstream_media::PlayoutConfig;
 
 pub use config::{Clip, Schedule, SurestreamConfig, TcpRule, Transport, UdpRule};
-pub use tcp::{TcpPlayer, TcpServer};
+pub use tcp::{StreamPlayer, StreamServer, TcpPlayer, TcpServer};
 pub use udp::{UdpPlayer, UdpServer};
 
 use crate::{

@@ -1,6 +1,7 @@
-//! The streamer over the simulator's TCP: the server and the player are applications on the
-//! two ends of a [`TcpSender`] / [`TcpSink`] pair, through the TCP application interface
-//! ([`crate::tcp::app`]).
+//! The streamer over TCP: the server and the player are applications ([`StreamServer`],
+//! [`StreamPlayer`]) over a reliable byte stream; in the simulator, the two ends of a
+//! [`TcpSender`] / [`TcpSink`] pair through the TCP application interface ([`crate::tcp::app`])
+//! ([`TcpServer`], [`TcpPlayer`]); under the emulator, a kernel TCP socket.
 //!
 //! **Server.** At each frame's release (the [`Schedule`]) it writes the frame, at its current
 //! level, into the send buffer as one record; what does not fit is written as ACKs free room,
@@ -22,10 +23,12 @@ use crate::player::record_playout;
 use crate::tcp::{TcpConfig, TcpSender, TcpSink};
 use crate::{Endpoint, EndpointStats, Metric, MetricSink, Packet};
 
-/// The server over TCP.
+/// The streamer's server as an application over any reliable byte stream: the frame
+/// schedule, the level rule asked every `report_interval`, and the writing of each released
+/// frame as one record through a `write` the caller gives (the simulator's [`TcpSender`], or a
+/// kernel socket under the emulator). Nothing here knows the transport.
 #[derive(Clone, Debug)]
-pub struct TcpServer {
-    tcp: TcpSender,
+pub struct StreamServer {
     clip: Clip,
     schedule: Schedule,
     rule: TcpLevels,
@@ -38,26 +41,19 @@ pub struct TcpServer {
     next_frame: u64,
     /// Bytes of the frame being written still to write (0: none being written).
     remaining: u64,
+    /// Size of the frame being written.
+    frame_size: u64,
     /// The next time the rule is asked.
     tick: Instant,
     frames_sent: u64,
 }
 
-impl TcpServer {
-    /// The server of `flow` (`rng` draws the TCP clock phase).
-    pub fn new(flow: FlowId, config: &SurestreamConfig, rng: &mut RngStream) -> Self {
+impl StreamServer {
+    /// The server's application of `config`.
+    pub fn new(config: &SurestreamConfig) -> Self {
         let clip = config.clip();
         let level = config.first_level();
-        let tcp = TcpConfig {
-            packet_size: config.packet_size,
-            start: config.start,
-            stop: config.stop,
-            packets: None,
-            send_buffer: Some(config.send_buffer),
-            ..config.tcp
-        };
         Self {
-            tcp: TcpSender::new(flow, tcp, rng),
             schedule: Schedule::new(&clip, config.start, config.speedup, config.prebuffer),
             rule: TcpLevels::new(config.tcp_rule, level, clip.levels() - 1, config.start),
             level,
@@ -67,20 +63,21 @@ impl TcpServer {
             started: false,
             next_frame: 0,
             remaining: 0,
+            frame_size: 0,
             tick: config.start,
             frames_sent: 0,
             clip,
         }
     }
 
-    /// The TCP sender underneath.
-    pub fn tcp(&self) -> &TcpSender {
-        &self.tcp
-    }
-
     /// The level frames are written at now.
     pub fn level(&self) -> usize {
         self.level
+    }
+
+    /// The level the rule aims at (applied from the next frame).
+    pub fn target_level(&self) -> usize {
+        self.rule.level()
     }
 
     fn stopped_at(&self, t: Instant) -> bool {
@@ -100,8 +97,16 @@ impl TcpServer {
         now.saturating_since(self.schedule.release(self.next_frame - 1))
     }
 
-    /// Writes released frames while the buffer takes them.
-    fn pump(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
+    /// Writes released frames while `write(frame_size, remaining)` takes bytes: it is offered
+    /// the `remaining` bytes of a frame of `frame_size` (all of it when `remaining ==
+    /// frame_size`, the frame's start) and returns how many it took; a frame whose bytes are
+    /// all taken ends a record.
+    pub fn pump(
+        &mut self,
+        now: Instant,
+        metrics: &mut dyn MetricSink,
+        write: &mut dyn FnMut(u64, u64) -> u64,
+    ) {
         if !self.started || self.stopped_at(now) {
             return;
         }
@@ -116,17 +121,91 @@ impl TcpServer {
                     self.level = target;
                     record_level(&self.clip, now, self.level, metrics);
                 }
-                self.remaining = self.clip.frame(self.level, k).size.as_bytes().max(1);
+                self.frame_size = self.clip.frame(self.level, k).size.as_bytes().max(1);
+                self.remaining = self.frame_size;
                 self.next_frame += 1;
                 self.frames_sent += 1;
                 metrics.record(now, Metric::FramesSent(self.frames_sent));
             }
-            let n = self.tcp.write(now, self.remaining, true);
+            let n = write(self.frame_size, self.remaining).min(self.remaining);
             self.remaining -= n;
             if self.remaining > 0 {
                 return;
             }
         }
+    }
+
+    /// Its timers at `now`: the start, and the rule asked every `report_interval`.
+    pub fn on_timeout(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
+        if !self.started && now >= self.start && !self.stopped_at(self.start) {
+            self.started = true;
+            record_level(&self.clip, now, self.level, metrics);
+        }
+        if self.started && !self.done() && now >= self.tick {
+            self.rule.on_lag(now, self.lag(now));
+            self.tick = now.saturating_add(self.interval);
+        }
+    }
+
+    /// When it next needs [`Self::on_timeout`] (or a [`Self::pump`] for a frame's release).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if !self.started {
+            (!self.stopped_at(self.start)).then_some(self.start)
+        } else if self.done() || self.stop.is_some_and(|s| self.tick >= s) {
+            None
+        } else if self.remaining == 0 {
+            Some(self.tick.min(self.schedule.release(self.next_frame)))
+        } else {
+            Some(self.tick)
+        }
+    }
+}
+
+/// The server over TCP.
+#[derive(Clone, Debug)]
+pub struct TcpServer {
+    tcp: TcpSender,
+    app: StreamServer,
+}
+
+impl TcpServer {
+    /// The server of `flow` (`rng` draws the TCP clock phase).
+    pub fn new(flow: FlowId, config: &SurestreamConfig, rng: &mut RngStream) -> Self {
+        let tcp = TcpConfig {
+            packet_size: config.packet_size,
+            start: config.start,
+            stop: config.stop,
+            packets: None,
+            send_buffer: Some(config.send_buffer),
+            ..config.tcp
+        };
+        Self {
+            tcp: TcpSender::new(flow, tcp, rng),
+            app: StreamServer::new(config),
+        }
+    }
+
+    /// The TCP sender underneath.
+    pub fn tcp(&self) -> &TcpSender {
+        &self.tcp
+    }
+
+    /// The level frames are written at now.
+    pub fn level(&self) -> usize {
+        self.app.level()
+    }
+
+    /// How long ago the frame being written was released (zero when none is).
+    pub fn lag(&self, now: Instant) -> Duration {
+        self.app.lag(now)
+    }
+
+    /// Writes released frames while the buffer takes them.
+    fn pump(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
+        let tcp = &mut self.tcp;
+        self.app.pump(now, metrics, &mut |_, remaining| {
+            tcp.write(now, remaining, true)
+        });
     }
 }
 
@@ -138,14 +217,7 @@ impl Endpoint for TcpServer {
 
     fn handle_timeout(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
         self.tcp.handle_timeout(now, metrics);
-        if !self.started && now >= self.start && !self.stopped_at(self.start) {
-            self.started = true;
-            record_level(&self.clip, now, self.level, metrics);
-        }
-        if self.started && !self.done() && now >= self.tick {
-            self.rule.on_lag(now, self.lag(now));
-            self.tick = now.saturating_add(self.interval);
-        }
+        self.app.on_timeout(now, metrics);
         self.pump(now, metrics);
     }
 
@@ -154,16 +226,10 @@ impl Endpoint for TcpServer {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        let app = if !self.started {
-            (!self.stopped_at(self.start)).then_some(self.start)
-        } else if self.done() || self.stop.is_some_and(|s| self.tick >= s) {
-            None
-        } else if self.remaining == 0 {
-            Some(self.tick.min(self.schedule.release(self.next_frame)))
-        } else {
-            Some(self.tick)
-        };
-        [self.tcp.poll_timeout(), app].into_iter().flatten().min()
+        [self.tcp.poll_timeout(), self.app.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn stats(&self) -> EndpointStats {
@@ -171,10 +237,11 @@ impl Endpoint for TcpServer {
     }
 }
 
-/// The player over TCP.
+/// The streamer's player as an application over any reliable byte stream: told how many whole
+/// frames have arrived in order, it plays them out ([`Playout`]) and records its playout
+/// metrics every `report_interval` from the first bytes on.
 #[derive(Clone, Debug)]
-pub struct TcpPlayer {
-    sink: TcpSink,
+pub struct StreamPlayer {
     playout: Playout,
     interval: Duration,
     /// Records (frames) seen so far.
@@ -183,11 +250,10 @@ pub struct TcpPlayer {
     finished_recorded: bool,
 }
 
-impl TcpPlayer {
-    /// The player of `flow`.
-    pub fn new(flow: FlowId, config: &SurestreamConfig) -> Self {
+impl StreamPlayer {
+    /// The player's application of `config`.
+    pub fn new(config: &SurestreamConfig) -> Self {
         Self {
-            sink: TcpSink::new(flow, config.tcp_sink),
             playout: Playout::new(super::playout_config(config)),
             interval: config.report_interval.max(Duration::from_millis(1)),
             frames: 0,
@@ -200,23 +266,21 @@ impl TcpPlayer {
     pub fn playout(&self) -> &Playout {
         &self.playout
     }
-}
 
-impl Endpoint for TcpPlayer {
-    fn handle_packet(&mut self, now: Instant, packet: &Packet, metrics: &mut dyn MetricSink) {
-        self.sink.handle_packet(now, packet, metrics);
-        let records = self.sink.records_delivered();
-        while self.frames < records {
+    /// At `now`, `frames` whole frames have arrived in order so far, and some bytes have when
+    /// `any_bytes`.
+    pub fn arrived(&mut self, now: Instant, frames: u64, any_bytes: bool) {
+        while self.frames < frames {
             self.playout.arrive(now, self.frames);
             self.frames += 1;
         }
-        if self.next_record.is_none() && self.sink.delivered_bytes() > 0 {
+        if self.next_record.is_none() && any_bytes {
             self.next_record = Some(now.saturating_add(self.interval));
         }
     }
 
-    fn handle_timeout(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
-        self.sink.handle_timeout(now, metrics);
+    /// Plays out to `now` and records what is due.
+    pub fn on_timeout(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
         self.playout.advance(now);
         let finished = self.playout.state() == PlayState::Finished;
         if finished && !self.finished_recorded {
@@ -233,19 +297,59 @@ impl Endpoint for TcpPlayer {
         }
     }
 
+    /// When it next needs [`Self::on_timeout`].
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        [self.next_record, self.playout.next_event()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+}
+
+/// The player over TCP.
+#[derive(Clone, Debug)]
+pub struct TcpPlayer {
+    sink: TcpSink,
+    app: StreamPlayer,
+}
+
+impl TcpPlayer {
+    /// The player of `flow`.
+    pub fn new(flow: FlowId, config: &SurestreamConfig) -> Self {
+        Self {
+            sink: TcpSink::new(flow, config.tcp_sink),
+            app: StreamPlayer::new(config),
+        }
+    }
+
+    /// The playout model.
+    pub fn playout(&self) -> &Playout {
+        self.app.playout()
+    }
+}
+
+impl Endpoint for TcpPlayer {
+    fn handle_packet(&mut self, now: Instant, packet: &Packet, metrics: &mut dyn MetricSink) {
+        self.sink.handle_packet(now, packet, metrics);
+        let records = self.sink.records_delivered();
+        self.app
+            .arrived(now, records, self.sink.delivered_bytes() > 0);
+    }
+
+    fn handle_timeout(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
+        self.sink.handle_timeout(now, metrics);
+        self.app.on_timeout(now, metrics);
+    }
+
     fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
         self.sink.poll_transmit(now)
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        [
-            self.sink.poll_timeout(),
-            self.next_record,
-            self.playout.next_event(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        [self.sink.poll_timeout(), self.app.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn stats(&self) -> EndpointStats {
@@ -288,7 +392,7 @@ mod tests {
                 })
                 .collect();
         assert_eq!(levels, [4]);
-        assert_eq!((s.level(), s.rule.level()), (4, 0));
+        assert_eq!((s.level(), s.app.target_level()), (4, 0));
         assert!(s.lag(ms(9_000)) > Duration::from_secs(8));
     }
 }

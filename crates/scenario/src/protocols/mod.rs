@@ -84,7 +84,7 @@ const MAX_PACKET: u64 = 65_535;
 
 /// Reads `packet_size` (size on the wire): at least `min` bytes (`what` says why), at most an
 /// IPv4 packet's 65 535.
-fn read_packet_size(
+pub(crate) fn read_packet_size(
     f: &mut Section<'_, '_>,
     default: DataSize,
     min: u64,

@@ -1,0 +1,711 @@
+//! The forwarder: packets read from the hosts' TUN devices cross their flow's links
+//! ([`crate::link`]) and are written to the destination host's TUN device when the link model
+//! says they arrive.
+//!
+//! [`Core`] is the sans-IO part: the packet arena (fixed slots allocated up front; a slot's
+//! index is what queues and links hold), the links, each flow's route each way, the interval
+//! series, and the departure-error histograms. It reads no clock: [`Core::ingest`] takes the
+//! instant a packet was read, [`Core::process_due`] the logical instant up to which to run and a
+//! clock to timestamp each write. [`run`] is the I/O loop around it: it waits (`ppoll`, timer
+//! slack 1 ns) for a packet from a host or until shortly before the next instant a packet may
+//! have to be written to a host ([`Core::next_deadline`]: events inside the emulator, such as a
+//! packet reaching a router, need no wake-up of their own and run on their logical instants at
+//! the next one), spinning the last [`SPIN`], then reads the devices that have packets. Nothing
+//! is allocated per
+//! packet in steady state (`tests/steady_state_alloc.rs`).
+//!
+//! Packets are told apart by port: flow `i`'s receiver listens on [`RECV_PORT`]` + i`, so a
+//! packet to that port is flow `i`'s data (forward) and one from it is its feedback (back);
+//! anything else (ICMP, another port) is not forwarded and is counted as unrouted.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::record::{FlowSeries, LinkSeries};
+use fairstream_core::{DataSize, Duration, FlowId, Instant};
+use fairstream_proto::{Direction, Header, Packet, UdpDatagram};
+use fairstream_rt::clock::Clock;
+use fairstream_rt::pacer::Lateness;
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
+
+use crate::link::{EmuLink, LinkCounts, Offer};
+use crate::plan::{Plan, RECV_PORT};
+use crate::tun::Tun;
+
+/// The stretch before an event that the forwarder spins rather than sleeps.
+pub const SPIN: Duration = Duration::from_micros(10);
+/// A packet written this much or more after its logical instant counts as forwarded late.
+pub const LATE: Duration = Duration::from_millis(1);
+/// The forwarder's `SCHED_FIFO` priority, where the process may set one.
+pub const REALTIME_PRIORITY: i32 = 10;
+/// Packets read from one device before looking at the others.
+const BATCH: usize = 64;
+/// Most slots allocated up front (more are added only if a run needs them).
+const MAX_SLOTS: usize = 1 << 16;
+
+/// One flow's counts over the run or one bin (its forward direction: data).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct FlowCounts {
+    pub(crate) packets_sent: u64,
+    pub(crate) bytes_sent: u64,
+    pub(crate) packets_delivered: u64,
+    pub(crate) bytes_delivered: u64,
+    pub(crate) packets_dropped: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct SlotMeta {
+    len: u32,
+    route: u32,
+    hop: u16,
+    forward: bool,
+}
+
+#[derive(Clone, Debug)]
+struct Route {
+    links: Box<[u32]>,
+    deliver_to: u32,
+}
+
+/// What the forwarder counted besides the links' and flows' own counts.
+#[derive(Clone, Debug, Default)]
+pub struct ForwardStats {
+    /// Packets read that belong to no flow (another port, ICMP, not IPv4): not forwarded.
+    pub unrouted: u64,
+    /// Packets read from a host that is not the flow's end they claim: not forwarded.
+    pub misdirected: u64,
+    /// Packets longer than a slot (larger than the MTU): cut, never seen with TUN devices.
+    pub oversize: u64,
+    /// Writes a TUN device refused.
+    pub write_failures: u64,
+    /// Packets that found no free slot (more were then allocated).
+    pub arena_grown: u64,
+    /// Packets written [`LATE`] or more after their logical arrival.
+    pub late: u64,
+    /// The largest packet read, bytes.
+    pub largest_packet: u64,
+    /// Packets read from the hosts.
+    pub packets_read: u64,
+    /// Whether the forwarder ran at a real-time priority (`SCHED_FIFO`).
+    pub realtime: bool,
+    /// CPU seconds the forwarder's thread used (sleeping costs none; spinning does).
+    pub cpu_s: f64,
+}
+
+/// The sans-IO forwarder.
+pub struct Core {
+    links: Vec<EmuLink>,
+    routes: Vec<Route>,
+    /// (sender's host, receiver's host) by flow.
+    flow_hosts: Vec<(u32, u32)>,
+    slot_size: usize,
+    arena: Vec<u8>,
+    meta: Vec<SlotMeta>,
+    free: Vec<u32>,
+    /// Departure error (the instant a packet was written to its host less its logical arrival)
+    /// per link, for the packets whose last hop it is.
+    pub(crate) errors: Vec<Lateness>,
+    pub(crate) stats: ForwardStats,
+    pub(crate) flows_total: Vec<FlowCounts>,
+    flows_bin: Vec<FlowCounts>,
+    pub(crate) flow_series: FlowSeries,
+    pub(crate) link_series: LinkSeries,
+    interval: Duration,
+    bin_start: Instant,
+    /// Bytes delivered over all flows since the last live line.
+    pub(crate) live_bytes: u64,
+    /// Per link, the least propagation delay still ahead of a packet that reaches its far end
+    /// (zero where the link is some route's last hop): how far a link event may run late
+    /// without any packet being handed to a host late.
+    rest: Vec<Duration>,
+}
+
+impl Core {
+    /// The forwarder of `plan`'s links and flows.
+    pub fn new(plan: &Plan) -> Self {
+        let links: Vec<EmuLink> = plan
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| EmuLink::new(l, plan.seed, i, EmuLink::max_in_flight(l, 1 << 16)))
+            .collect();
+        let mut routes = Vec::with_capacity(2 * plan.flows.len());
+        for f in &plan.flows {
+            let r = |links: &[fairstream_core::LinkId], to: usize| Route {
+                links: links.iter().map(|l| l.0).collect(),
+                deliver_to: to as u32,
+            };
+            routes.push(r(&f.route.forward, f.dst));
+            routes.push(r(&f.route.back, f.src));
+        }
+        let slots: usize = plan
+            .links
+            .iter()
+            .map(|l| {
+                let q = l.queue.max_packets(DataSize::bytes(40)).min(1 << 16) as usize;
+                q + EmuLink::max_in_flight(l, 1 << 16)
+            })
+            .sum::<usize>()
+            .clamp(1024, MAX_SLOTS);
+        let slot_size = plan.mtu as usize + 4;
+        let bins = (plan.duration.as_nanos() / plan.interval.as_nanos().max(1) + 2) as usize;
+        let n = plan.flows.len();
+        let mut flow_series = FlowSeries::default();
+        reserve_flow_series(&mut flow_series, bins * n);
+        let mut link_series = LinkSeries::default();
+        reserve_link_series(&mut link_series, bins * links.len());
+        let mut rest = vec![Duration::MAX; links.len()];
+        for r in &routes {
+            for (i, &l) in r.links.iter().enumerate() {
+                let after = r.links[i + 1..]
+                    .iter()
+                    .fold(Duration::ZERO, |d, &k| d + plan.links[k as usize].delay);
+                rest[l as usize] = rest[l as usize].min(after);
+            }
+        }
+        Self {
+            errors: vec![Lateness::default(); links.len()],
+            links,
+            routes,
+            flow_hosts: plan
+                .flows
+                .iter()
+                .map(|f| (f.src as u32, f.dst as u32))
+                .collect(),
+            slot_size,
+            arena: vec![0; slots * slot_size],
+            meta: vec![SlotMeta::default(); slots],
+            free: (0..slots as u32).rev().collect(),
+            stats: ForwardStats::default(),
+            flows_total: vec![FlowCounts::default(); n],
+            flows_bin: vec![FlowCounts::default(); n],
+            flow_series,
+            link_series,
+            interval: plan.interval,
+            bin_start: Instant::ZERO,
+            live_bytes: 0,
+            rest,
+        }
+    }
+
+    /// A free slot to read a packet into: its number and its bytes.
+    #[inline]
+    pub fn slot(&mut self) -> (u32, &mut [u8]) {
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                // More packets held than foreseen: grow (never in steady state).
+                self.stats.arena_grown += 1;
+                let old = self.meta.len();
+                self.meta.resize(old * 2, SlotMeta::default());
+                self.arena.resize(old * 2 * self.slot_size, 0);
+                self.free.extend((old as u32 + 1..2 * old as u32).rev());
+                old as u32
+            }
+        };
+        let at = slot as usize * self.slot_size;
+        (slot, &mut self.arena[at..at + self.slot_size])
+    }
+
+    /// Gives back a slot taken with [`Self::slot`] and not ingested.
+    #[inline]
+    pub fn unused(&mut self, slot: u32) {
+        self.free.push(slot);
+    }
+
+    /// The packet of `len` bytes just read into `slot` from host `host`'s device at `now`:
+    /// onto its flow's first link, or dropped (unrouted, misdirected).
+    #[inline]
+    pub fn ingest(&mut self, host: u32, slot: u32, len: usize, now: Instant) {
+        self.stats.packets_read += 1;
+        self.stats.largest_packet = self.stats.largest_packet.max(len as u64);
+        if len >= self.slot_size {
+            self.stats.oversize += 1;
+        }
+        let len = len.min(self.slot_size);
+        let at = slot as usize * self.slot_size;
+        let Some((flow, forward)) = classify(&self.arena[at..at + len], self.flow_hosts.len())
+        else {
+            self.stats.unrouted += 1;
+            self.free.push(slot);
+            return;
+        };
+        let (src, dst) = self.flow_hosts[flow];
+        if host != if forward { src } else { dst } {
+            self.stats.misdirected += 1;
+            self.free.push(slot);
+            return;
+        }
+        let route = (2 * flow + usize::from(!forward)) as u32;
+        self.meta[slot as usize] = SlotMeta {
+            len: len as u32,
+            route,
+            hop: 0,
+            forward,
+        };
+        if forward {
+            for c in [&mut self.flows_total[flow], &mut self.flows_bin[flow]] {
+                c.packets_sent += 1;
+                c.bytes_sent += len as u64;
+            }
+        }
+        self.onto(0, slot, now);
+    }
+
+    /// Puts the packet in `slot` on hop `hop` of its route at logical `now` (or delivers it, if
+    /// the route has no more hops: then at the next [`Self::process_due`]).
+    fn onto(&mut self, hop: usize, slot: u32, now: Instant) {
+        let m = self.meta[slot as usize];
+        let route = &self.routes[m.route as usize];
+        let Some(&link) = route.links.get(hop) else {
+            return;
+        };
+        let flow = m.route / 2;
+        let mut packet = Packet {
+            flow: FlowId(flow),
+            direction: if m.forward {
+                Direction::Forward
+            } else {
+                Direction::Reverse
+            },
+            size: DataSize::bytes(u64::from(m.len)),
+            payload: 0,
+            sent_at: now,
+            header: Header::Udp(UdpDatagram { seq: 0 }),
+        };
+        let l = &mut self.links[link as usize];
+        if let Offer::Dropped(s) = l.offer(now, slot, &mut packet) {
+            self.lose(s);
+        }
+        self.reap(link as usize);
+    }
+
+    /// Frees the slots of the packets link `link`'s error model destroyed.
+    #[inline]
+    fn reap(&mut self, link: usize) {
+        while let Some(s) = self.links[link].corrupted.pop() {
+            self.lose(s);
+        }
+    }
+
+    #[inline]
+    fn lose(&mut self, slot: u32) {
+        let m = self.meta[slot as usize];
+        if m.forward {
+            let flow = (m.route / 2) as usize;
+            self.flows_total[flow].packets_dropped += 1;
+            self.flows_bin[flow].packets_dropped += 1;
+        }
+        self.free.push(slot);
+    }
+
+    /// The next logical instant anything happens on a link.
+    #[inline]
+    pub fn next_event(&self) -> Option<Instant> {
+        self.links.iter().filter_map(EmuLink::next_event).min()
+    }
+
+    /// The earliest instant a packet may have to be handed to a host (the I/O loop's next
+    /// wake-up): a link event is run by then only if something a host sees can follow from it
+    /// in time. Events inside the emulator are run late, on their logical instants, at the next
+    /// wake-up or before the next packet read is offered (`process_due`), so they cost no
+    /// wake-up of their own.
+    #[inline]
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.links
+            .iter()
+            .zip(&self.rest)
+            .filter_map(|(l, &rest)| {
+                let arrive = l.next_arrival().map(|t| t.saturating_add(rest));
+                let wake = l
+                    .next_wake()
+                    .map(|t| t.saturating_add(l.delay()).saturating_add(rest));
+                [arrive, wake].into_iter().flatten().min()
+            })
+            .min()
+    }
+
+    /// The end of the current interval-series bin.
+    pub fn bin_end(&self) -> Instant {
+        self.bin_start + self.interval
+    }
+
+    /// Runs every link event due by logical `upto`, in time order (links by index at equal
+    /// instants), closing the series' bins on the way; a packet's last hop hands it to
+    /// `deliver(host, bytes)` (which returns whether the device took it), timestamped with
+    /// `clock` for its departure error.
+    pub fn process_due(
+        &mut self,
+        upto: Instant,
+        clock: &dyn Fn() -> Instant,
+        deliver: &mut dyn FnMut(u32, &[u8]) -> bool,
+    ) {
+        loop {
+            let mut best: Option<(Instant, usize)> = None;
+            for (i, l) in self.links.iter().enumerate() {
+                if let Some(t) = l.next_event()
+                    && t <= upto
+                    && best.is_none_or(|(b, _)| t < b)
+                {
+                    best = Some((t, i));
+                }
+            }
+            let Some((t, i)) = best else {
+                break;
+            };
+            self.close_bins(t);
+            let arrived = self.links[i].step(t);
+            self.reap(i);
+            if let Some(slot) = arrived {
+                self.arrive(i, slot, t, clock, deliver);
+            }
+        }
+        self.close_bins(upto);
+    }
+
+    fn arrive(
+        &mut self,
+        link: usize,
+        slot: u32,
+        t: Instant,
+        clock: &dyn Fn() -> Instant,
+        deliver: &mut dyn FnMut(u32, &[u8]) -> bool,
+    ) {
+        let m = &mut self.meta[slot as usize];
+        m.hop += 1;
+        let m = *m;
+        let route = &self.routes[m.route as usize];
+        if usize::from(m.hop) < route.links.len() {
+            self.onto(usize::from(m.hop), slot, t);
+            return;
+        }
+        let at = slot as usize * self.slot_size;
+        let ok = deliver(route.deliver_to, &self.arena[at..at + m.len as usize]);
+        let error = clock().saturating_since(t);
+        self.errors[link].record(error);
+        if error >= LATE {
+            self.stats.late += 1;
+        }
+        if !ok {
+            self.stats.write_failures += 1;
+        }
+        if m.forward {
+            let flow = (m.route / 2) as usize;
+            for c in [&mut self.flows_total[flow], &mut self.flows_bin[flow]] {
+                c.packets_delivered += 1;
+                c.bytes_delivered += u64::from(m.len);
+            }
+            self.live_bytes += u64::from(m.len);
+        }
+        self.free.push(slot);
+    }
+
+    /// Closes the bins that end by logical `t`.
+    fn close_bins(&mut self, t: Instant) {
+        while t >= self.bin_start + self.interval {
+            self.close_bin(self.interval);
+        }
+    }
+
+    fn close_bin(&mut self, width: Duration) {
+        let (t0, t1) = (self.bin_start, self.bin_start + width);
+        let s = &mut self.flow_series;
+        for (i, b) in self.flows_bin.iter_mut().enumerate() {
+            s.flow_id.push(i as u32);
+            s.t_start.push(t0.as_secs_f64());
+            s.t_end.push(t1.as_secs_f64());
+            s.packets_sent.push(b.packets_sent);
+            s.bytes_sent.push(b.bytes_sent);
+            s.packets_delivered.push(b.packets_delivered);
+            s.bytes_delivered.push(b.bytes_delivered);
+            // Filled in from the receivers' own counts when the run ends.
+            s.goodput_bytes.push(0);
+            s.packets_dropped.push(b.packets_dropped);
+            s.rtt_mean_s.push(f64::NAN);
+            *b = FlowCounts::default();
+        }
+        let s = &mut self.link_series;
+        for (i, l) in self.links.iter_mut().enumerate() {
+            let (qp, qb) = l.queue_len();
+            let b = l.bin;
+            let cap = l.capacity_bits(t0, t1);
+            s.link_id.push(i as u32);
+            s.t_start.push(t0.as_secs_f64());
+            s.t_end.push(t1.as_secs_f64());
+            s.queue_packets.push(qp);
+            s.queue_bytes.push(qb);
+            s.packets_forwarded.push(b.packets_forwarded);
+            s.bytes_forwarded.push(b.bytes_forwarded);
+            s.packets_dropped
+                .push(b.packets_dropped + b.packets_corrupted);
+            s.utilisation.push(if cap > 0.0 {
+                (b.bytes_forwarded * 8) as f64 / cap
+            } else {
+                0.0
+            });
+            l.bin = LinkCounts::default();
+        }
+        self.bin_start = t1;
+    }
+
+    /// Closes the last, partial bin at `end`.
+    pub(crate) fn finish(&mut self, end: Instant) {
+        self.close_bins(end);
+        if end > self.bin_start {
+            self.close_bin(end.saturating_since(self.bin_start));
+        }
+    }
+
+    /// The links, by link id.
+    pub(crate) fn links(&self) -> &[EmuLink] {
+        &self.links
+    }
+
+    /// Packets held (queued or on a link's wire).
+    pub fn held(&self) -> usize {
+        self.meta.len() - self.free.len()
+    }
+}
+
+fn reserve_flow_series(s: &mut FlowSeries, n: usize) {
+    s.flow_id.reserve(n);
+    s.t_start.reserve(n);
+    s.t_end.reserve(n);
+    s.packets_sent.reserve(n);
+    s.bytes_sent.reserve(n);
+    s.packets_delivered.reserve(n);
+    s.bytes_delivered.reserve(n);
+    s.goodput_bytes.reserve(n);
+    s.packets_dropped.reserve(n);
+    s.rtt_mean_s.reserve(n);
+}
+
+fn reserve_link_series(s: &mut LinkSeries, n: usize) {
+    s.link_id.reserve(n);
+    s.t_start.reserve(n);
+    s.t_end.reserve(n);
+    s.queue_packets.reserve(n);
+    s.queue_bytes.reserve(n);
+    s.packets_forwarded.reserve(n);
+    s.bytes_forwarded.reserve(n);
+    s.packets_dropped.reserve(n);
+    s.utilisation.reserve(n);
+}
+
+/// The flow an IPv4 UDP or TCP packet belongs to, by port, and whether it travels forward
+/// (to the receiver's port) or back (from it).
+#[inline]
+pub fn classify(p: &[u8], flows: usize) -> Option<(usize, bool)> {
+    if p.len() < 20 || p[0] >> 4 != 4 {
+        return None;
+    }
+    let ihl = usize::from(p[0] & 0x0f) * 4;
+    if !matches!(p[9], 6 | 17) || p.len() < ihl + 4 {
+        return None;
+    }
+    // A fragment other than the first carries no ports.
+    if u16::from_be_bytes([p[6], p[7]]) & 0x1fff != 0 {
+        return None;
+    }
+    let sport = u16::from_be_bytes([p[ihl], p[ihl + 1]]);
+    let dport = u16::from_be_bytes([p[ihl + 2], p[ihl + 3]]);
+    let flow_of = |port: u16| {
+        port.checked_sub(RECV_PORT)
+            .map(usize::from)
+            .filter(|&f| f < flows)
+    };
+    flow_of(dport)
+        .map(|f| (f, true))
+        .or_else(|| flow_of(sport).map(|f| (f, false)))
+}
+
+/// A line about the emulation, about once a second.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EmuLive {
+    /// Seconds since the emulation started.
+    pub t_s: f64,
+    /// Bits per second delivered over the last second, all flows.
+    pub delivered_bps: f64,
+    /// Packets dropped so far (queues and loss models), all links.
+    pub dropped: u64,
+    /// Packets forwarded late so far.
+    pub late: u64,
+}
+
+/// Runs the forwarder on the calling thread until `end` (on `clock`) or either `stop` flag is
+/// set; returns where it stopped.
+pub fn run(
+    core: &mut Core,
+    tuns: &[Tun],
+    clock: Clock,
+    end: Instant,
+    stop: [&AtomicBool; 2],
+    live: &mut dyn FnMut(&EmuLive),
+) -> std::io::Result<Instant> {
+    // Sleeps end when asked, not up to 50 µs later (the default timer slack); and where the
+    // process may, the forwarder runs ahead of ordinary threads (a real-time priority below the
+    // kernel's own threads'), so that a busy machine delays it less.
+    let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
+    let realtime = crate::sys::set_realtime(REALTIME_PRIORITY).is_ok();
+    let cpu = || rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    let cpu_start = cpu();
+    let mut pfds: Vec<PollFd<'_>> = tuns
+        .iter()
+        .map(|t| PollFd::from_borrowed_fd(t.fd(), PollFlags::IN))
+        .collect();
+    let now_fn = || clock.now();
+    let mut deliver = |host: u32, bytes: &[u8]| tuns[host as usize].write(bytes);
+    let mut next_live = Instant::ZERO + Duration::from_secs(1);
+    let stopped_at = loop {
+        let now = clock.now();
+        if now >= end {
+            core.process_due(end, &now_fn, &mut deliver);
+            break end;
+        }
+        if stop.iter().any(|s| s.load(Ordering::Relaxed)) {
+            core.process_due(now, &now_fn, &mut deliver);
+            break now;
+        }
+        core.process_due(now, &now_fn, &mut deliver);
+        if now >= next_live {
+            let dropped = core
+                .links()
+                .iter()
+                .map(|l| l.total.packets_dropped + l.total.packets_corrupted)
+                .sum();
+            live(&EmuLive {
+                t_s: now.as_secs_f64(),
+                delivered_bps: (core.live_bytes * 8) as f64,
+                dropped,
+                late: core.stats.late,
+            });
+            core.live_bytes = 0;
+            next_live += Duration::from_secs(1);
+        }
+        // Wait for a packet from a host or until shortly before the next event (no wait within
+        // SPIN of it: the loop comes round again at once), then read only the devices that
+        // have packets.
+        let next = core
+            .next_deadline()
+            .unwrap_or(Instant::MAX)
+            .min(core.bin_end())
+            .min(next_live)
+            .min(end);
+        let now = clock.now();
+        let nap = if next > now + SPIN {
+            next.saturating_since(now) - SPIN
+        } else {
+            Duration::ZERO
+        };
+        let ts = Timespec {
+            tv_sec: (nap.as_nanos() / 1_000_000_000) as i64,
+            tv_nsec: (nap.as_nanos() % 1_000_000_000) as i64,
+        };
+        match poll(&mut pfds, Some(&ts)) {
+            Ok(0) | Err(rustix::io::Errno::INTR) => continue,
+            Ok(_) => {}
+            Err(e) => return Err(e.into()),
+        }
+        for (h, (tun, pfd)) in tuns.iter().zip(&pfds).enumerate() {
+            if !pfd.revents().contains(PollFlags::IN) {
+                continue;
+            }
+            for _ in 0..BATCH {
+                let (slot, buf) = core.slot();
+                match tun.read(buf)? {
+                    Some(n) => {
+                        let at = clock.now();
+                        core.process_due(at, &now_fn, &mut deliver);
+                        core.ingest(h as u32, slot, n, at);
+                    }
+                    None => {
+                        core.unused(slot);
+                        break;
+                    }
+                }
+            }
+        }
+    };
+    core.finish(stopped_at);
+    core.stats.realtime = realtime;
+    let (a, b) = (cpu_start, cpu());
+    core.stats.cpu_s = (b.tv_sec - a.tv_sec) as f64 + (b.tv_nsec - a.tv_nsec) as f64 / 1e9;
+    Ok(stopped_at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn udp(sport: u16, dport: u16) -> Vec<u8> {
+        let mut p = vec![0u8; 28];
+        p[0] = 0x45;
+        p[9] = 17;
+        p[20..22].copy_from_slice(&sport.to_be_bytes());
+        p[22..24].copy_from_slice(&dport.to_be_bytes());
+        p
+    }
+
+    #[test]
+    fn packets_are_told_apart_by_the_receivers_port() {
+        assert_eq!(classify(&udp(40_000, RECV_PORT + 2), 3), Some((2, true)));
+        assert_eq!(classify(&udp(RECV_PORT + 1, 40_001), 3), Some((1, false)));
+        assert_eq!(classify(&udp(1, RECV_PORT + 3), 3), None);
+        let mut v6 = udp(1, RECV_PORT);
+        v6[0] = 0x60;
+        assert_eq!(classify(&v6, 3), None);
+        assert_eq!(classify(&[0x45; 10], 3), None);
+        let mut icmp = udp(1, RECV_PORT);
+        icmp[9] = 1;
+        assert_eq!(classify(&icmp, 3), None);
+    }
+
+    #[test]
+    fn only_a_packet_about_to_reach_a_host_needs_a_wake_up() {
+        let text = r#"
+name = "two-hops"
+duration = "1s"
+[topology]
+nodes = ["a", "r", "b"]
+[[topology.link]]
+between = ["a", "r"]
+rate = "12Mbps"
+delay = "5ms"
+[[topology.link]]
+between = ["r", "b"]
+rate = "12Mbps"
+delay = "20ms"
+[[flow]]
+protocol = "linux-tcp"
+from = "a"
+to = "b"
+"#;
+        let s = fairstream_scenario::load(text, "two-hops.toml", None).unwrap();
+        let mut core = Core::new(&Plan::new(&s).unwrap());
+        let (slot, buf) = core.slot();
+        buf[..28].copy_from_slice(&udp(40_000, RECV_PORT));
+        buf[2..4].copy_from_slice(&1500u16.to_be_bytes());
+        core.ingest(0, slot, 1500, Instant::ZERO);
+        // On the first link: 1 ms of transmission and 5 ms of delay to the router, then at
+        // least the second link's 20 ms to b: no wake-up is needed before 26 ms.
+        let ms = |n| Instant::ZERO + Duration::from_millis(n);
+        assert_eq!(core.next_event(), Some(ms(6)));
+        assert_eq!(core.next_deadline(), Some(ms(26)));
+        let mut handed = Vec::new();
+        core.process_due(ms(26), &|| ms(26), &mut |host, _| {
+            handed.push(host);
+            true
+        });
+        assert!(handed.is_empty(), "the packet is on the second link");
+        assert_eq!(core.next_deadline(), Some(ms(27)));
+        core.process_due(ms(27), &|| ms(27), &mut |host, _| {
+            handed.push(host);
+            true
+        });
+        assert_eq!(handed, vec![1]);
+        assert_eq!(
+            core.errors[2].count(),
+            1,
+            "the departure error is the last hop's"
+        );
+    }
+}

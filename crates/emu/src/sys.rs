@@ -1,0 +1,97 @@
+//! The four system calls the emulator needs that no safe wrapper offers, each in one small
+//! audited function (this is the only module of the workspace that allows `unsafe`):
+//!
+//! - [`unshare_net`]: `unshare(CLONE_NEWNET)`, a new network namespace for the calling thread
+//!   (rustix marks `unshare` unsafe for `CLONE_FILES`, which is never passed here);
+//! - [`tun_set_iff`]: the `TUNSETIFF` ioctl that turns an open `/dev/net/tun` into a named TUN
+//!   device (no crate wraps it without pulling in an async runtime);
+//! - [`tcp_info`]: `getsockopt(TCP_INFO)` into a byte buffer, read field by field at the
+//!   offsets of Linux's `struct tcp_info` (`include/uapi/linux/tcp.h`), so the buffer's layout
+//!   is never assumed by a Rust type;
+//! - [`set_realtime`]: `sched_setscheduler(0, SCHED_FIFO)` for the forwarder's thread, so that
+//!   other work on the machine (compilers, the flows' own threads) delays it less.
+//!
+//! Each call passes only pointers to buffers it owns, of the length it states, to a syscall that
+//! writes at most that many bytes; none keeps a pointer after it returns.
+#![allow(unsafe_code)]
+
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd};
+
+/// Moves the calling thread into a new, empty network namespace.
+pub(crate) fn unshare_net() -> io::Result<()> {
+    // SAFETY: unshare with CLONE_NEWNET changes only the calling thread's network namespace;
+    // it touches no memory of the process and no file descriptor.
+    let r = unsafe { libc::unshare(libc::CLONE_NEWNET) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Makes the open `/dev/net/tun` `fd` the TUN device `name` (layer 3, no packet information
+/// header); with `multi_queue`, one queue of a multi-queue device.
+pub(crate) fn tun_set_iff(fd: BorrowedFd<'_>, name: &str, multi_queue: bool) -> io::Result<()> {
+    // struct ifreq: a 16-byte name, then a union whose first member here is `short ifr_flags`;
+    // 40 bytes in all on every Linux ABI.
+    let mut ifreq = [0u8; 40];
+    let bytes = name.as_bytes();
+    if bytes.is_empty() || bytes.len() >= libc::IFNAMSIZ || bytes.contains(&0) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{name}` is no interface name"),
+        ));
+    }
+    ifreq[..bytes.len()].copy_from_slice(bytes);
+    let mut flags = (libc::IFF_TUN | libc::IFF_NO_PI) as i16;
+    if multi_queue {
+        flags |= libc::IFF_MULTI_QUEUE as i16;
+    }
+    ifreq[16..18].copy_from_slice(&flags.to_ne_bytes());
+    // SAFETY: TUNSETIFF reads and writes a struct ifreq (40 bytes) at the pointer, which
+    // points at `ifreq`, a live 40-byte buffer owned here; fd is a valid open descriptor.
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETIFF, ifreq.as_mut_ptr()) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// The kernel's `struct tcp_info` of a TCP socket, as bytes; the number of bytes the kernel
+/// filled (older kernels fill fewer fields).
+pub(crate) fn tcp_info(fd: BorrowedFd<'_>, buf: &mut [u8; 256]) -> io::Result<usize> {
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes (256, the buffer's length) at the pointer,
+    // which points at `buf`, and writes the length it filled into `len`, a live local.
+    let r = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok((len as usize).min(buf.len()))
+    }
+}
+
+/// Puts the calling thread under `SCHED_FIFO` at `priority` (1 to 99).
+pub(crate) fn set_realtime(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: sched_setscheduler reads one struct sched_param at the pointer, which points at
+    // `param`, a live local; pid 0 is the calling thread.
+    let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}

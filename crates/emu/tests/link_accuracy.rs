@@ -1,0 +1,131 @@
+//! Link accuracy (docs/VALIDATION.md, "The emulator's links"): one emulation of three
+//! independent paths, each a CBR flow through one link, against a simulation of the same
+//! scenario.
+//!
+//! - **overload**: 150 Mbit/s of 1500-byte packets into a 100 Mbit/s, 10 ms link with a
+//!   5000-packet drop-tail queue (600 ms: a stall of the sender on a busy machine does not
+//!   empty it): delivered at the link's rate within 1 %, and the link's drops within 2 % of the
+//!   simulator's;
+//! - **light**: 10 Mbit/s through a 100 Mbit/s, 10 ms link: each packet's one-way delay less the
+//!   link's delay and transmission time (the emulator's own overhead, kernel and threads
+//!   included), p99 ≤ 100 µs when the machine is quiet (1-minute load average below 1; on a
+//!   loaded machine the percentiles and the load are printed, not judged);
+//! - **lossy**: 5 Mbit/s through a 10 Mbit/s link with Bernoulli loss of 1 %: the fraction lost
+//!   within its 99 % confidence interval.
+//!
+//! The rates and drops are properties of the link model on logical time, so they hold however
+//! late the forwarder wakes (as long as it keeps up); only the delay excess depends on the
+//! machine's load. Skips, saying why, where the emulator cannot run. About 5 s.
+
+use std::sync::atomic::AtomicBool;
+
+const SCENARIO: &str = r#"
+name = "link-accuracy"
+duration = "4s"
+[topology]
+nodes = ["a0", "b0", "a1", "b1", "a2", "b2"]
+[[topology.link]]
+between = ["a0", "b0"]
+rate = "100Mbps"
+delay = "10ms"
+queue = { kind = "droptail", limit = "5000 packets" }
+[[topology.link]]
+between = ["a1", "b1"]
+rate = "100Mbps"
+delay = "10ms"
+[[topology.link]]
+between = ["a2", "b2"]
+rate = "10Mbps"
+delay = "10ms"
+loss = { kind = "bernoulli", per = "1%" }
+[[flow]]
+name = "overload"
+protocol = "cbr"
+rate = "150Mbps"
+packet_size = "1500B"
+from = "a0"
+to = "b0"
+[[flow]]
+name = "light"
+protocol = "cbr"
+rate = "10Mbps"
+packet_size = "1500B"
+from = "a1"
+to = "b1"
+[[flow]]
+name = "lossy"
+protocol = "cbr"
+rate = "5Mbps"
+packet_size = "1500B"
+from = "a2"
+to = "b2"
+"#;
+
+#[test]
+fn emulated_links_carry_what_the_model_says() {
+    if let Err(e) = fairstream_emu::preflight() {
+        eprintln!("skipped: {e}");
+        return;
+    }
+    let scenario = fairstream_scenario::load(SCENARIO, "link-accuracy.toml", None).unwrap();
+    let sim = fairstream_sim::Simulator::new(scenario.network.clone())
+        .unwrap()
+        .run();
+    let stop = AtomicBool::new(false);
+    let emu = fairstream_emu::emulate(&scenario, &stop, &mut |_| {}).unwrap();
+    let load = fairstream_emu::run::load_average();
+    let out = &emu.output;
+    eprintln!("load average {load:?}; emu.json: {}", emu.emu);
+
+    // Overload: the link busy all the time from the first packet, at its rate.
+    let link = &out.links[0];
+    let secs = out.duration.as_secs_f64();
+    let rate = (link.bytes_forwarded * 8) as f64 / secs;
+    assert!(
+        (rate / 100e6 - 1.0).abs() < 0.01,
+        "forwarded at {rate} bit/s, not 100 Mbit/s within 1 %"
+    );
+    let (emu_drops, sim_drops) = (
+        link.packets_dropped as f64,
+        sim.links[0].packets_dropped as f64,
+    );
+    assert!(
+        (emu_drops / sim_drops - 1.0).abs() < 0.02,
+        "{emu_drops} drops emulated, {sim_drops} simulated"
+    );
+
+    eprintln!(
+        "overload: forwarded {:.4} Mbit/s; drops emulated {emu_drops} simulated {sim_drops} ({:+.3} %)",
+        rate / 1e6,
+        (emu_drops / sim_drops - 1.0) * 100.0
+    );
+
+    // Lossy: Bernoulli 1 % within its 99 % confidence interval.
+    let lossy = &out.links[4];
+    let n = lossy.packets_forwarded as f64;
+    let p = lossy.packets_corrupted as f64 / n;
+    let half = 2.576 * (0.01 * 0.99 / n).sqrt();
+    assert!((p - 0.01).abs() <= half, "lost {p} of {n}, 1 % ± {half}");
+    eprintln!(
+        "lossy: lost {:.4} % of {n} (1 % ± {:.4} %)",
+        p * 100.0,
+        half * 100.0
+    );
+
+    // Light: the emulator's own overhead on each packet's one-way delay.
+    let excess = &emu.emu["flows"][1]["receiver"]["one_way_delay_excess"];
+    let p99 = excess["p99_us"].as_f64().unwrap();
+    eprintln!(
+        "light: one-way delay excess {excess}; departure error {}",
+        emu.emu["links"][2]
+    );
+    assert!(excess["packets"].as_u64().unwrap() > 3000, "{excess}");
+    assert_eq!(excess["earlier_than_the_links_allow"], 0, "{excess}");
+    if load.is_some_and(|l| l < 1.0) {
+        assert!(p99 <= 100.0, "one-way delay excess p99 {p99} µs: {excess}");
+    } else {
+        eprintln!(
+            "a loaded machine (load {load:?}): one-way delay excess p99 {p99} µs, not judged"
+        );
+    }
+}
