@@ -290,7 +290,16 @@ fn drop_tail_bottleneck_finite_transfer_delivered_exactly_once_in_order() {
                 window: 64,
                 ..cfg(variant, 200)
             };
-            let mut pair = Pair::new(c, TcpSinkConfig { delayed_ack }, fwd, rev, Loss::None);
+            let mut pair = Pair::new(
+                c,
+                TcpSinkConfig {
+                    delayed_ack,
+                    ..TcpSinkConfig::default()
+                },
+                fwd,
+                rev,
+                Loss::None,
+            );
             pair.run(limit(1000));
             assert!(pair.fwd.drops > 0, "the queue overflowed");
             pair.assert_delivered_exactly_once(200);
@@ -342,7 +351,16 @@ fn heavy_random_loss_transfer_completes() {
     ] {
         let (f, r) = clean_path();
         let loss = Loss::Random(RngStream::from_seed(seed), 0.3);
-        let mut pair = Pair::new(cfg(variant, 200), TcpSinkConfig { delayed_ack }, f, r, loss);
+        let mut pair = Pair::new(
+            cfg(variant, 200),
+            TcpSinkConfig {
+                delayed_ack,
+                ..TcpSinkConfig::default()
+            },
+            f,
+            r,
+            loss,
+        );
         pair.run(limit(1_000_000));
         pair.assert_delivered_exactly_once(200);
         assert!(pair.sender.timeouts() > 0);

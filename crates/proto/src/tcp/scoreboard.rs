@@ -1,0 +1,559 @@
+//! The SACK sender's scoreboard (RFC 6675 §3–4) in packet numbers: one entry per packet sent
+//! and not yet cumulatively acknowledged, with whether it was SACKed, is deemed lost, was
+//! retransmitted, and what the delivery-rate estimator ([`super::rate`]) recorded when it left.
+//!
+//! ns-2's TCP numbers packets, so RFC 6675's octet ranges become packet ranges: a "segment" is a
+//! packet, `HighACK` the cumulative ACK, `HighData` the highest packet sent, and `IsLost(s)`
+//! holds when at least `DupThresh` = 3 packets above `s` were SACKed (both of the RFC's tests,
+//! three discontiguous SACKed sequences or more than two segments' worth of SACKed bytes, say
+//! that for whole packets). `IsLost` is monotone, so the lost packets are every unSACKed one
+//! below the third-highest SACKed packet, and the scoreboard marks them as that boundary moves.
+//!
+//! `pipe` (RFC 6675 `SetPipe`) is kept as counters, as Linux keeps its `packets_in_flight`:
+//! outstanding − SACKed − lost + retransmitted (a retransmitted packet counts again unless SACKed;
+//! a lost one that was retransmitted counts once). This is the RFC's sum: every unSACKed packet
+//! at or below `HighRxt` was retransmitted by rules (1) or (3) of `NextSeg`, and the rescue
+//! retransmission of rule (4), which does not move `HighRxt`, is not counted, as in the RFC.
+//!
+//! The entries live in a ring indexed by packet number modulo a power-of-two capacity that grows
+//! to the largest flight and never shrinks, so a sender in steady state allocates nothing.
+
+use fairstream_core::Instant;
+
+/// `DupThresh` (RFC 6675 §2, RFC 5681): SACKed packets above one that make it lost.
+pub const DUP_THRESH: usize = 3;
+
+/// What the rate estimator records of a packet when it leaves (draft-cheng-iccrg-delivery-rate-
+/// estimation §3.2; Linux `tcp_rate_skb_sent`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SendState {
+    /// When it was (last) sent.
+    pub sent_at: Instant,
+    /// Packets the connection had delivered then.
+    pub delivered: u64,
+    /// When the connection's delivered count last moved, then.
+    pub delivered_at: Instant,
+    /// The send time of the packet most recently delivered, then (the start of its send
+    /// interval).
+    pub first_sent_at: Instant,
+    /// Whether the sender was application-limited then.
+    pub app_limited: bool,
+}
+
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+const RETRANS: u8 = 4;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    flags: u8,
+    send: SendState,
+}
+
+/// A packet newly delivered by an ACK (cumulatively or by a SACK block), for the rate estimator
+/// and RTT sampling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivered {
+    /// Its packet number.
+    pub seq: i64,
+    /// What was recorded when it was last sent.
+    pub send: SendState,
+    /// Whether it had been retransmitted (its RTT is then ambiguous, Karn).
+    pub retransmitted: bool,
+}
+
+/// What one ACK changed on the scoreboard.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckUpdate {
+    /// Packets delivered for the first time (cumulatively acknowledged without having been
+    /// SACKed, or SACKed now).
+    pub delivered: u32,
+    /// Of them, SACKed now.
+    pub sacked: u32,
+    /// The most recently sent of them (the rate sample's packet, Linux's choice).
+    pub newest: Option<Delivered>,
+    /// The most recently sent of them that was never retransmitted (an unambiguous RTT; Linux's
+    /// `ca_rtt`, what the window control and BBR see).
+    pub newest_clean: Option<Delivered>,
+    /// The earliest sent of them that was never retransmitted (Linux's `seq_rtt`, what the RTO
+    /// estimator sees: it includes the receiver's delayed-ACK wait).
+    pub oldest_clean: Option<Delivered>,
+}
+
+impl AckUpdate {
+    fn take(&mut self, seq: i64, slot: &Slot) {
+        self.delivered += 1;
+        let d = Delivered {
+            seq,
+            send: slot.send,
+            retransmitted: slot.flags & RETRANS != 0,
+        };
+        let newer = |o: &Option<Delivered>| {
+            o.is_none_or(|x| {
+                (d.send.sent_at, d.send.delivered) >= (x.send.sent_at, x.send.delivered)
+            })
+        };
+        if newer(&self.newest) {
+            self.newest = Some(d);
+        }
+        if !d.retransmitted && newer(&self.newest_clean) {
+            self.newest_clean = Some(d);
+        }
+        if !d.retransmitted
+            && self
+                .oldest_clean
+                .is_none_or(|x| d.send.sent_at < x.send.sent_at)
+        {
+            self.oldest_clean = Some(d);
+        }
+    }
+}
+
+/// What `NextSeg` (RFC 6675 §4) says to send next, besides new data (rule 2), which is the
+/// sender's to decide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NextSeg {
+    /// Rule (1): the first lost packet above `HighRxt`.
+    Lost(i64),
+    /// Rule (3): the first unSACKed packet above `HighRxt` below the highest SACKed one.
+    Unsacked(i64),
+    /// Rule (4): the rescue retransmission, the highest unSACKed packet.
+    Rescue(i64),
+}
+
+/// The scoreboard of packets `[base, top]`: sent, not cumulatively acknowledged.
+#[derive(Clone, Debug)]
+pub struct Scoreboard {
+    slots: Vec<Slot>,
+    /// First packet not cumulatively acknowledged (`HighACK + 1`).
+    base: i64,
+    /// Highest packet sent (`HighData`); `base - 1` when nothing is outstanding.
+    top: i64,
+    sacked_out: u64,
+    lost_out: u64,
+    retrans_out: u64,
+    /// The three highest SACKed packets, highest first (−1: none).
+    sacked_top: [i64; DUP_THRESH],
+    /// Packets below this were checked for loss.
+    lost_mark: i64,
+    /// Where the search for a lost or unSACKed packet above `HighRxt` resumes.
+    cursor: i64,
+}
+
+impl Default for Scoreboard {
+    fn default() -> Self {
+        Self::new(0)
+    }
+}
+
+impl Scoreboard {
+    /// An empty scoreboard whose first packet will be `base`.
+    pub fn new(base: i64) -> Self {
+        Self {
+            slots: Vec::new(),
+            base,
+            top: base - 1,
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            sacked_top: [-1; DUP_THRESH],
+            lost_mark: base,
+            cursor: base,
+        }
+    }
+
+    #[inline]
+    fn idx(&self, seq: i64) -> usize {
+        (seq as u64 & (self.slots.len() as u64 - 1)) as usize
+    }
+
+    #[inline]
+    fn slot(&self, seq: i64) -> &Slot {
+        &self.slots[self.idx(seq)]
+    }
+
+    #[inline]
+    fn slot_mut(&mut self, seq: i64) -> &mut Slot {
+        let i = self.idx(seq);
+        &mut self.slots[i]
+    }
+
+    /// The first packet not cumulatively acknowledged.
+    pub fn base(&self) -> i64 {
+        self.base
+    }
+
+    /// The highest packet sent.
+    pub fn top(&self) -> i64 {
+        self.top
+    }
+
+    /// Packets outstanding (sent, not cumulatively acknowledged).
+    pub fn outstanding(&self) -> u64 {
+        (self.top - self.base + 1).max(0) as u64
+    }
+
+    /// SACKed packets above the cumulative ACK.
+    pub fn sacked(&self) -> u64 {
+        self.sacked_out
+    }
+
+    /// Packets deemed lost and not SACKed since.
+    pub fn lost(&self) -> u64 {
+        self.lost_out
+    }
+
+    /// Retransmitted packets not SACKed or acknowledged since (rescues excluded).
+    pub fn retransmitted(&self) -> u64 {
+        self.retrans_out
+    }
+
+    /// RFC 6675's `pipe`: packets the sender deems in the network.
+    pub fn pipe(&self) -> u64 {
+        (self.outstanding() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+
+    /// The highest SACKed packet (−1: none above the cumulative ACK).
+    pub fn highest_sacked(&self) -> i64 {
+        if self.sacked_top[0] >= self.base {
+            self.sacked_top[0]
+        } else {
+            -1
+        }
+    }
+
+    /// Whether packet `seq` (outstanding) was SACKed.
+    pub fn is_sacked(&self, seq: i64) -> bool {
+        self.contains(seq) && self.slot(seq).flags & SACKED != 0
+    }
+
+    /// RFC 6675 `IsLost(seq)`: at least three packets above it were SACKed (or it was marked
+    /// lost by a timeout).
+    pub fn is_lost(&self, seq: i64) -> bool {
+        self.contains(seq) && self.slot(seq).flags & (SACKED | LOST) == LOST
+    }
+
+    /// Whether packet `seq` was retransmitted since it was last deemed lost.
+    pub fn is_retransmitted(&self, seq: i64) -> bool {
+        self.contains(seq) && self.slot(seq).flags & RETRANS != 0
+    }
+
+    fn contains(&self, seq: i64) -> bool {
+        seq >= self.base && seq <= self.top && !self.slots.is_empty()
+    }
+
+    /// What was recorded when `seq` (outstanding) was last sent.
+    pub fn send_state(&self, seq: i64) -> Option<SendState> {
+        self.contains(seq).then(|| self.slot(seq).send)
+    }
+
+    /// Packet `seq` left: a new one (`seq == top + 1`), or a retransmission of an outstanding
+    /// one (`rescue`: rule (4)'s, not counted in `pipe`). Anything else is ignored.
+    pub fn sent(&mut self, seq: i64, send: SendState, rescue: bool) {
+        if seq == self.top + 1 {
+            self.reserve(seq);
+            self.top = seq;
+            *self.slot_mut(seq) = Slot { flags: 0, send };
+        } else if self.contains(seq) {
+            let slot = self.slot_mut(seq);
+            slot.send = send;
+            if !rescue && slot.flags & (RETRANS | SACKED) == 0 {
+                slot.flags |= RETRANS;
+                self.retrans_out += 1;
+            }
+        }
+    }
+
+    /// Makes room for `seq = top + 1`, moving the outstanding entries.
+    fn reserve(&mut self, seq: i64) {
+        let need = (seq - self.base + 1) as u64;
+        if need <= self.slots.len() as u64 {
+            return;
+        }
+        let len = usize::try_from(need.next_power_of_two())
+            .unwrap_or(usize::MAX)
+            .max(64)
+            .max(2 * self.slots.len());
+        let mut slots = vec![Slot::default(); len];
+        for s in self.base..=self.top {
+            slots[(s as u64 & (len as u64 - 1)) as usize] = *self.slot(s);
+        }
+        self.slots = slots;
+    }
+
+    /// The cumulative ACK reached `ack` (every packet up to it delivered): their entries go.
+    pub fn ack_to(&mut self, ack: i64, update: &mut AckUpdate) {
+        let end = ack.min(self.top);
+        while self.base <= end {
+            let s = self.base;
+            let slot = *self.slot(s);
+            if slot.flags & SACKED != 0 {
+                self.sacked_out -= 1;
+            } else {
+                if slot.flags & LOST != 0 {
+                    self.lost_out -= 1;
+                }
+                if slot.flags & RETRANS != 0 {
+                    self.retrans_out -= 1;
+                }
+                update.take(s, &slot);
+            }
+            self.base += 1;
+        }
+        self.lost_mark = self.lost_mark.max(self.base);
+        self.cursor = self.cursor.max(self.base);
+    }
+
+    /// A SACK block `[start, end)` arrived: its outstanding packets are SACKed.
+    pub fn sack(&mut self, start: i64, end: i64, update: &mut AckUpdate) {
+        if self.slots.is_empty() {
+            return;
+        }
+        let from = start.max(self.base);
+        let to = end.min(self.top + 1);
+        for s in from..to {
+            let i = self.idx(s);
+            let slot = self.slots[i];
+            if slot.flags & SACKED != 0 {
+                continue;
+            }
+            if slot.flags & LOST != 0 {
+                self.lost_out -= 1;
+            }
+            if slot.flags & RETRANS != 0 {
+                self.retrans_out -= 1;
+            }
+            self.slots[i].flags |= SACKED;
+            self.sacked_out += 1;
+            update.take(s, &slot);
+            update.sacked += 1;
+            self.note_sacked(s);
+        }
+    }
+
+    fn note_sacked(&mut self, s: i64) {
+        let top = &mut self.sacked_top;
+        if s > top[DUP_THRESH - 1] {
+            top[DUP_THRESH - 1] = s;
+            top.sort_unstable_by(|a, b| b.cmp(a));
+        }
+    }
+
+    /// Marks lost every unSACKed packet that `IsLost` now names (three SACKed above it); returns
+    /// how many were newly marked.
+    pub fn mark_lost(&mut self) -> u64 {
+        let bound = self.sacked_top[DUP_THRESH - 1];
+        self.mark_lost_below(bound)
+    }
+
+    /// Marks lost every outstanding unSACKed packet below `bound`; returns how many.
+    fn mark_lost_below(&mut self, bound: i64) -> u64 {
+        let mut n = 0;
+        let bound = bound.min(self.top + 1);
+        while self.lost_mark < bound {
+            let s = self.lost_mark;
+            let slot = self.slot_mut(s);
+            if slot.flags & (SACKED | LOST) == 0 {
+                slot.flags |= LOST;
+                n += 1;
+            }
+            self.lost_mark += 1;
+        }
+        self.lost_out += n;
+        n
+    }
+
+    /// Marks `seq` (the first unacknowledged packet, on entering recovery) lost if it is not.
+    pub fn mark_head_lost(&mut self) -> bool {
+        let s = self.base;
+        if !self.contains(s) || self.slot(s).flags & (SACKED | LOST) != 0 {
+            return false;
+        }
+        self.slot_mut(s).flags |= LOST;
+        self.lost_out += 1;
+        true
+    }
+
+    /// A retransmission timeout: every outstanding unSACKed packet is lost and none counts as
+    /// retransmitted any more (Linux `tcp_timeout_mark_lost`; RFC 6675 §5.1 keeps the SACK
+    /// information); the search for packets to resend starts again at the base.
+    pub fn timeout(&mut self) {
+        for s in self.base..=self.top {
+            let slot = self.slot_mut(s);
+            slot.flags &= !RETRANS;
+            if slot.flags & SACKED == 0 {
+                slot.flags |= LOST;
+            }
+        }
+        self.retrans_out = 0;
+        self.lost_out = self.outstanding() - self.sacked_out;
+        self.lost_mark = self.top + 1;
+        self.cursor = self.base;
+    }
+
+    /// RFC 6675 `NextSeg` rules (1), (3) and (4) for `HighRxt = high_rxt`, rule (3) only when
+    /// `rule3` (new data, rule (2), goes before it: the caller asks with `rule3` when it has
+    /// none), rule (4) when `rescue` (the caller's `RescueRxt` test passed).
+    pub fn next_seg(&mut self, high_rxt: i64, rule3: bool, rescue: bool) -> Option<NextSeg> {
+        if self.slots.is_empty() || self.top < self.base {
+            return None;
+        }
+        let from = (high_rxt + 1).max(self.base);
+        if self.cursor < from {
+            self.cursor = from;
+        }
+        // Rule (1): lost packets lie below `lost_mark`; the cursor only skips SACKed packets or
+        // packets already retransmitted, which stay so.
+        while self.cursor < self.lost_mark {
+            let f = self.slot(self.cursor).flags;
+            if f & (SACKED | LOST | RETRANS) == LOST {
+                return Some(NextSeg::Lost(self.cursor));
+            }
+            self.cursor += 1;
+        }
+        let high_sacked = self.highest_sacked();
+        if rule3 {
+            let mut s = from;
+            while s < high_sacked {
+                if self.slot(s).flags & (SACKED | RETRANS) == 0 {
+                    return Some(NextSeg::Unsacked(s));
+                }
+                s += 1;
+            }
+        }
+        if rescue {
+            let mut s = self.top;
+            while s >= self.base {
+                if self.slot(s).flags & SACKED == 0 {
+                    return Some(NextSeg::Rescue(s));
+                }
+                s -= 1;
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(sb: &mut Scoreboard, seqs: std::ops::RangeInclusive<i64>) {
+        for s in seqs {
+            sb.sent(s, SendState::default(), false);
+        }
+    }
+
+    /// Packets 1..=10 outstanding; 2, 4 and 5 lost in the network, the rest SACKed as they come.
+    fn step_plan() -> Scoreboard {
+        let mut sb = Scoreboard::new(1);
+        sent(&mut sb, 1..=10);
+        let mut u = AckUpdate::default();
+        // ACK of 1 (cumulative), then SACKs of 3, then 6, 7.
+        sb.ack_to(1, &mut u);
+        sb.sack(3, 4, &mut u);
+        sb.sack(6, 8, &mut u);
+        assert_eq!((u.delivered, u.sacked), (4, 3));
+        sb
+    }
+
+    #[test]
+    fn pipe_and_is_lost_on_a_scoreboard_computed_by_hand() {
+        let mut sb = step_plan();
+        // Outstanding 2..=10 (9), SACKed 3, 6, 7. Third-highest SACKed = 3: packets below 3 with
+        // three SACKed above are lost: only 2. pipe = 9 − 3 SACKed − 1 lost = 5 (4, 5, 8, 9, 10).
+        assert_eq!(sb.mark_lost(), 1);
+        assert!(sb.is_lost(2) && !sb.is_lost(4) && !sb.is_lost(5));
+        assert_eq!((sb.outstanding(), sb.sacked(), sb.lost()), (9, 3, 1));
+        assert_eq!(sb.pipe(), 5);
+        assert_eq!(sb.highest_sacked(), 7);
+        // SACK of 8: 4 and 5 now have 6, 7, 8 above them: lost. pipe = 9 − 4 − 3 = 2 (9, 10).
+        let mut u = AckUpdate::default();
+        sb.sack(8, 9, &mut u);
+        assert_eq!(sb.mark_lost(), 2);
+        assert_eq!(sb.pipe(), 2);
+        // NextSeg with HighRxt = 1: rule (1) gives 2; once it is retransmitted (HighRxt = 2,
+        // pipe + 1: the retransmission counts), 4, then 5.
+        assert_eq!(sb.next_seg(1, false, false), Some(NextSeg::Lost(2)));
+        sb.sent(2, SendState::default(), false);
+        assert_eq!(sb.pipe(), 3);
+        assert_eq!(sb.next_seg(2, false, false), Some(NextSeg::Lost(4)));
+        sb.sent(4, SendState::default(), false);
+        assert_eq!(sb.next_seg(4, false, false), Some(NextSeg::Lost(5)));
+        sb.sent(5, SendState::default(), false);
+        assert_eq!(sb.pipe(), 5);
+        // No lost packet left: rule (1) fails; rule (3) finds no unSACKed packet below the highest
+        // SACKed (8) that was not retransmitted; rule (4) rescues the highest unSACKed, 10.
+        assert_eq!(sb.next_seg(5, false, false), None);
+        assert_eq!(sb.next_seg(5, true, false), None);
+        assert_eq!(sb.next_seg(5, true, true), Some(NextSeg::Rescue(10)));
+        // A rescue is not counted in pipe (HighRxt does not move).
+        sb.sent(10, SendState::default(), true);
+        assert_eq!(sb.pipe(), 5);
+        // The retransmitted 2 arrives: cumulative ACK 3 (3 was SACKed): pipe drops by the
+        // retransmission and the original (one lost, one retransmitted): 4.
+        let mut u = AckUpdate::default();
+        sb.ack_to(3, &mut u);
+        assert_eq!(u.delivered, 1, "only 2 is new; 3 was SACKed before");
+        assert!(u.newest.unwrap().retransmitted && u.newest_clean.is_none());
+        assert_eq!(
+            (sb.outstanding(), sb.sacked(), sb.lost(), sb.retransmitted()),
+            (7, 3, 2, 2)
+        );
+        assert_eq!(sb.pipe(), 4);
+    }
+
+    #[test]
+    fn rule_three_sends_unsacked_packets_not_yet_deemed_lost() {
+        let mut sb = Scoreboard::new(0);
+        sent(&mut sb, 0..=5);
+        let mut u = AckUpdate::default();
+        // 0 and 1 missing, 2 and 4 SACKed: only two SACKed above 0 and 1, nothing is lost.
+        sb.sack(2, 3, &mut u);
+        sb.sack(4, 5, &mut u);
+        assert_eq!(sb.mark_lost(), 0);
+        assert_eq!(sb.pipe(), 4);
+        assert_eq!(sb.next_seg(-1, false, false), None);
+        assert_eq!(sb.next_seg(-1, true, false), Some(NextSeg::Unsacked(0)));
+        sb.sent(0, SendState::default(), false);
+        // 0 counts twice now (not lost, retransmitted): pipe 5.
+        assert_eq!(sb.pipe(), 5);
+        assert_eq!(sb.next_seg(0, true, false), Some(NextSeg::Unsacked(1)));
+        sb.sent(1, SendState::default(), false);
+        assert_eq!(sb.next_seg(1, true, false), Some(NextSeg::Unsacked(3)));
+    }
+
+    #[test]
+    fn a_timeout_marks_every_unsacked_packet_lost_and_resends_in_order() {
+        let mut sb = step_plan();
+        sb.mark_lost();
+        sb.sent(2, SendState::default(), false);
+        sb.timeout();
+        // Outstanding 2..=10, SACKed 3, 6, 7: the six others are lost, none retransmitted.
+        assert_eq!((sb.lost(), sb.retransmitted(), sb.pipe()), (6, 0, 0));
+        let mut order = Vec::new();
+        let mut high = 1;
+        while let Some(NextSeg::Lost(s)) = sb.next_seg(high, false, false) {
+            order.push(s);
+            sb.sent(s, SendState::default(), false);
+            high = s;
+        }
+        assert_eq!(order, [2, 4, 5, 8, 9, 10]);
+        assert_eq!(sb.pipe(), 6);
+    }
+
+    #[test]
+    fn the_ring_grows_and_keeps_entries() {
+        let mut sb = Scoreboard::new(0);
+        sent(&mut sb, 0..=63);
+        let mut u = AckUpdate::default();
+        sb.sack(40, 41, &mut u);
+        sent(&mut sb, 64..=300);
+        assert!(sb.is_sacked(40) && !sb.is_sacked(41));
+        sb.ack_to(299, &mut u);
+        assert_eq!((sb.outstanding(), sb.sacked(), sb.pipe()), (1, 0, 1));
+        // An ACK beyond what was sent moves nothing further.
+        sb.ack_to(10_000, &mut u);
+        assert_eq!((sb.base(), sb.outstanding()), (301, 0));
+    }
+}
