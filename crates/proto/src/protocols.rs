@@ -137,10 +137,7 @@ impl FlowProtocol for TcpFlowConfig {
     }
 
     fn segment_payload(&self) -> u64 {
-        self.sender
-            .packet_size
-            .as_bytes()
-            .saturating_sub(crate::IP_TCP_HEADER)
+        self.sender.segment_payload()
     }
 
     fn demand(&self) -> FlowDemand {
@@ -165,6 +162,18 @@ impl FlowProtocol for TcpFlowConfig {
                 .max(fairstream_core::Duration::from_nanos(1)),
             // AIMD follows the TCP equation; a binomial control need not.
             loss_limited: matches!(self.sender.control, crate::tcp::Control::Aimd(_)),
+            // ns-2's TCP records the window per ACK and the RTT once per round trip; with SACK or
+            // timestamps every ACK brings an RTT sample (RTT, SRTT, RTO), and pacing and BBR add
+            // their rate and bandwidth.
+            metrics_per_packet: if self.sender.variant == crate::tcp::TcpVariant::Sack
+                || self.sender.timestamps
+                || self.sender.pacing
+                || self.sender.control.is_bbr()
+            {
+                6.0
+            } else {
+                1.0
+            },
             ..FlowDemand::adaptive(self.sender.packet_size)
         }
     }

@@ -168,6 +168,10 @@ pub struct TcpSinkConfig {
     pub sack: bool,
     /// Echo timestamps (the sender sends them).
     pub timestamps: bool,
+    /// The receive window, packets beyond the next expected one: data beyond it is not kept,
+    /// only acknowledged (RFC 9293 §3.10.7.4), which bounds what a forged packet number can
+    /// make the receiver hold. `None`: no bound (ns-2's sink).
+    pub window: Option<u32>,
 }
 
 impl TcpSinkConfig {
@@ -175,8 +179,9 @@ impl TcpSinkConfig {
     pub fn for_sender(sender: &TcpConfig, delayed_ack: Option<Duration>) -> Self {
         Self {
             delayed_ack,
-            sack: sender.variant == TcpVariant::Sack,
+            sack: sender.variant == TcpVariant::Sack || sender.control.is_bbr(),
             timestamps: sender.timestamps,
+            window: Some(sender.window),
         }
     }
 
@@ -187,6 +192,7 @@ impl TcpSinkConfig {
             delayed_ack: Some(LINUX_DELACK),
             sack: true,
             timestamps: true,
+            window: Some(LINUX_WINDOW),
         }
     }
 }

@@ -26,6 +26,8 @@ pub mod hystart;
 pub mod options;
 pub mod pacing;
 pub mod rate;
+#[cfg(test)]
+mod robust;
 pub mod rtt;
 pub mod sack_list;
 pub mod scoreboard;

@@ -280,7 +280,11 @@ impl Endpoint for TcpSink {
         {
             self.ts_recent = seg.ts;
         }
-        if !self.receive(seq, packet.payload, seg.flags.push) {
+        let beyond = self
+            .config
+            .window
+            .is_some_and(|w| seq > self.next.saturating_add(i64::from(w)));
+        if beyond || !self.receive(seq, packet.payload, seg.flags.push) {
             self.duplicates += 1;
         }
         let Some(interval) = self.config.delayed_ack else {
