@@ -99,9 +99,7 @@ impl RateEstimator {
             acked_sacked: update.delivered,
             losses,
             prior_in_flight,
-            rtt: update
-                .newest_clean
-                .map(|d| now.saturating_since(d.send.sent_at)),
+            rtt: update.newest_clean.map(|d| now.saturating_since(d.sent_at)),
             ..RateSample::default()
         };
         if update.delivered == 0 {
@@ -109,10 +107,9 @@ impl RateEstimator {
         }
         self.delivered += u64::from(update.delivered);
         self.delivered_at = now;
-        let Some(newest) = update.newest else {
+        let Some(send) = update.newest_send else {
             return rs;
         };
-        let send = newest.send;
         self.first_sent_at = send.sent_at;
         rs.prior_delivered = send.delivered;
         rs.is_app_limited = send.app_limited;
@@ -138,7 +135,7 @@ mod tests {
     #[test]
     fn a_window_per_rtt_gives_its_rate() {
         // Ten packets sent 1 ms apart from 0 ms, each acknowledged 100 ms after it left.
-        let mut sb = Scoreboard::new(0);
+        let mut sb = Scoreboard::with_rate_samples(0);
         let mut r = RateEstimator::default();
         for s in 0..10 {
             let st = r.on_send(ms(s as u64), sb.pipe());
@@ -175,7 +172,7 @@ mod tests {
 
     #[test]
     fn app_limited_marks_samples_until_the_flight_is_delivered() {
-        let mut sb = Scoreboard::new(0);
+        let mut sb = Scoreboard::with_rate_samples(0);
         let mut r = RateEstimator::default();
         let st = r.on_send(ms(0), 0);
         sb.sent(0, st, false);

@@ -44,20 +44,29 @@ const SACKED: u8 = 1;
 const LOST: u8 = 2;
 const RETRANS: u8 = 4;
 
+/// The rest of a packet's [`SendState`], kept only for delivery-rate samples (BBR).
+#[derive(Clone, Copy, Debug, Default)]
+struct RateRecord {
+    delivered: u64,
+    delivered_at: Instant,
+    first_sent_at: Instant,
+    app_limited: bool,
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
     flags: u8,
-    send: SendState,
+    /// When it was (last) sent.
+    sent_at: Instant,
 }
 
-/// A packet newly delivered by an ACK (cumulatively or by a SACK block), for the rate estimator
-/// and RTT sampling.
+/// A packet newly delivered by an ACK (cumulatively or by a SACK block), for RTT sampling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Delivered {
     /// Its packet number.
     pub seq: i64,
-    /// What was recorded when it was last sent.
-    pub send: SendState,
+    /// When it was last sent.
+    pub sent_at: Instant,
     /// Whether it had been retransmitted (its RTT is then ambiguous, Karn).
     pub retransmitted: bool,
 }
@@ -78,33 +87,40 @@ pub struct AckUpdate {
     /// The earliest sent of them that was never retransmitted (Linux's `seq_rtt`, what the RTO
     /// estimator sees: it includes the receiver's delayed-ACK wait).
     pub oldest_clean: Option<Delivered>,
+    /// What was recorded when the newest was sent (with rate samples only).
+    pub newest_send: Option<SendState>,
 }
 
 impl AckUpdate {
-    fn take(&mut self, seq: i64, slot: &Slot) {
+    #[inline]
+    fn take(&mut self, seq: i64, slot: &Slot, rate: Option<&RateRecord>) {
         self.delivered += 1;
         let d = Delivered {
             seq,
-            send: slot.send,
+            sent_at: slot.sent_at,
             retransmitted: slot.flags & RETRANS != 0,
         };
-        let newer = |o: &Option<Delivered>| {
-            o.is_none_or(|x| {
-                (d.send.sent_at, d.send.delivered) >= (x.send.sent_at, x.send.delivered)
-            })
-        };
+        let newer =
+            |o: &Option<Delivered>| o.is_none_or(|x| (d.sent_at, d.seq) >= (x.sent_at, x.seq));
         if newer(&self.newest) {
             self.newest = Some(d);
+            if let Some(r) = rate {
+                self.newest_send = Some(SendState {
+                    sent_at: d.sent_at,
+                    delivered: r.delivered,
+                    delivered_at: r.delivered_at,
+                    first_sent_at: r.first_sent_at,
+                    app_limited: r.app_limited,
+                });
+            }
         }
-        if !d.retransmitted && newer(&self.newest_clean) {
-            self.newest_clean = Some(d);
-        }
-        if !d.retransmitted
-            && self
-                .oldest_clean
-                .is_none_or(|x| d.send.sent_at < x.send.sent_at)
-        {
-            self.oldest_clean = Some(d);
+        if !d.retransmitted {
+            if newer(&self.newest_clean) {
+                self.newest_clean = Some(d);
+            }
+            if self.oldest_clean.is_none_or(|x| d.sent_at < x.sent_at) {
+                self.oldest_clean = Some(d);
+            }
         }
     }
 }
@@ -125,6 +141,9 @@ pub enum NextSeg {
 #[derive(Clone, Debug)]
 pub struct Scoreboard {
     slots: Vec<Slot>,
+    /// Rate records, parallel to `slots`, when rate samples are kept (empty otherwise).
+    rates: Vec<RateRecord>,
+    with_rates: bool,
     /// First packet not cumulatively acknowledged (`HighACK + 1`).
     base: i64,
     /// Highest packet sent (`HighData`); `base - 1` when nothing is outstanding.
@@ -138,6 +157,9 @@ pub struct Scoreboard {
     lost_mark: i64,
     /// Where the search for a lost or unSACKed packet above `HighRxt` resumes.
     cursor: i64,
+    /// Ranges of packets known to be SACKed whole (the blocks of recent ACKs; empty as (0, 0)).
+    sacked_ranges: [(i64, i64); 4],
+    sacked_ranges_next: usize,
 }
 
 impl Default for Scoreboard {
@@ -151,6 +173,8 @@ impl Scoreboard {
     pub fn new(base: i64) -> Self {
         Self {
             slots: Vec::new(),
+            rates: Vec::new(),
+            with_rates: false,
             base,
             top: base - 1,
             sacked_out: 0,
@@ -159,7 +183,22 @@ impl Scoreboard {
             sacked_top: [-1; DUP_THRESH],
             lost_mark: base,
             cursor: base,
+            sacked_ranges: [(0, 0); 4],
+            sacked_ranges_next: 0,
         }
+    }
+
+    /// An empty scoreboard that also keeps what delivery-rate samples need of each packet.
+    pub fn with_rate_samples(base: i64) -> Self {
+        Self {
+            with_rates: true,
+            ..Self::new(base)
+        }
+    }
+
+    #[inline]
+    fn rate_of(&self, i: usize) -> Option<&RateRecord> {
+        self.rates.get(i)
     }
 
     #[inline]
@@ -242,9 +281,22 @@ impl Scoreboard {
         seq >= self.base && seq <= self.top && !self.slots.is_empty()
     }
 
-    /// What was recorded when `seq` (outstanding) was last sent.
-    pub fn send_state(&self, seq: i64) -> Option<SendState> {
-        self.contains(seq).then(|| self.slot(seq).send)
+    /// When `seq` (outstanding) was last sent.
+    pub fn sent_at(&self, seq: i64) -> Option<Instant> {
+        self.contains(seq).then(|| self.slot(seq).sent_at)
+    }
+
+    fn store(&mut self, seq: i64, send: &SendState) {
+        let i = self.idx(seq);
+        self.slots[i].sent_at = send.sent_at;
+        if self.with_rates {
+            self.rates[i] = RateRecord {
+                delivered: send.delivered,
+                delivered_at: send.delivered_at,
+                first_sent_at: send.first_sent_at,
+                app_limited: send.app_limited,
+            };
+        }
     }
 
     /// Packet `seq` left: a new one (`seq == top + 1`), or a retransmission of an outstanding
@@ -253,10 +305,11 @@ impl Scoreboard {
         if seq == self.top + 1 {
             self.reserve(seq);
             self.top = seq;
-            *self.slot_mut(seq) = Slot { flags: 0, send };
+            self.slot_mut(seq).flags = 0;
+            self.store(seq, &send);
         } else if self.contains(seq) {
+            self.store(seq, &send);
             let slot = self.slot_mut(seq);
-            slot.send = send;
             if !rescue && slot.flags & (RETRANS | SACKED) == 0 {
                 slot.flags |= RETRANS;
                 self.retrans_out += 1;
@@ -275,10 +328,17 @@ impl Scoreboard {
             .max(64)
             .max(2 * self.slots.len());
         let mut slots = vec![Slot::default(); len];
+        let mut rates = vec![RateRecord::default(); if self.with_rates { len } else { 0 }];
         for s in self.base..=self.top {
-            slots[(s as u64 & (len as u64 - 1)) as usize] = *self.slot(s);
+            let to = (s as u64 & (len as u64 - 1)) as usize;
+            let from = self.idx(s);
+            slots[to] = self.slots[from];
+            if self.with_rates {
+                rates[to] = self.rates[from];
+            }
         }
         self.slots = slots;
+        self.rates = rates;
     }
 
     /// The cumulative ACK reached `ack` (every packet up to it delivered): their entries go.
@@ -286,7 +346,8 @@ impl Scoreboard {
         let end = ack.min(self.top);
         while self.base <= end {
             let s = self.base;
-            let slot = *self.slot(s);
+            let i = self.idx(s);
+            let slot = self.slots[i];
             if slot.flags & SACKED != 0 {
                 self.sacked_out -= 1;
             } else {
@@ -296,7 +357,7 @@ impl Scoreboard {
                 if slot.flags & RETRANS != 0 {
                     self.retrans_out -= 1;
                 }
-                update.take(s, &slot);
+                update.take(s, &slot, self.rate_of(i));
             }
             self.base += 1;
         }
@@ -311,6 +372,42 @@ impl Scoreboard {
         }
         let from = start.max(self.base);
         let to = end.min(self.top + 1);
+        if from >= to {
+            return;
+        }
+        // A receiver reports its runs again and again as they grow: skip the largest range
+        // within this block known to be SACKed whole already.
+        let known = self
+            .sacked_ranges
+            .iter()
+            .map(|&(s, e)| (s.max(from), e.min(to)))
+            .filter(|&(s, e)| s < e)
+            .max_by_key(|&(s, e)| e - s);
+        match known {
+            Some((s, e)) => {
+                self.sack_range(from, s, update);
+                self.sack_range(e, to, update);
+            }
+            None => self.sack_range(from, to, update),
+        }
+        // Now all of [from, to) is SACKed: remember it, dropping ranges it covers.
+        let r = &mut self.sacked_ranges;
+        let slot = r
+            .iter()
+            .position(|&(s, e)| s >= from && e <= to)
+            .or_else(|| r.iter().position(|&(s, e)| e <= self.base || s >= e))
+            .unwrap_or(self.sacked_ranges_next % r.len());
+        r[slot] = (from, to);
+        for (k, range) in r.iter_mut().enumerate() {
+            if k != slot && range.0 >= from && range.1 <= to {
+                *range = (0, 0);
+            }
+        }
+        self.sacked_ranges_next = self.sacked_ranges_next.wrapping_add(1);
+    }
+
+    /// SACKs the outstanding packets of `[from, to)` not SACKed yet.
+    fn sack_range(&mut self, from: i64, to: i64, update: &mut AckUpdate) {
         for s in from..to {
             let i = self.idx(s);
             let slot = self.slots[i];
@@ -325,7 +422,7 @@ impl Scoreboard {
             }
             self.slots[i].flags |= SACKED;
             self.sacked_out += 1;
-            update.take(s, &slot);
+            update.take(s, &slot, self.rate_of(i));
             update.sacked += 1;
             self.note_sacked(s);
         }
@@ -540,6 +637,37 @@ mod tests {
         }
         assert_eq!(order, [2, 4, 5, 8, 9, 10]);
         assert_eq!(sb.pipe(), 6);
+    }
+
+    #[test]
+    fn blocks_reported_again_sack_only_what_is_new() {
+        let mut sb = Scoreboard::new(0);
+        sent(&mut sb, 0..=40);
+        // The receiver's run [5, 10) grows to [5, 20) one packet at a time; a second run
+        // [25, 30) appears, then an ACK reports the first run whole with a gap in what the
+        // sender saw (an ACK was lost): every packet is SACKed once, none twice.
+        let mut total = 0;
+        for end in 10..=20 {
+            let mut u = AckUpdate::default();
+            sb.sack(5, end, &mut u);
+            if end > 10 {
+                assert_eq!(u.sacked, 1, "end {end}");
+            }
+            total += u.sacked;
+        }
+        let mut u = AckUpdate::default();
+        sb.sack(25, 30, &mut u);
+        sb.sack(5, 24, &mut u);
+        assert_eq!(u.sacked, 5 + 4);
+        total += u.sacked;
+        assert_eq!(u64::from(total), sb.sacked());
+        assert_eq!(sb.sacked(), 15 + 4 + 5);
+        // Blocks below the cumulative ACK or beyond what was sent change nothing.
+        sb.ack_to(7, &mut AckUpdate::default());
+        let mut u = AckUpdate::default();
+        sb.sack(0, 8, &mut u);
+        sb.sack(41, 50, &mut u);
+        assert_eq!(u.sacked, 0);
     }
 
     #[test]

@@ -155,6 +155,10 @@ pub struct TcpSender {
     reported_cwnd: Option<f64>,
     reported_ssthresh: Option<i64>,
     reported_rto: Option<Duration>,
+    /// With an RTT sample per ACK, when the next one is recorded.
+    next_rtt_record: Instant,
+    /// RTT samples the estimator took.
+    rtt_samples: u64,
     reported_pacing: Option<fairstream_core::Bitrate>,
     reported_bbr: Option<(u8, u64)>,
 }
@@ -190,7 +194,11 @@ impl TcpSender {
             cc: config.control.controller(),
             bbr,
             sack,
-            sb: Scoreboard::new(0),
+            sb: if config.control.is_bbr() {
+                Scoreboard::with_rate_samples(0)
+            } else {
+                Scoreboard::new(0)
+            },
             rec: SackRecovery {
                 state: LossState::Open,
                 high_rxt: -1,
@@ -236,6 +244,8 @@ impl TcpSender {
             reported_cwnd: None,
             reported_ssthresh: None,
             reported_rto: None,
+            next_rtt_record: Instant::ZERO,
+            rtt_samples: 0,
             reported_pacing: None,
             reported_bbr: None,
             config,
@@ -363,6 +373,11 @@ impl TcpSender {
     /// The smallest RTT sample so far.
     pub fn min_rtt(&self) -> Option<Duration> {
         self.min_rtt
+    }
+
+    /// RTT samples the estimator took so far.
+    pub fn rtt_samples(&self) -> u64 {
+        self.rtt_samples
     }
 
     /// The initial window in force when the SYN is acknowledged.
@@ -603,7 +618,15 @@ impl TcpSender {
         }
         self.pacer.sent(now, size);
         if self.sack {
-            let send = self.rate.on_send(now, self.sb.pipe());
+            // Delivery-rate samples are BBR's; other controls need only the send time (RTT).
+            let send = if self.bbr.is_some() {
+                self.rate.on_send(now, self.sb.pipe())
+            } else {
+                super::scoreboard::SendState {
+                    sent_at: now,
+                    ..Default::default()
+                }
+            };
             self.sb.sent(seq, send, rescue);
         }
         let nothing_outstanding = self.highest_ack == self.maxseq;
@@ -700,15 +723,23 @@ impl TcpSender {
         }
     }
 
-    /// Takes an RTT sample taken at `now` into the estimator and reports it.
+    /// Takes an RTT sample taken at `now` into the estimator and reports it with the SRTT and
+    /// RTO after it. With a sample from every ACK (SACK or timestamps) the estimator takes every
+    /// one but the metric records are made once per smoothed RTT, as dense as ns-2's one timed
+    /// packet per round trip (the summary's mean RTT is their mean).
     fn rtt_sample(&mut self, now: Instant, sample: Duration, metrics: &mut dyn MetricSink) {
+        self.rtt_samples += 1;
         self.rtt.reset_backoff();
         self.rtt.update(now, sample);
-        let rto = self.rtt.rto();
-        metrics.record(now, Metric::RttSample(sample));
-        metrics.record(now, Metric::Srtt(self.rtt.srtt()));
-        metrics.record(now, Metric::Rto(rto));
-        self.reported_rto = Some(rto);
+        let every_ack = self.sack || self.config.timestamps;
+        if !every_ack || now >= self.next_rtt_record {
+            let rto = self.rtt.rto();
+            metrics.record(now, Metric::RttSample(sample));
+            metrics.record(now, Metric::Srtt(self.rtt.srtt()));
+            metrics.record(now, Metric::Rto(rto));
+            self.reported_rto = Some(rto);
+            self.next_rtt_record = now.saturating_add(self.rtt.srtt().max(sample));
+        }
         self.ack_rtt = Some(sample);
         if self.min_rtt.is_none_or(|m| sample < m) {
             self.min_rtt = Some(sample);

@@ -78,7 +78,7 @@ impl TcpSender {
         // RTT: the RTO estimator gets the oldest never-retransmitted packet delivered (Linux's
         // seq_rtt), else the timestamp echo of an ACK of new data; the control the newest.
         let since = |d: Option<crate::tcp::scoreboard::Delivered>| {
-            d.map(|d| now.saturating_since(d.send.sent_at))
+            d.map(|d| now.saturating_since(d.sent_at))
         };
         let rto_sample = since(up.oldest_clean).or_else(|| {
             if self.config.timestamps && advanced {
@@ -91,13 +91,6 @@ impl TcpSender {
             self.rtt_sample(now, r, metrics);
         }
         self.ack_rtt = since(up.newest_clean).or(rto_sample);
-        let rs = self.rate.on_ack(
-            now,
-            &up,
-            self.min_rtt,
-            u32::try_from(losses).unwrap_or(u32::MAX),
-            prior_in_flight,
-        );
 
         if self.rec.state != LossState::Open && a >= self.recover && advanced {
             self.exit_recovery();
@@ -119,6 +112,13 @@ impl TcpSender {
             }
         }
         if let Some(b) = self.bbr.as_deref_mut() {
+            let rs = self.rate.on_ack(
+                now,
+                &up,
+                self.min_rtt,
+                u32::try_from(losses).unwrap_or(u32::MAX),
+                prior_in_flight,
+            );
             let out = b.on_ack(&BbrAck {
                 now,
                 rs: &rs,
@@ -226,11 +226,12 @@ impl TcpSender {
             if max_burst != 0 && n == max_burst {
                 break;
             }
-            if self.sb.pipe() as f64 >= self.cwnd.floor() {
+            // cwnd − pipe ≥ 1 packet (cwnd ≥ 1, so the cast is its whole packets).
+            if self.sb.pipe() >= self.cwnd as u64 {
                 break;
             }
             let Some(next) = self.next_seg() else {
-                if self.t_seqno >= self.curseq {
+                if self.t_seqno >= self.curseq && self.bbr.is_some() {
                     // Nothing to send with room in the window: application-limited.
                     self.rate.set_app_limited(self.sb.pipe());
                 }
@@ -263,7 +264,9 @@ impl TcpSender {
     /// RFC 6675 `NextSeg`: a lost packet, new data, then (in recovery) an unSACKed packet below
     /// the highest SACKed one or the rescue retransmission.
     fn next_seg(&mut self) -> Option<Next> {
-        if let Some(NextSeg::Lost(s)) = self.sb.next_seg(self.rec.high_rxt, false, false) {
+        if self.sb.lost() > 0
+            && let Some(NextSeg::Lost(s)) = self.sb.next_seg(self.rec.high_rxt, false, false)
+        {
             return Some(Next::Retransmit(s));
         }
         if self.t_seqno < self.curseq && self.t_seqno <= self.highest_ack + self.wnd {
