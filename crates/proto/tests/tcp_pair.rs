@@ -412,24 +412,17 @@ fn sack_pair(control: Control, packets: u64, fwd: Link, rev: Link, loss: Loss) -
     Pair::new(c, TcpSinkConfig::for_sender(&c, None), fwd, rev, loss)
 }
 
-const CONTROLS: [Control; 3] = [
-    Control::Aimd(fairstream_proto::tcp::Aimd),
-    Control::Cubic(CubicParams {
-        c: 0.4,
-        beta: 0.7,
-        fast_convergence: true,
-        hystart: true,
-    }),
-    Control::Bbr(BbrParams {
-        high_gain: 2.885 + 1.0 / 256.0,
-        cwnd_gain: 2.0,
-        bw_rounds: 10,
-        min_rtt_window: Duration::from_secs(10),
-        probe_rtt_time: Duration::from_millis(200),
-        min_cwnd: 4.0,
-        pacing_margin: 0.01,
-    }),
-];
+/// AIMD, CUBIC with HyStart++, and BBR.
+fn controls() -> [Control; 3] {
+    [
+        Control::Aimd(fairstream_proto::tcp::Aimd),
+        Control::Cubic(CubicParams {
+            hystart: true,
+            ..CubicParams::default()
+        }),
+        Control::Bbr(BbrParams::default()),
+    ]
+}
 
 #[test]
 fn sack_recovers_four_losses_of_a_window_in_one_recovery() {
@@ -466,7 +459,7 @@ fn sack_recovers_four_losses_of_a_window_in_one_recovery() {
 
 #[test]
 fn every_control_delivers_a_finite_transfer_once_through_drop_tail_and_random_loss() {
-    for control in CONTROLS {
+    for control in controls() {
         for delayed in [false, true] {
             let fwd = Link::new(Some(Bitrate::mbps(1)), Duration::from_millis(20), 8);
             let rev = Link::new(None, Duration::from_millis(20), usize::MAX);
@@ -526,7 +519,7 @@ fn bulk(control: Control, queue: usize, secs: u64) -> Pair {
 #[test]
 fn bbr_fills_the_link_with_a_short_queue_and_probes_rtt() {
     // 10 Mbit/s is 1202 packets/s of 1040 B; BDP at 40 ms ≈ 48 packets; a 500-packet queue.
-    let pair = bulk(CONTROLS[2], 500, 30);
+    let pair = bulk(controls()[2], 500, 30);
     let goodput = pair.sink.stats().app_bytes_received as f64 * 8.0 / 30.0;
     assert!(goodput > 9.0e6, "{goodput}");
     let b = pair.sender.bbr().unwrap();
@@ -564,7 +557,7 @@ fn bbr_fills_the_link_with_a_short_queue_and_probes_rtt() {
 
 #[test]
 fn cubic_fills_the_link_and_saws_at_beta() {
-    let pair = bulk(CONTROLS[1], 50, 60);
+    let pair = bulk(controls()[1], 50, 60);
     let goodput = pair.sink.stats().app_bytes_received as f64 * 8.0 / 60.0;
     assert!(goodput > 9.0e6, "{goodput}");
     let c = pair.sender.controller().cubic().unwrap();

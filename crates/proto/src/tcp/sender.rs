@@ -753,8 +753,9 @@ impl TcpSender {
         (us < 1 << 31).then(|| Duration::from_micros(u64::from(us)))
     }
 
-    /// Processes an ACK of new data (ns-2 `newack`).
-    fn newack(&mut self, now: Instant, a: i64, metrics: &mut dyn MetricSink) {
+    /// The cumulative ACK moved to `a`: the application's buffer, the duplicate-ACK count, and
+    /// the next packet to send no lower than `a + 1`.
+    fn cumulative_ack(&mut self, a: i64) {
         if let Some(app) = self.app.as_mut() {
             app.ack(a);
         }
@@ -764,6 +765,11 @@ impl TcpSender {
         if self.t_seqno < a + 1 {
             self.t_seqno = a + 1;
         }
+    }
+
+    /// Processes an ACK of new data (ns-2 `newack`).
+    fn newack(&mut self, now: Instant, a: i64, metrics: &mut dyn MetricSink) {
+        self.cumulative_ack(a);
         if self.config.timestamps {
             // RFC 7323 RTTM: every ACK of new data gives a sample.
             if let Some(sample) = self.ts_rtt(now) {

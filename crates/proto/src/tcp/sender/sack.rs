@@ -57,15 +57,7 @@ impl TcpSender {
         }
         let losses = self.sb.mark_lost();
         if advanced {
-            if let Some(app) = self.app.as_mut() {
-                app.ack(a);
-            }
-            self.dupacks = 0;
-            self.last_ack = a;
-            self.highest_ack = a;
-            if self.t_seqno < a + 1 {
-                self.t_seqno = a + 1;
-            }
+            self.cumulative_ack(a);
             if a < self.maxseq {
                 self.set_rtx_timer(now);
             } else {
