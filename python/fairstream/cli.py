@@ -532,7 +532,7 @@ def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     from .bench import BENCHMARKS, BenchInterrupted, measure, write_json
     from .bench_format import format_report, format_scaling
 
-    ids = [i.upper() for i in args.ids] or list(BENCHMARKS)
+    ids = [i.upper() for i in args.ids] or [b.id for b in BENCHMARKS.values() if b.default]
     unknown = [i for i in ids if i not in BENCHMARKS]
     if unknown:
         parser.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
