@@ -151,8 +151,23 @@ impl FlowProtocol for TcpFlowConfig {
                 + TcpSender::QUEUE_CAPACITY * size_of::<Packet>()
                 + TcpSink::QUEUE_CAPACITY * size_of::<Packet>(),
             // The sender's queue of packets to send (a whole window at worst) and the
-            // sink's reorder ring (a power of two, up to twice the window, of u64).
-            bytes_per_packet_in_flight: size_of::<Packet>() + 2 * size_of::<u64>(),
+            // sink's reorder ring (a power of two, up to twice the window, of u64); with SACK
+            // the sender's scoreboard ring likewise (with BBR's rate records).
+            bytes_per_packet_in_flight: size_of::<Packet>()
+                + 2 * size_of::<u64>()
+                + if self.sender.variant == crate::tcp::TcpVariant::Sack
+                    || self.sender.control.is_bbr()
+                {
+                    use crate::tcp::scoreboard::Scoreboard;
+                    let rate = if self.sender.control.is_bbr() {
+                        Scoreboard::RATE_BYTES
+                    } else {
+                        0
+                    };
+                    2 * (Scoreboard::ENTRY_BYTES + rate)
+                } else {
+                    0
+                },
             // Timeouts back off to max_rto, and are never shorter than min_rto.
             idle_interval: self
                 .sender

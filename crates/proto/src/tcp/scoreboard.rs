@@ -169,6 +169,11 @@ impl Default for Scoreboard {
 }
 
 impl Scoreboard {
+    /// Bytes an entry takes (memory estimates).
+    pub const ENTRY_BYTES: usize = size_of::<Slot>();
+    /// Bytes a rate record takes besides its entry (BBR).
+    pub const RATE_BYTES: usize = size_of::<RateRecord>();
+
     /// An empty scoreboard whose first packet will be `base`.
     pub fn new(base: i64) -> Self {
         Self {
