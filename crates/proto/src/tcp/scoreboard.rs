@@ -18,7 +18,9 @@
 //! The entries live in a ring indexed by packet number modulo a power-of-two capacity that grows
 //! to the largest flight and never shrinks, so a sender in steady state allocates nothing.
 
-use fairstream_core::Instant;
+use std::collections::VecDeque;
+
+use fairstream_core::{Duration, Instant};
 
 /// `DupThresh` (RFC 6675 §2, RFC 5681): SACKed packets above one that make it lost.
 pub const DUP_THRESH: usize = 3;
@@ -160,6 +162,9 @@ pub struct Scoreboard {
     /// Ranges of packets known to be SACKed whole (the blocks of recent ACKs; empty as (0, 0)).
     sacked_ranges: [(i64, i64); 4],
     sacked_ranges_next: usize,
+    /// Retransmitted packets in the order they were retransmitted (entries of packets since
+    /// acknowledged, SACKed or deemed lost again are dropped as they come to the front).
+    retransmissions: VecDeque<i64>,
 }
 
 impl Default for Scoreboard {
@@ -190,6 +195,7 @@ impl Scoreboard {
             cursor: base,
             sacked_ranges: [(0, 0); 4],
             sacked_ranges_next: 0,
+            retransmissions: VecDeque::new(),
         }
     }
 
@@ -318,6 +324,7 @@ impl Scoreboard {
             if !rescue && slot.flags & (RETRANS | SACKED) == 0 {
                 slot.flags |= RETRANS;
                 self.retrans_out += 1;
+                self.retransmissions.push_back(seq);
             }
         }
     }
@@ -476,6 +483,36 @@ impl Scoreboard {
         true
     }
 
+    /// Retransmissions lost again: a retransmission is lost when a packet sent more than `reo`
+    /// after it has been delivered (the newest packet this ACK delivered was sent at
+    /// `delivered_sent_at`), as Linux's RACK decides (RFC 8985 §6.2; RFC 6675 alone leaves a lost
+    /// retransmission to the timeout). Such packets are retransmittable again by rule (1); returns
+    /// the lowest of them, so that the sender can take `HighRxt` back below it.
+    pub fn lost_retransmissions(
+        &mut self,
+        delivered_sent_at: Instant,
+        reo: Duration,
+    ) -> Option<i64> {
+        let mut lowest: Option<i64> = None;
+        while let Some(&seq) = self.retransmissions.front() {
+            if !self.contains(seq) || self.slot(seq).flags & (RETRANS | SACKED) != RETRANS {
+                self.retransmissions.pop_front();
+                continue;
+            }
+            if self.slot(seq).sent_at.saturating_add(reo) >= delivered_sent_at {
+                break;
+            }
+            self.retransmissions.pop_front();
+            self.slot_mut(seq).flags &= !RETRANS;
+            self.retrans_out -= 1;
+            lowest = Some(lowest.map_or(seq, |l| l.min(seq)));
+        }
+        if let Some(l) = lowest {
+            self.cursor = self.cursor.min(l);
+        }
+        lowest
+    }
+
     /// A retransmission timeout: every outstanding unSACKed packet is lost and none counts as
     /// retransmitted any more (Linux `tcp_timeout_mark_lost`; RFC 6675 §5.1 keeps the SACK
     /// information); the search for packets to resend starts again at the base.
@@ -488,6 +525,7 @@ impl Scoreboard {
             }
         }
         self.retrans_out = 0;
+        self.retransmissions.clear();
         self.lost_out = self.outstanding() - self.sacked_out;
         self.lost_mark = self.top + 1;
         self.cursor = self.base;
@@ -642,6 +680,47 @@ mod tests {
         }
         assert_eq!(order, [2, 4, 5, 8, 9, 10]);
         assert_eq!(sb.pipe(), 6);
+    }
+
+    #[test]
+    fn a_lost_retransmission_is_found_when_later_packets_arrive() {
+        let ms = |n: u64| Instant::from_nanos(n * 1_000_000);
+        let at = |n: u64| SendState {
+            sent_at: ms(n),
+            ..SendState::default()
+        };
+        let mut sb = Scoreboard::new(0);
+        for s in 0..=9 {
+            sb.sent(s, at(s as u64), false);
+        }
+        let mut u = AckUpdate::default();
+        sb.sack(1, 10, &mut u);
+        sb.mark_lost();
+        assert!(sb.is_lost(0));
+        // 0 is retransmitted at 100 ms, 10 and 11 sent after it.
+        sb.sent(0, at(100), false);
+        sb.sent(10, at(101), false);
+        sb.sent(11, at(130), false);
+        assert_eq!((sb.retransmitted(), sb.pipe()), (1, 3));
+        // 10 (sent 1 ms after the retransmission) arrives: within a 5 ms reordering window.
+        let mut u = AckUpdate::default();
+        sb.sack(10, 11, &mut u);
+        let newest = u.newest.unwrap().sent_at;
+        assert_eq!(
+            sb.lost_retransmissions(newest, Duration::from_millis(5)),
+            None
+        );
+        // 11, sent 30 ms after it: the retransmission of 0 was lost too.
+        let mut u = AckUpdate::default();
+        sb.sack(11, 12, &mut u);
+        let newest = u.newest.unwrap().sent_at;
+        assert_eq!(
+            sb.lost_retransmissions(newest, Duration::from_millis(5)),
+            Some(0)
+        );
+        assert!(sb.is_lost(0) && !sb.is_retransmitted(0));
+        assert_eq!((sb.retransmitted(), sb.pipe()), (0, 0));
+        assert_eq!(sb.next_seg(-1, false, false), Some(NextSeg::Lost(0)));
     }
 
     #[test]

@@ -12,11 +12,13 @@
 //! cumulative ACK reaches the recovery point (the highest packet sent when it began). A timeout
 //! deems every unSACKed packet lost, keeps the SACK information (RFC 6675 §5.1), restarts from one
 //! packet and resends the lost ones in order before new data; no new recovery begins before the
-//! recovery point of the timeout is acknowledged. Not modelled: RACK-TLP, D-SACK and undoing a
-//! spurious reduction, F-RTO, and the detection of lost retransmissions (a lost retransmission
-//! waits for the timeout, as in RFC 6675).
+//! recovery point of the timeout is acknowledged. Beyond RFC 6675, a retransmission is deemed
+//! lost again when a packet sent a quarter of the smallest RTT after it is delivered (RACK's
+//! rule, RFC 8985, as Linux does), and is resent without waiting for the timeout. Not modelled:
+//! the rest of RACK-TLP (time-based loss of first transmissions, tail-loss probes), D-SACK and
+//! undoing a spurious reduction, F-RTO.
 
-use fairstream_core::{Bitrate, Instant};
+use fairstream_core::{Bitrate, Duration, Instant};
 
 use super::{CwndAction, NUM_DUPACKS, TcpSender, Timer};
 use crate::tcp::bbr::{BbrAck, LossState};
@@ -55,7 +57,17 @@ impl TcpSender {
         for (start, end) in seg.sack.iter(a) {
             self.sb.sack(start, end, &mut up);
         }
-        let losses = self.sb.mark_lost();
+        let mut losses = self.sb.mark_lost();
+        // Retransmissions lost again (RACK's rule, as Linux): resendable by NextSeg rule (1).
+        if self.sb.retransmitted() > 0
+            && let Some(newest) = up.newest
+        {
+            let reo = self.min_rtt.map_or(Duration::ZERO, |m| m / 4);
+            if let Some(lowest) = self.sb.lost_retransmissions(newest.sent_at, reo) {
+                self.rec.high_rxt = self.rec.high_rxt.min(lowest - 1);
+                losses += 1;
+            }
+        }
         if advanced {
             self.cumulative_ack(a);
             if a < self.maxseq {
