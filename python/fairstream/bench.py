@@ -87,10 +87,27 @@ class Benchmark:
     description: str
     ns3: bool = True
     """Whether ns-3 can run it too (ns-3 has no TFRC, TFRC Wireless, MULTFRC or VTP)."""
+    base: str | None = None
+    """The benchmark whose scenario file this one runs with `overrides` (today's TCP on B1/B2)."""
+    overrides: tuple[tuple[str, Any], ...] = ()
+    """Dotted-path overrides of the base scenario."""
+    default: bool = True
+    """Whether ``fairstream bench`` without ids runs it (the TCP variants run when named)."""
 
     def path(self) -> Path:
-        return packaged("bench", f"{self.id}.toml")
+        return packaged("bench", f"{self.base or self.id}.toml")
 
+
+#: Today's TCP on B1's and B2's shapes, each against its ns-3 twin (issue 22): SACK with PRR (ns-3
+#: TcpPrrRecovery), CUBIC on SACK (TcpCubic without HyStart), BBR on SACK (TcpBbr).
+_SACK: tuple[tuple[str, Any], ...] = (("flow.0.variant", "sack"), ("flow.0.prr", True))
+_TODAYS_TCP: tuple[tuple[str, str, str, str, tuple[tuple[str, Any], ...]], ...] = (
+    ("B1", "sack", "SACK (RFC 6675, PRR)", "SACK, TcpPrrRecovery", _SACK),
+    ("B2", "sack", "SACK (RFC 6675, PRR)", "SACK, TcpPrrRecovery", _SACK),
+    ("B1", "cubic", "CUBIC on SACK", "TcpCubic, SACK", (*_SACK, ("flow.0.control", "cubic"))),
+    ("B2", "cubic", "CUBIC on SACK", "TcpCubic, SACK", (*_SACK, ("flow.0.control", "cubic"))),
+    ("B2", "bbr", "BBR v1 on SACK", "TcpBbr, SACK", (*_SACK, ("flow.0.control", "bbr"))),
+)
 
 BENCHMARKS: dict[str, Benchmark] = {
     b.id: b
@@ -102,6 +119,16 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("B5", "dumbbell, 64 TFRC flows, 100 Mbps / 10 ms bottleneck, 60 s", ns3=False),
         Benchmark("B6", "abr-tcp4: 4 TCP flows on ABR VCs, ERICA ports, 1.5 Mbps T1, 60 s", ns3=False),
         Benchmark("B7", "155 Mbps parking lot, 3 TCP flows on ABR VCs, ERICA ports, 10 s", ns3=False),
+        *(
+            Benchmark(
+                f"{base}-{name.upper()}",
+                f"{base} with {what} (ns-3: {ns3_what})",
+                base=base,
+                overrides=(("name", f"{base}-{name.upper()}"), *overrides),
+                default=False,
+            )
+            for base, name, what, ns3_what, overrides in _TODAYS_TCP
+        ),
     )
 }
 
@@ -114,7 +141,7 @@ def scenario_text(
 ) -> str:
     """The benchmark's scenario, with its duration and any dotted-path `overrides` replaced."""
     text = bench.path().read_text(encoding="utf-8")
-    changes = dict(overrides or {})
+    changes = {**dict(bench.overrides), **dict(overrides or {})}
     if duration is not None:
         changes["duration"] = duration
     if not changes:
@@ -411,7 +438,7 @@ def run_benchmarks(
     """
     if repeat < 1:
         raise ValueError("--repeat must be at least 1")
-    chosen = [_get(i) for i in ids] if ids else list(BENCHMARKS.values())
+    chosen = [_get(i) for i in ids] if ids else [b for b in BENCHMARKS.values() if b.default]
     with_ns3 = bench_ns3.available() if ns3 is None else ns3
     if with_ns3 and not bench_ns3.available():
         raise RuntimeError(f"ns-3 is not installed: {bench_ns3.INSTALL_HINT}")

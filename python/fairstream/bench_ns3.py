@@ -28,7 +28,12 @@ How the ns-3 model matches fairstream (each point is a setting, not a correction
   packets waiting behind the one being transmitted.
 - TCP: ``TcpNewReno`` with ``TcpClassicRecovery`` (RFC 6582 NewReno with window inflation, no
   proportional rate reduction), SACK and timestamps off (a 40-byte IP+TCP header, so a
-  ``packet_size`` of 1500 B is a 1460-byte segment), one ACK per segment (``DelAckCount`` 1),
+  ``packet_size`` of 1500 B is a 1460-byte segment); or, for ``variant = "sack"`` (which must set
+  ``prr = true``), SACK on and ``TcpPrrRecovery``; ``control = "cubic"`` is ``TcpCubic`` (C, β,
+  fast convergence, no HyStart: ns-3's is Linux's HyStart, not HyStart++, so ``cubic.hystart``
+  must be off), ``control = "bbr"`` is ``TcpBbr`` (paced); ``timestamps`` and ``pacing`` map to
+  ns-3's options (Linux's pacing ratios, 200 % and 120 %, are ns-3's defaults too); one ACK per
+  segment (``DelAckCount`` 1),
   limited transmit on, the scenario's initial window, minimum RTO and clock granularity (``tick``),
   the initial RTO as the RTT estimator's first estimate, the advertised window as the receive
   buffer and initial slow-start threshold, and a send buffer as large as that window. ns-3 does
@@ -63,8 +68,9 @@ BUILD_NOTE = "PyPI wheel (cppyy bindings), release build with logging/asserts, g
 #: The extra that installs ns-3.
 INSTALL_HINT = "pip install 'fairstream[ns3]'"
 
-#: IP + TCP header without options (timestamps and SACK are off), and IP + UDP header, bytes.
+#: IP + TCP header without options, the timestamps option's bytes, and IP + UDP header, bytes.
 TCP_HEADER = 40
+TIMESTAMPS = 12
 UDP_HEADER = 28
 
 #: BulkSendApplication write size: a large write costs one Packet object per 64 KiB of send
@@ -92,6 +98,10 @@ _TCP_KEYS = {
     "limited_transmit",
     "max_burst",
     "control",
+    "timestamps",
+    "pacing",
+    "prr",
+    "cubic",
 }
 _CBR_KEYS = {"rate", "on", "off", "random"}
 
@@ -99,8 +109,6 @@ _CBR_KEYS = {"rate", "on", "off", "random"}
 #: reproduce (the rest, initial window, RTOs, tick, window, are passed through). ``preset`` only
 #: chooses defaults, which the resolved scenario spells out.
 _TCP_FIXED = {
-    "variant": "newreno",
-    "control": "aimd",
     "delayed_ack": False,
     "syn": True,
     "limited_transmit": True,
@@ -108,6 +116,9 @@ _TCP_FIXED = {
 }
 #: ns-3 caps the RTO at 60 s (TcpSocketBase::ReTxTimeout), as fairstream's default does.
 _NS3_MAX_RTO_S = 60.0
+#: The loss recoveries and window controls ns-3 models, by fairstream name.
+_NS3_RECOVERY = {"newreno": "ns3::TcpClassicRecovery", "sack": "ns3::TcpPrrRecovery"}
+_NS3_CONTROL = {"aimd": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic", "bbr": "ns3::TcpBbr"}
 
 
 def available() -> bool:
@@ -282,11 +293,35 @@ def _flow_spec(
                 f"flow {result['name']}: the ns-3 model needs {key} = {wanted!r}, the scenario has "
                 f"{template.get(key)!r}"
             )
+    variant = template.get("variant", "newreno")
+    control = template.get("control", "aimd")
+    if variant not in _NS3_RECOVERY:
+        raise ValueError(f"flow {result['name']}: no ns-3 model of variant {variant!r}")
+    if control not in _NS3_CONTROL:
+        raise ValueError(f"flow {result['name']}: no ns-3 model of control {control!r}")
+    if variant == "sack" and not template.get("prr", False):
+        raise ValueError(
+            f"flow {result['name']}: ns-3's SACK recovery is PRR (TcpClassicRecovery inflates the window "
+            "besides counting the pipe): set prr = true"
+        )
+    cubic = dict(template.get("cubic") or {})
+    if control == "cubic" and cubic.get("hystart", False):
+        raise ValueError(
+            f"flow {result['name']}: ns-3's TcpCubic has Linux's HyStart, not HyStart++: "
+            "set cubic.hystart = false"
+        )
     if template.get("packets") is not None or template.get("max_cwnd") is not None:
         raise ValueError(f"flow {result['name']}: the ns-3 model runs unlimited bulk flows without max_cwnd")
     if parse_duration(template.get("max_rto", "60s")) != _NS3_MAX_RTO_S:
         raise ValueError(f"flow {result['name']}: ns-3's maximum RTO is fixed at 60 s")
     out |= {
+        "variant": variant,
+        "control": control,
+        "timestamps": bool(template.get("timestamps", False)),
+        "pacing": bool(template.get("pacing", control == "bbr")),
+        "cubic_c": float(cubic.get("c", 0.4)),
+        "cubic_beta": float(cubic.get("beta", 0.7)),
+        "cubic_fast_convergence": bool(cubic.get("fast_convergence", True)),
         "initial_window": int(template.get("initial_window", 2)),
         "window": int(template.get("window", 20)),
         "initial_ssthresh": template.get("initial_ssthresh"),
@@ -324,15 +359,18 @@ def settings(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _tcp_attributes(f: dict[str, Any]) -> list[tuple[str, Any]]:
-    mss = f["packet_size"] - TCP_HEADER
+    variant = f.get("variant", "newreno")
+    control = f.get("control", "aimd")
+    timestamps = bool(f.get("timestamps", False))
+    mss = f["packet_size"] - TCP_HEADER - (TIMESTAMPS if timestamps else 0)
     window_bytes = f["window"] * mss
     ssthresh = f["initial_ssthresh"]
-    return [
-        ("TcpL4Protocol::SocketType", "ns3::TcpNewReno"),
-        ("TcpL4Protocol::RecoveryType", "ns3::TcpClassicRecovery"),
+    attrs: list[tuple[str, Any]] = [
+        ("TcpL4Protocol::SocketType", _NS3_CONTROL[control]),
+        ("TcpL4Protocol::RecoveryType", _NS3_RECOVERY[variant]),
         ("TcpSocket::SegmentSize", mss),
-        ("TcpSocketBase::Sack", False),
-        ("TcpSocketBase::Timestamp", False),
+        ("TcpSocketBase::Sack", variant == "sack"),
+        ("TcpSocketBase::Timestamp", timestamps),
         ("TcpSocketBase::LimitedTransmit", True),
         ("TcpSocket::DelAckCount", 1),
         ("TcpSocket::InitialCwnd", f["initial_window"]),
@@ -342,8 +380,18 @@ def _tcp_attributes(f: dict[str, Any]) -> list[tuple[str, Any]]:
         ("RttEstimator::InitialEstimation", f"{f['initial_rto_s'] * 1e3:g}ms"),
         ("TcpSocket::RcvBufSize", window_bytes),
         ("TcpSocket::SndBufSize", window_bytes),
+        ("TcpSocketState::EnablePacing", bool(f.get("pacing", False))),
         ("BulkSendApplication::SendSize", BULK_SEND_SIZE),
     ]
+    if control == "cubic":
+        attrs += [
+            ("TcpCubic::C", float(f.get("cubic_c", 0.4))),
+            ("TcpCubic::Beta", float(f.get("cubic_beta", 0.7))),
+            ("TcpCubic::FastConvergence", bool(f.get("cubic_fast_convergence", True))),
+            ("TcpCubic::HyStart", False),
+            ("TcpCubic::TcpFriendliness", True),
+        ]
+    return attrs
 
 
 def _tcp_attributes_key(f: dict[str, Any]) -> tuple[Any, ...]:
@@ -358,6 +406,8 @@ def _value(ns: Any, value: Any) -> Any:
         return ns.BooleanValue(value)
     if isinstance(value, int):
         return ns.UintegerValue(value)
+    if isinstance(value, float):
+        return ns.DoubleValue(value)
     return ns.StringValue(str(value))
 
 
@@ -459,7 +509,7 @@ def _build(ns: Any, spec: dict[str, Any], counters: Any = None) -> tuple[list[An
         if len({_tcp_attributes_key(f) for f in tcp}) > 1:
             raise ValueError("the ns-3 model needs the same TCP settings for every flow")
         for name, value in _tcp_attributes(tcp[0]):
-            if name == "TcpL4Protocol::RecoveryType":
+            if name in ("TcpL4Protocol::RecoveryType", "TcpL4Protocol::SocketType"):
                 ns.Config.SetDefault(f"ns3::{name}", ns.TypeIdValue(ns.TypeId.LookupByName(value)))
             elif name.startswith("BulkSendApplication::"):
                 continue  # set on the helper below

@@ -712,7 +712,7 @@ def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             _output_target(args.json, "file")
             args.json.write_text(json.dumps(row, indent=2) + "\n", encoding="utf-8")
         return 0
-    ids = [i.upper() for i in args.ids] or list(BENCHMARKS)
+    ids = [i.upper() for i in args.ids] or [b.id for b in BENCHMARKS.values() if b.default]
     unknown = [i for i in ids if i not in BENCHMARKS]
     if unknown:
         parser.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")

@@ -44,3 +44,42 @@ def test_captures_are_written_beside_the_results_and_leave_nothing_behind(tmp_pa
     assert len(tshark("-r", str(path)).splitlines()) > 0
     # The capture went to a hidden file beside the results as the run went, and is gone.
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_sack_blocks_and_timestamps_dissect_as_tcp_options(tmp_path: Path) -> None:
+    # A linux-preset flow through the lossy bottleneck: its ACKs carry SACK blocks and every
+    # segment timestamps, each paid for in the packet's size and written into the capture.
+    doc = small_scenario(duration="4s", udp_rate="1.2Mbps")
+    doc["flow"][0] |= {"preset": "linux", "window": 200}
+    doc["record"]["pcap"] = ["S1->N1", "N1->S1"]
+    result = run(doc, output_dir=tmp_path / "out")
+    acks = result.output_dir / "pcap" / "N1-%3ES1.pcap"
+    data = result.output_dir / "pcap" / "S1-%3EN1.pcap"
+    fields = ("-T", "fields", "-e", "tcp.options.sack_le", "-e", "tcp.options.sack_re", "-e", "ip.len")
+    sacked = [
+        line.split("\t")
+        for line in tshark("-r", str(acks), "-Y", "tcp.options.sack_le", *fields).splitlines()
+    ]
+    assert sacked, "no ACK carried a SACK block"
+    for left, right, ip_len in sacked:
+        blocks = len(left.split(","))
+        assert blocks == len(right.split(",")) <= 3  # beside timestamps
+        assert int(ip_len) == 40 + 12 + 4 + 8 * blocks
+        # Each block covers whole 1448-byte segments.
+        for le, re_ in zip(left.split(","), right.split(","), strict=True):
+            assert (int(re_) - int(le)) % 1448 == 0 and int(re_) > int(le)
+    ts = tshark(
+        "-r",
+        str(data),
+        "-Y",
+        "tcp.len > 0",
+        "-T",
+        "fields",
+        "-e",
+        "tcp.options.timestamp.tsval",
+        "-e",
+        "tcp.len",
+    )
+    rows = [line.split("\t") for line in ts.splitlines()]
+    assert rows and all(val and int(length) <= 1448 for val, length in rows)
+    assert "Malformed" not in tshark("-r", str(acks)) + tshark("-r", str(data))

@@ -77,6 +77,12 @@ pub enum Metric {
     ExplicitRate(Bitrate),
     /// PDUs an ABR source discarded because its buffer was full (cumulative).
     SourceDiscards(u64),
+    /// The rate a paced TCP sender spaces its packets at.
+    PacingRate(Bitrate),
+    /// BBR's mode: 0 Startup, 1 Drain, 2 ProbeBW, 3 ProbeRTT.
+    BbrMode(u8),
+    /// BBR's bottleneck-bandwidth estimate.
+    Bandwidth(Bitrate),
 }
 
 impl Metric {
@@ -119,6 +125,9 @@ impl Metric {
             Self::Acr(_) => "acr",
             Self::ExplicitRate(_) => "er",
             Self::SourceDiscards(_) => "source_discards",
+            Self::PacingRate(_) => "pacing_rate",
+            Self::BbrMode(_) => "bbr_mode",
+            Self::Bandwidth(_) => "bandwidth",
         }
     }
 
@@ -140,11 +149,15 @@ impl Metric {
             | Self::AchievedRate(r)
             | Self::EncodedRate(r)
             | Self::Acr(r)
-            | Self::ExplicitRate(r) => r.as_bps_f64(),
+            | Self::ExplicitRate(r)
+            | Self::PacingRate(r)
+            | Self::Bandwidth(r) => r.as_bps_f64(),
             Self::Timeout | Self::FastRetransmit | Self::ScaleTimeout | Self::FeedbackTimeout => {
                 1.0
             }
-            Self::Scale(s) | Self::ReceiverScale(s) | Self::Level(s) => f64::from(s),
+            Self::Scale(s) | Self::ReceiverScale(s) | Self::Level(s) | Self::BbrMode(s) => {
+                f64::from(s)
+            }
             Self::FramesSent(n)
             | Self::FramesDelivered(n)
             | Self::FramesDecodable(n)

@@ -103,6 +103,12 @@ pub struct TcpSegment {
     pub is_ack: bool,
     /// Flags.
     pub flags: TcpFlags,
+    /// Timestamps option (RFC 7323) when the flow uses it, in the sender's wrapping microsecond
+    /// clock ([`crate::tcp::options::ts_value`]): data carries its TSval, an ACK the TSecr it
+    /// echoes; 0 without timestamps.
+    pub ts: u32,
+    /// An ACK's SACK blocks (RFC 2018; empty without SACK and on data).
+    pub sack: crate::tcp::SackBlocks,
 }
 
 /// A UDP datagram header.

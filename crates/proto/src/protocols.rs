@@ -137,10 +137,7 @@ impl FlowProtocol for TcpFlowConfig {
     }
 
     fn segment_payload(&self) -> u64 {
-        self.sender
-            .packet_size
-            .as_bytes()
-            .saturating_sub(crate::IP_TCP_HEADER)
+        self.sender.segment_payload()
     }
 
     fn demand(&self) -> FlowDemand {
@@ -154,8 +151,23 @@ impl FlowProtocol for TcpFlowConfig {
                 + TcpSender::QUEUE_CAPACITY * size_of::<Packet>()
                 + TcpSink::QUEUE_CAPACITY * size_of::<Packet>(),
             // The sender's queue of packets to send (a whole window at worst) and the
-            // sink's reorder ring (a power of two, up to twice the window, of u64).
-            bytes_per_packet_in_flight: size_of::<Packet>() + 2 * size_of::<u64>(),
+            // sink's reorder ring (a power of two, up to twice the window, of u64); with SACK
+            // the sender's scoreboard ring likewise (with BBR's rate records).
+            bytes_per_packet_in_flight: size_of::<Packet>()
+                + 2 * size_of::<u64>()
+                + if self.sender.variant == crate::tcp::TcpVariant::Sack
+                    || self.sender.control.is_bbr()
+                {
+                    use crate::tcp::scoreboard::Scoreboard;
+                    let rate = if self.sender.control.is_bbr() {
+                        Scoreboard::RATE_BYTES
+                    } else {
+                        0
+                    };
+                    2 * (Scoreboard::ENTRY_BYTES + rate)
+                } else {
+                    0
+                },
             // Timeouts back off to max_rto, and are never shorter than min_rto.
             idle_interval: self
                 .sender
@@ -165,6 +177,18 @@ impl FlowProtocol for TcpFlowConfig {
                 .max(fairstream_core::Duration::from_nanos(1)),
             // AIMD follows the TCP equation; a binomial control need not.
             loss_limited: matches!(self.sender.control, crate::tcp::Control::Aimd(_)),
+            // ns-2's TCP records the window per ACK and the RTT once per round trip; with SACK or
+            // timestamps every ACK brings an RTT sample (RTT, SRTT, RTO), and pacing and BBR add
+            // their rate and bandwidth.
+            metrics_per_packet: if self.sender.variant == crate::tcp::TcpVariant::Sack
+                || self.sender.timestamps
+                || self.sender.pacing
+                || self.sender.control.is_bbr()
+            {
+                6.0
+            } else {
+                1.0
+            },
             ..FlowDemand::adaptive(self.sender.packet_size)
         }
     }

@@ -135,6 +135,15 @@ fn streamer(transport: fairstream_proto::surestream::Transport) -> ProtocolConfi
     })
 }
 
+/// A TCP flow with `sender`, its receiver matching it (delayed ACKs of 40 ms when `delack`).
+fn tcp(sender: fairstream_proto::tcp::TcpConfig, delack: bool) -> ProtocolConfig {
+    let delayed = delack.then_some(Duration::from_millis(40));
+    ProtocolConfig::Tcp(TcpFlowConfig {
+        sender,
+        sink: fairstream_proto::tcp::TcpSinkConfig::for_sender(&sender, delayed),
+    })
+}
+
 /// `inner` on ABR virtual circuits with their default parameters (PCR 10 Mbit/s).
 fn abr(inner: ProtocolConfig) -> ProtocolConfig {
     use fairstream_proto::abr::{AbrFlowConfig, AbrParams};
@@ -152,6 +161,27 @@ fn no_protocol_allocates_per_packet_in_steady_state() {
             },
             ..Default::default()
         }),
+        // Today's TCP: the linux preset (SACK with PRR, CUBIC with HyStart++, timestamps,
+        // delayed ACKs), BBR (pacing, rate samples), and CUBIC on NewReno paced.
+        tcp(fairstream_proto::tcp::TcpConfig::default().linux(), true),
+        tcp(
+            fairstream_proto::tcp::TcpConfig {
+                variant: fairstream_proto::tcp::TcpVariant::Sack,
+                control: fairstream_proto::tcp::Control::Bbr(Default::default()),
+                window: 1000,
+                ..Default::default()
+            },
+            false,
+        ),
+        tcp(
+            fairstream_proto::tcp::TcpConfig {
+                control: fairstream_proto::tcp::Control::Cubic(Default::default()),
+                pacing: true,
+                window: 1000,
+                ..Default::default()
+            },
+            false,
+        ),
         ProtocolConfig::Tfrc(TfrcFlowConfig::default()),
         ProtocolConfig::Tfrc(TfrcFlowConfig::preset(
             fairstream_proto::tfrc::TfrcPreset::Ns2,

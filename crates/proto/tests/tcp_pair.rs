@@ -290,7 +290,16 @@ fn drop_tail_bottleneck_finite_transfer_delivered_exactly_once_in_order() {
                 window: 64,
                 ..cfg(variant, 200)
             };
-            let mut pair = Pair::new(c, TcpSinkConfig { delayed_ack }, fwd, rev, Loss::None);
+            let mut pair = Pair::new(
+                c,
+                TcpSinkConfig {
+                    delayed_ack,
+                    ..TcpSinkConfig::default()
+                },
+                fwd,
+                rev,
+                Loss::None,
+            );
             pair.run(limit(1000));
             assert!(pair.fwd.drops > 0, "the queue overflowed");
             pair.assert_delivered_exactly_once(200);
@@ -342,7 +351,16 @@ fn heavy_random_loss_transfer_completes() {
     ] {
         let (f, r) = clean_path();
         let loss = Loss::Random(RngStream::from_seed(seed), 0.3);
-        let mut pair = Pair::new(cfg(variant, 200), TcpSinkConfig { delayed_ack }, f, r, loss);
+        let mut pair = Pair::new(
+            cfg(variant, 200),
+            TcpSinkConfig {
+                delayed_ack,
+                ..TcpSinkConfig::default()
+            },
+            f,
+            r,
+            loss,
+        );
         pair.run(limit(1_000_000));
         pair.assert_delivered_exactly_once(200);
         assert!(pair.sender.timeouts() > 0);
@@ -377,4 +395,236 @@ fn ftp_source_with_stop_stops_and_drains() {
         "the lost packets are retransmitted after the stop"
     );
     assert_eq!(pair.sink.stats().app_bytes_received, sent as u64 * 1000);
+}
+
+// ------------------------------------------------------------------ SACK, CUBIC, BBR, linux
+
+use fairstream_proto::tcp::{BbrParams, Control, CubicParams};
+
+/// A SACK sender of `packets` with `control`, and its receiver (SACK blocks, no delayed ACKs).
+fn sack_pair(control: Control, packets: u64, fwd: Link, rev: Link, loss: Loss) -> Pair {
+    let c = TcpConfig {
+        variant: TcpVariant::Sack,
+        control,
+        window: 64,
+        ..cfg(TcpVariant::Sack, packets)
+    };
+    Pair::new(c, TcpSinkConfig::for_sender(&c, None), fwd, rev, loss)
+}
+
+/// AIMD, CUBIC with HyStart++, and BBR.
+fn controls() -> [Control; 3] {
+    [
+        Control::Aimd(fairstream_proto::tcp::Aimd),
+        Control::Cubic(CubicParams {
+            hystart: true,
+            ..CubicParams::default()
+        }),
+        Control::Bbr(BbrParams::default()),
+    ]
+}
+
+#[test]
+fn sack_recovers_four_losses_of_a_window_in_one_recovery() {
+    let lost = [60, 62, 64, 66];
+    let (f, r) = clean_path();
+    let mut sack = sack_pair(Control::default(), 200, f, r, drops(&lost));
+    sack.run(limit(100));
+    sack.assert_delivered_exactly_once(200);
+    assert_eq!(sack.sender.timeouts(), 0);
+    assert_eq!(sack.sender.fast_retransmits(), 1);
+    // Each hole once, and at most one more: RFC 6675's rescue retransmission of the highest
+    // unSACKed packet, sent once the receiver's window (64) holds new data back.
+    for hole in lost {
+        assert_eq!(sack.sent.iter().filter(|s| s.2 && s.1 == hole).count(), 1);
+    }
+    assert!(sack.sender.stats().retransmits <= 5);
+    // The four holes go out within one round trip of each other (NewReno: one per round trip).
+    let rtx: Vec<Instant> = sack.sent.iter().filter(|s| s.2).map(|s| s.0).collect();
+    assert!(rtx[3] - rtx[0] < Duration::from_millis(45), "{rtx:?}");
+    let (f, r) = clean_path();
+    let mut newreno = Pair::new(
+        cfg(TcpVariant::NewReno, 200),
+        TcpSinkConfig::default(),
+        f,
+        r,
+        drops(&lost),
+    );
+    newreno.run(limit(100));
+    assert!(sack.now < newreno.now, "{} vs {}", sack.now, newreno.now);
+    // The ACKs carried SACK blocks and paid for them: more than 40 bytes on average.
+    let s = sack.sink.stats();
+    assert!(s.bytes_sent > 40 * s.packets_sent);
+}
+
+#[test]
+fn every_control_delivers_a_finite_transfer_once_through_drop_tail_and_random_loss() {
+    for control in controls() {
+        for delayed in [false, true] {
+            let fwd = Link::new(Some(Bitrate::mbps(1)), Duration::from_millis(20), 8);
+            let rev = Link::new(None, Duration::from_millis(20), usize::MAX);
+            let mut pair = sack_pair(control, 300, fwd, rev, Loss::None);
+            if delayed {
+                pair.sink = TcpSink::new(
+                    FlowId(0),
+                    TcpSinkConfig {
+                        delayed_ack: Some(Duration::from_millis(40)),
+                        sack: true,
+                        ..TcpSinkConfig::default()
+                    },
+                );
+            }
+            pair.run(limit(1000));
+            pair.assert_delivered_exactly_once(300);
+            if !matches!(control, Control::Bbr(_)) {
+                assert!(pair.fwd.drops > 0, "{control:?}: the queue overflowed");
+            }
+        }
+        for seed in 1..=3 {
+            let (f, r) = clean_path();
+            let loss = Loss::Random(RngStream::from_seed(seed), 0.2);
+            let mut pair = sack_pair(control, 200, f, r, loss);
+            pair.run(limit(1_000_000));
+            pair.assert_delivered_exactly_once(200);
+        }
+    }
+}
+
+#[test]
+fn sack_first_packet_and_syn_losses_recovered() {
+    for lost in [0, 1] {
+        let (f, r) = clean_path();
+        let mut pair = sack_pair(Control::default(), 50, f, r, drops(&[lost]));
+        pair.run(limit(100));
+        pair.assert_delivered_exactly_once(50);
+    }
+}
+
+/// One bulk flow for `secs` over 10 Mbit/s, 20 ms each way, a drop-tail queue of `queue`.
+fn bulk(control: Control, queue: usize, secs: u64) -> Pair {
+    let fwd = Link::new(Some(Bitrate::mbps(10)), Duration::from_millis(20), queue);
+    let rev = Link::new(None, Duration::from_millis(20), usize::MAX);
+    let c = TcpConfig {
+        variant: TcpVariant::Sack,
+        control,
+        window: 10_000,
+        packet_size: fairstream_core::DataSize::bytes(1040),
+        ..TcpConfig::default()
+    };
+    let mut pair = Pair::new(c, TcpSinkConfig::for_sender(&c, None), fwd, rev, Loss::None);
+    pair.run(limit(secs));
+    pair
+}
+
+#[test]
+fn bbr_fills_the_link_with_a_short_queue_and_probes_rtt() {
+    // 10 Mbit/s is 1202 packets/s of 1040 B; BDP at 40 ms ≈ 48 packets; a 500-packet queue.
+    let pair = bulk(controls()[2], 500, 30);
+    let goodput = pair.sink.stats().app_bytes_received as f64 * 8.0 / 30.0;
+    assert!(goodput > 9.0e6, "{goodput}");
+    let b = pair.sender.bbr().unwrap();
+    assert!(b.full_bw_reached());
+    let bw = b.bandwidth();
+    assert!((1100.0..1300.0).contains(&bw), "{bw} packets/s");
+    assert_eq!(b.min_rtt().map(|d| d.as_millis_f64().round()), Some(41.0));
+    // BBR keeps the queue near its 2×BDP cwnd bound, far below the 500 packets drop-tail allows.
+    assert_eq!(pair.fwd.drops, 0);
+    let rtts: Vec<f64> = pair
+        .metrics
+        .0
+        .iter()
+        .filter(|(t, _)| *t > limit(10))
+        .filter_map(|(_, m)| match m {
+            Metric::RttSample(d) => Some(d.as_millis_f64()),
+            _ => None,
+        })
+        .collect();
+    let mean = rtts.iter().sum::<f64>() / rtts.len() as f64;
+    assert!(
+        mean < 100.0,
+        "mean RTT {mean} ms (500 packets of queue would be 450 ms more)"
+    );
+    // ProbeRTT ran at least twice in 30 s (every 10 s without a lower RTT).
+    let probes = pair
+        .metrics
+        .0
+        .iter()
+        .filter(|(_, m)| *m == Metric::BbrMode(3))
+        .count();
+    assert!(probes >= 2, "{probes}");
+    assert!(pair.sender.pacing_rate().is_some());
+}
+
+#[test]
+fn cubic_fills_the_link_and_saws_at_beta() {
+    let pair = bulk(controls()[1], 50, 60);
+    let goodput = pair.sink.stats().app_bytes_received as f64 * 8.0 / 60.0;
+    assert!(goodput > 9.0e6, "{goodput}");
+    let c = pair.sender.controller().cubic().unwrap();
+    assert!(c.w_max() > 50.0, "{}", c.w_max());
+    // Each window reduction keeps 0.7 of the window (cwnd right after a fast retransmit).
+    let cw: Vec<(Instant, f64)> = pair
+        .metrics
+        .0
+        .iter()
+        .filter_map(|(t, m)| match m {
+            Metric::Cwnd(w) => Some((*t, *w)),
+            _ => None,
+        })
+        .collect();
+    let frs: Vec<Instant> = pair
+        .metrics
+        .0
+        .iter()
+        .filter(|(_, m)| *m == Metric::FastRetransmit)
+        .map(|(t, _)| *t)
+        .collect();
+    assert!(frs.len() >= 3, "{}", frs.len());
+    assert_eq!(pair.sender.timeouts(), 0);
+    for &t in &frs[1..] {
+        let before = cw.iter().rev().find(|(u, _)| *u < t).unwrap().1;
+        let after = cw.iter().find(|(u, _)| *u >= t).unwrap().1;
+        assert!(after < before && after > 0.5 * before, "{before} → {after}");
+    }
+}
+
+#[test]
+fn the_linux_preset_runs_timestamps_and_sack_and_delayed_acks() {
+    let c = TcpConfig {
+        packets: Some(2000),
+        ..TcpConfig::default().linux()
+    };
+    assert_eq!(c.segment_payload(), 1448);
+    let fwd = Link::new(Some(Bitrate::mbps(10)), Duration::from_millis(20), 30);
+    let rev = Link::new(None, Duration::from_millis(20), usize::MAX);
+    let mut pair = Pair::new(c, TcpSinkConfig::linux(), fwd, rev, Loss::None);
+    pair.run(limit(100));
+    assert!(pair.sender.is_complete());
+    assert_eq!(pair.sink.stats().app_bytes_received, 2000 * 1448);
+    assert!(pair.fwd.drops > 0);
+    // Delayed ACKs: about one ACK per two packets.
+    let ratio = pair.sink.stats().packets_sent as f64 / pair.sink.stats().packets_received as f64;
+    assert!(ratio > 0.45 && ratio < 0.8, "{ratio}");
+    // Every ACK of new data gives the estimator a sample; the metric records are once per RTT.
+    let samples = pair.sender.rtt_samples();
+    let acks = pair.sink.stats().packets_sent;
+    assert!(
+        samples as f64 > 0.8 * acks as f64 - 100.0,
+        "{samples} of {acks}"
+    );
+    let records = pair.count_rtt_samples() as u64;
+    assert!(
+        records > 20 && records < samples / 5,
+        "{records} of {samples}"
+    );
+}
+
+impl Pair {
+    fn count_rtt_samples(&self) -> usize {
+        self.metrics
+            .0
+            .iter()
+            .filter(|(_, m)| matches!(m, Metric::RttSample(_)))
+            .count()
+    }
 }

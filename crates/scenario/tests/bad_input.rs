@@ -140,6 +140,103 @@ fn with_flow_keys(extra: &str) -> String {
 }
 
 #[test]
+fn bad_sack_cubic_bbr_and_linux_settings_name_the_field() {
+    for (extra, field, says) in [
+        ("variant = \"vegas\"", "flow[0].variant", "one of"),
+        ("control = \"bbr\"", "flow[0].control", "needs SACK"),
+        (
+            "variant = \"sack\"\ncontrol = \"bbr\"\npacing = false",
+            "flow[0].pacing",
+            "always paces",
+        ),
+        ("prr = true", "flow[0].prr", "variant = \"sack\""),
+        (
+            "cubic = { c = 0.4 }",
+            "flow[0].cubic",
+            "applies to control = \"cubic\"",
+        ),
+        (
+            "control = \"cubic\"\ncubic = { c = 0 }",
+            "flow[0].cubic.c",
+            "above 0",
+        ),
+        (
+            "control = \"cubic\"\ncubic = { beta = 1 }",
+            "flow[0].cubic.beta",
+            "between 0 and 1",
+        ),
+        (
+            "control = \"cubic\"\ncubic = { hystart = \"yes\" }",
+            "flow[0].cubic.hystart",
+            "",
+        ),
+        (
+            "control = \"cubic\"\ncubic = { gamma = 1 }",
+            "flow[0].cubic.gamma",
+            "",
+        ),
+        (
+            "control = \"cubic\"\nbeta = 0.7",
+            "flow[0].beta",
+            "cubic.beta",
+        ),
+        (
+            "control = \"cubic\"\ncubic = 3",
+            "flow[0].cubic",
+            "expected a table",
+        ),
+        (
+            "timestamps = true\npacket_size = \"52B\"",
+            "flow[0].packet_size",
+            "52-byte header",
+        ),
+        ("preset = \"windows\"", "flow[0].preset", "one of"),
+        ("timestamps = 1", "flow[0].timestamps", ""),
+    ] {
+        let e = err(&with_flow_keys(extra));
+        assert_eq!(e.field, field, "{extra}: {e}");
+        assert!(e.message.contains(says), "{extra}: {e}");
+        assert!(e.line >= 13, "{extra}: {e}");
+        assert_eq!(e.file, "bad.toml");
+    }
+}
+
+#[test]
+fn the_linux_preset_resolves_every_setting() {
+    let s = load(&with_flow_keys("preset = \"linux\""), "good.toml", None).unwrap();
+    for line in [
+        "variant = \"sack\"",
+        "control = \"cubic\"",
+        "timestamps = true",
+        "prr = true",
+        "packet_size = \"1500B\"",
+        "initial_window = 10",
+        "min_rto = \"200ms\"",
+        "initial_rto = \"1s\"",
+        "delayed_ack = \"40ms\"",
+        "hystart = true",
+    ] {
+        assert!(
+            s.resolved.contains(line),
+            "{line} missing in\n{}",
+            s.resolved
+        );
+    }
+    // The resolved scenario loads to the same network.
+    let again = load(&s.resolved, "resolved.toml", None).unwrap();
+    assert_eq!(format!("{:?}", again.network), format!("{:?}", s.network));
+    // A setting of the preset can be overridden.
+    let s = load(
+        &with_flow_keys("preset = \"linux\"\ncontrol = \"bbr\"\ndelayed_ack = false"),
+        "good.toml",
+        None,
+    )
+    .unwrap();
+    assert!(s.resolved.contains("control = \"bbr\"") && s.resolved.contains("pacing = true"));
+    assert!(s.resolved.contains("delayed_ack = false"), "{}", s.resolved);
+}
+
+#[test]
 fn bad_binomial_parameters_name_the_field() {
     for (extra, field, says) in [
         (
@@ -171,7 +268,7 @@ fn bad_binomial_parameters_name_the_field() {
         ),
         ("control = \"iiad\"\nk = 2", "flow[0].k", "fixed by control"),
         ("beta = 0.5", "flow[0].beta", "applies to binomial"),
-        ("control = \"cubic\"", "flow[0].control", "one of"),
+        ("control = \"vegas\"", "flow[0].control", "one of"),
     ] {
         let e = err(&with_flow_keys(extra));
         assert_eq!(e.field, field, "{extra}: {e}");

@@ -130,6 +130,7 @@ impl PcapCapture {
             dport: dport as u16,
             segment,
             ip_len: packet.size.as_bytes(),
+            payload: u64::from(packet.payload),
         };
         let transport_len = packet.header.emit_transport(&ctx, &mut hdr[20..]);
         let proto = packet.header.ip_protocol();
@@ -207,6 +208,8 @@ mod tests {
                 ack: -1,
                 is_ack: false,
                 flags: TcpFlags::default(),
+                ts: 0,
+                sack: fairstream_proto::tcp::SackBlocks::NONE,
             }),
         };
         w.write(
@@ -225,6 +228,8 @@ mod tests {
                 ack: 3,
                 is_ack: true,
                 flags: TcpFlags::default(),
+                ts: 0,
+                sack: fairstream_proto::tcp::SackBlocks::NONE,
             }),
             ..p
         };

@@ -17,6 +17,7 @@ from . import (
     paper003,
     paper004,
     rate_control_validation,
+    todays_tcp,
     validation,
 )
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
@@ -30,6 +31,7 @@ EXPERIMENTS: dict[str, Experiment] = {
         *validation.EXPERIMENTS,
         *engine_checks.EXPERIMENTS,
         *binomial.EXPERIMENTS,
+        *todays_tcp.EXPERIMENTS,
         *paper004.EXPERIMENTS,
         *paper002.EXPERIMENTS,
         *rate_control_validation.EXPERIMENTS,

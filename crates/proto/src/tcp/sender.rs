@@ -1,7 +1,8 @@
-//! The TCP Reno / NewReno sender of ns-2's one-way agents (`Agent/TCP/Reno`,
-//! `Agent/TCP/Newreno`; PROTOCOLS.md §1.3–1.5), as a sans-IO [`Endpoint`]. Reno and NewReno
-//! are its loss-recovery variants; how the window grows and shrinks is its
-//! [`WindowControl`](super::control::WindowControl) (TCP's AIMD by default, or binomial).
+//! The TCP sender of ns-2's one-way agents (`Agent/TCP/Reno`, `Agent/TCP/Newreno`;
+//! PROTOCOLS.md §1.3–1.5), as a sans-IO [`Endpoint`]. Reno, NewReno and SACK (RFC 6675, in
+//! [`sack`]) are its loss-recovery variants; how the window grows and shrinks is its
+//! [`WindowControl`](super::control::WindowControl) (TCP's AIMD by default, binomial or CUBIC),
+//! or BBR's model. Any control can be paced ([`super::pacing`]).
 //!
 //! Everything counts packets: sequence numbers are packet numbers (packet 0 is a 40-byte SYN
 //! when the SYN exchange is emulated), `cwnd` is a real number of packets and the usable
@@ -19,13 +20,19 @@ use std::collections::VecDeque;
 use fairstream_core::{DataSize, Duration, FlowId, Instant, RngStream};
 
 use super::app::SendBuffer;
-use super::control::WindowControl;
+use super::bbr::{Bbr, LossState};
+use super::control::{AckInfo, Controller, WindowControl};
+use super::options::ts_value;
+use super::pacing::{Pacer, window_rate};
+use super::rate::RateEstimator;
 use super::rtt::RttEstimator;
+use super::scoreboard::Scoreboard;
 use super::{TcpConfig, TcpVariant};
 use crate::{
-    Direction, Endpoint, EndpointStats, Header, IP_TCP_HEADER, Metric, MetricSink, Packet,
-    TcpFlags, TcpSegment,
+    Direction, Endpoint, EndpointStats, Header, Metric, MetricSink, Packet, TcpFlags, TcpSegment,
 };
+
+mod sack;
 
 /// Duplicate ACKs that trigger fast retransmit (ns-2 `numdupacks_`).
 const NUM_DUPACKS: i64 = 3;
@@ -55,14 +62,31 @@ enum Timer {
     Start = 0,
     /// Retransmission timeout.
     Rtx = 1,
+    /// The pacer lets the next packet leave.
+    Pace = 2,
 }
 
 impl Timer {
-    const COUNT: usize = 2;
-    const ALL: [Self; Self::COUNT] = [Self::Start, Self::Rtx];
+    const COUNT: usize = 3;
+    const ALL: [Self; Self::COUNT] = [Self::Start, Self::Rtx, Self::Pace];
 }
 
-/// A TCP Reno or NewReno sender in ns-2 one-way mode.
+/// SACK recovery's state besides the scoreboard (RFC 6675 §5, RFC 6937).
+#[derive(Clone, Copy, Debug)]
+struct SackRecovery {
+    /// Open, in fast recovery, or after a timeout until the recovery point is acknowledged.
+    state: LossState,
+    /// `HighRxt`: the highest packet retransmitted by `NextSeg` rules (1) and (3).
+    high_rxt: i64,
+    /// `RescueRxt` (none: undefined).
+    rescue_rxt: Option<i64>,
+    /// PRR: data delivered and sent since recovery began, and the flight when it began.
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
+}
+
+/// A TCP Reno, NewReno or SACK sender in ns-2 one-way mode.
 #[derive(Clone, Debug)]
 pub struct TcpSender {
     flow: FlowId,
@@ -70,6 +94,26 @@ pub struct TcpSender {
     rtt: RttEstimator,
     /// Payload of a full data packet, bytes.
     data_payload: u32,
+    /// Header bytes of every data segment (IP, TCP and its options).
+    header: u64,
+    /// The window control's running state.
+    cc: Controller,
+    /// BBR's model, when the control is BBR.
+    bbr: Option<Box<Bbr>>,
+    /// Whether SACK recovery runs (the SACK variant, and always under BBR).
+    sack: bool,
+    /// The SACK scoreboard (empty otherwise).
+    sb: Scoreboard,
+    rec: SackRecovery,
+    /// Delivery-rate samples (SACK).
+    rate: RateEstimator,
+    pacer: Pacer,
+    /// The smallest RTT sample so far.
+    min_rtt: Option<Duration>,
+    /// The TSecr of the ACK being processed (timestamps).
+    ack_ts: u32,
+    /// The RTT sample of the ACK being processed, for the window control.
+    ack_rtt: Option<Duration>,
 
     cwnd: f64,
     ssthresh: i64,
@@ -111,6 +155,12 @@ pub struct TcpSender {
     reported_cwnd: Option<f64>,
     reported_ssthresh: Option<i64>,
     reported_rto: Option<Duration>,
+    /// With an RTT sample per ACK, when the next one is recorded.
+    next_rtt_record: Instant,
+    /// RTT samples the estimator took.
+    rtt_samples: u64,
+    reported_pacing: Option<fairstream_core::Bitrate>,
+    reported_bbr: Option<(u8, u64)>,
 }
 
 impl TcpSender {
@@ -131,12 +181,37 @@ impl TcpSender {
         if !never {
             timers[Timer::Start as usize] = Some(config.start);
         }
+        let bbr = match config.control {
+            super::Control::Bbr(p) => Some(Box::new(Bbr::new(p, config.start, iw, rng.next_u64()))),
+            _ => None,
+        };
+        let sack = config.variant == TcpVariant::Sack || bbr.is_some();
+        let header = config.header_bytes();
         Self {
             flow,
-            data_payload: u32::try_from(
-                config.packet_size.as_bytes().saturating_sub(IP_TCP_HEADER),
-            )
-            .unwrap_or(u32::MAX),
+            data_payload: u32::try_from(config.segment_payload()).unwrap_or(u32::MAX),
+            header,
+            cc: config.control.controller(),
+            bbr,
+            sack,
+            sb: if config.control.is_bbr() {
+                Scoreboard::with_rate_samples(0)
+            } else {
+                Scoreboard::new(0)
+            },
+            rec: SackRecovery {
+                state: LossState::Open,
+                high_rxt: -1,
+                rescue_rxt: None,
+                prr_delivered: 0,
+                prr_out: 0,
+                recover_fs: 0,
+            },
+            rate: RateEstimator::default(),
+            pacer: Pacer::default(),
+            min_rtt: None,
+            ack_ts: 0,
+            ack_rtt: None,
             rtt,
             cwnd: if config.syn { 1.0 } else { iw },
             ssthresh: config.initial_ssthresh.map_or(wnd, i64::from),
@@ -158,11 +233,7 @@ impl TcpSender {
             rtt_ts: Instant::ZERO,
             timers,
             app: config.send_buffer.map(|capacity| {
-                SendBuffer::new(
-                    capacity,
-                    config.packet_size.as_bytes().saturating_sub(IP_TCP_HEADER),
-                    i64::from(config.syn),
-                )
+                SendBuffer::new(capacity, config.segment_payload(), i64::from(config.syn))
             }),
             started: false,
             stopped: never,
@@ -173,6 +244,10 @@ impl TcpSender {
             reported_cwnd: None,
             reported_ssthresh: None,
             reported_rto: None,
+            next_rtt_record: Instant::ZERO,
+            rtt_samples: 0,
+            reported_pacing: None,
+            reported_bbr: None,
             config,
         }
     }
@@ -260,6 +335,51 @@ impl TcpSender {
         self.last_cwnd_action == CwndAction::DupAck
     }
 
+    /// The SACK scoreboard (empty without SACK).
+    pub fn scoreboard(&self) -> &Scoreboard {
+        &self.sb
+    }
+
+    /// RFC 6675's `pipe`: packets deemed in flight (SACK; otherwise those sent and not
+    /// cumulatively acknowledged).
+    pub fn pipe(&self) -> u64 {
+        if self.sack {
+            self.sb.pipe()
+        } else {
+            (self.maxseq - self.highest_ack).max(0) as u64
+        }
+    }
+
+    /// SACK recovery's `HighRxt` (−1 before any retransmission).
+    pub fn high_rxt(&self) -> i64 {
+        self.rec.high_rxt
+    }
+
+    /// The window control's state.
+    pub fn controller(&self) -> &Controller {
+        &self.cc
+    }
+
+    /// BBR's model, when the control is BBR.
+    pub fn bbr(&self) -> Option<&Bbr> {
+        self.bbr.as_deref()
+    }
+
+    /// The pacing rate in force (none: not pacing).
+    pub fn pacing_rate(&self) -> Option<fairstream_core::Bitrate> {
+        self.pacer.rate()
+    }
+
+    /// The smallest RTT sample so far.
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.min_rtt
+    }
+
+    /// RTT samples the estimator took so far.
+    pub fn rtt_samples(&self) -> u64 {
+        self.rtt_samples
+    }
+
     /// The initial window in force when the SYN is acknowledged.
     pub fn initial_window(&self) -> f64 {
         self.iw
@@ -314,7 +434,7 @@ impl TcpSender {
         if n > 0 {
             self.update_app_limit();
             if self.started {
-                self.send_much(now, self.config.max_burst);
+                self.send(now);
             }
         }
         n
@@ -363,7 +483,7 @@ impl TcpSender {
         }
         if self.app.is_some() {
             self.update_app_limit();
-            self.send_much(now, self.config.max_burst);
+            self.send(now);
             return;
         }
         self.curseq = match self.config.packets {
@@ -373,14 +493,54 @@ impl TcpSender {
                 .unwrap_or(INFINITE_DATA - 1)
                 .saturating_add(i64::from(self.config.syn)),
         };
-        self.send_much(now, self.config.max_burst);
+        self.send(now);
+    }
+
+    /// Sends what the variant's rules allow now (start, writes, pacing timer).
+    fn send(&mut self, now: Instant) {
+        if self.sack {
+            self.send_sack(now);
+        } else {
+            self.send_much(now, self.config.max_burst);
+        }
+    }
+
+    /// Whether the pacer holds the next packet back; if so its timer is armed.
+    #[inline]
+    fn paced_out(&mut self, now: Instant) -> bool {
+        match self.pacer.wait_until(now) {
+            Some(at) => {
+                self.timers[Timer::Pace as usize] = Some(at);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// With `pacing` (and not BBR, which sets its own), the pacing rate from the window.
+    #[inline]
+    fn update_pacing(&mut self) {
+        if self.config.pacing && self.bbr.is_none() {
+            let window = self.cwnd.max(self.pipe() as f64);
+            self.pacer.set_rate(window_rate(
+                self.config.packet_size,
+                window,
+                self.ssthresh as f64,
+                self.cwnd,
+                self.rtt.srtt(),
+            ));
+        }
     }
 
     /// Sends new packets while the window and the application allow (ns-2 `send_much`).
     fn send_much(&mut self, now: Instant, max_burst: u32) {
+        self.update_pacing();
         let mut n = 0u32;
         while self.t_seqno <= self.highest_ack + self.window_packets() && self.t_seqno < self.curseq
         {
+            if self.paced_out(now) {
+                break;
+            }
             self.output(now, self.t_seqno);
             self.t_seqno += 1;
             n += 1;
@@ -395,6 +555,7 @@ impl TcpSender {
         if self.t_seqno <= self.highest_ack + self.wnd
             && self.t_seqno < self.curseq
             && self.t_seqno as f64 <= self.highest_ack as f64 + self.cwnd + self.dupacks as f64
+            && !self.paced_out(now)
         {
             self.output(now, self.t_seqno);
             self.t_seqno += 1;
@@ -404,10 +565,15 @@ impl TcpSender {
     /// Emits packet `seq` (ns-2 `output`): times it if it is new, arms the retransmission
     /// timer if none is pending or nothing was outstanding.
     fn output(&mut self, now: Instant, seq: i64) {
+        self.output_with(now, seq, false);
+    }
+
+    /// [`Self::output`]; `rescue` marks SACK's rescue retransmission (not counted in `pipe`).
+    fn output_with(&mut self, now: Instant, seq: i64, rescue: bool) {
         let syn = seq == 0 && self.config.syn;
         let retransmit = seq <= self.maxseq;
         let (size, payload, push) = if syn {
-            (DataSize::bytes(IP_TCP_HEADER), 0, false)
+            (DataSize::bytes(self.header), 0, false)
         } else if let Some(app) = self.app.as_mut() {
             let (bytes, push) = if retransmit {
                 app.segment(seq)
@@ -416,7 +582,7 @@ impl TcpSender {
             }
             .unwrap_or((0, false));
             (
-                DataSize::bytes(IP_TCP_HEADER + bytes),
+                DataSize::bytes(self.header + bytes),
                 u32::try_from(bytes).unwrap_or(u32::MAX),
                 push,
             )
@@ -438,17 +604,36 @@ impl TcpSender {
                     retransmit,
                     push,
                 },
+                ts: if self.config.timestamps {
+                    ts_value(now)
+                } else {
+                    0
+                },
+                sack: super::SackBlocks::NONE,
             }),
         });
         self.stats.count_sent(size);
         if retransmit {
             self.stats.retransmits += 1;
         }
+        self.pacer.sent(now, size);
+        if self.sack {
+            // Delivery-rate samples are BBR's; other controls need only the send time (RTT).
+            let send = if self.bbr.is_some() {
+                self.rate.on_send(now, self.sb.pipe())
+            } else {
+                super::scoreboard::SendState {
+                    sent_at: now,
+                    ..Default::default()
+                }
+            };
+            self.sb.sent(seq, send, rescue);
+        }
         let nothing_outstanding = self.highest_ack == self.maxseq;
         if seq > self.maxseq {
             self.maxseq = seq;
             self.update_app_limit();
-            if !self.rtt_active {
+            if !self.rtt_active && !self.sack && !self.config.timestamps {
                 // Karn: only packets sent once are timed.
                 self.rtt_active = true;
                 if seq > self.rtt_seq {
@@ -462,13 +647,26 @@ impl TcpSender {
         }
     }
 
-    /// Per new ACK window growth (ns-2 `opencwnd`): +1 in slow start, the window control's
-    /// increase in congestion avoidance.
-    fn opencwnd(&mut self) {
+    /// Per new ACK window growth (ns-2 `opencwnd`): the control's slow start (ns-2: +1) below
+    /// ssthresh, its increase in congestion avoidance; `acked` packets were delivered.
+    fn opencwnd(&mut self, now: Instant, acked: u32) {
+        let info = AckInfo {
+            now,
+            acked,
+            srtt: self.rtt.srtt(),
+            ack: self.highest_ack,
+            high_sent: self.maxseq,
+            rtt: self.ack_rtt,
+        };
         if self.cwnd < self.ssthresh as f64 {
-            self.cwnd += 1.0;
+            let (w, exit) = self.cc.slow_start(self.cwnd, &info);
+            self.cwnd = w;
+            if exit {
+                // The control ends slow start here (HyStart++): ssthresh is the window.
+                self.ssthresh = (self.cwnd.floor() as i64).max(2);
+            }
         } else {
-            self.cwnd = self.config.control.on_ack(self.cwnd);
+            self.cwnd = self.cc.on_ack(self.cwnd, &info);
         }
         if let Some(max) = self.config.max_cwnd
             && max > 0
@@ -481,13 +679,13 @@ impl TcpSender {
     /// The slow-start threshold after a loss event with window `win` in force (ns-2
     /// `slowdown(CLOSE_SSTHRESH_HALF)`): half the window on the first decrease, in slow start
     /// or right after a timeout; otherwise the window control's decrease. At least 2.
-    fn reduced_ssthresh(&self, win: f64) -> i64 {
+    fn reduced_ssthresh(&mut self, win: f64) -> i64 {
         let slow_start = self.cwnd < self.ssthresh as f64;
         let ss =
             if self.first_decrease || slow_start || self.last_cwnd_action == CwndAction::Timeout {
                 win / 2.0
             } else {
-                self.config.control.on_loss(win)
+                self.cc.on_loss(win)
             };
         (ss.floor() as i64).max(2)
     }
@@ -497,20 +695,67 @@ impl TcpSender {
     /// halving, or the window control's decrease past the first reduction and slow start.
     fn reduce(&mut self) {
         let win = (self.cwnd + self.dupwnd as f64).min(self.wnd as f64);
-        let halve =
-            self.first_decrease || self.cwnd < self.ssthresh as f64 || self.config.control.halves();
+        if !self.cc.ns2_rules() {
+            // The control's own decrease (CUBIC: β·cwnd, at least 2), whatever came before.
+            let w = self.cc.on_loss(win).max(1.0);
+            self.ssthresh = (w.floor() as i64).max(2);
+            self.cwnd = w;
+            self.first_decrease = false;
+            return;
+        }
+        let halve = self.first_decrease || self.cwnd < self.ssthresh as f64 || self.cc.halves();
         self.ssthresh = self.reduced_ssthresh(win);
         self.cwnd = if halve {
             win / 2.0
         } else {
-            self.config.control.on_loss(win)
+            self.cc.on_loss(win)
         }
         .max(1.0);
         self.first_decrease = false;
     }
 
-    /// Processes an ACK of new data (ns-2 `newack`).
-    fn newack(&mut self, now: Instant, a: i64, metrics: &mut dyn MetricSink) {
+    /// The ssthresh a timeout leaves with window `win` in force: ns-2's rule, or the control's.
+    fn timeout_ssthresh(&mut self, win: f64) -> i64 {
+        if self.cc.ns2_rules() {
+            self.reduced_ssthresh(win)
+        } else {
+            (self.cc.on_timeout(win).floor() as i64).max(2)
+        }
+    }
+
+    /// Takes an RTT sample taken at `now` into the estimator and reports it with the SRTT and
+    /// RTO after it. With a sample from every ACK (SACK or timestamps) the estimator takes every
+    /// one but the metric records are made once per smoothed RTT, as dense as ns-2's one timed
+    /// packet per round trip (the summary's mean RTT is their mean).
+    fn rtt_sample(&mut self, now: Instant, sample: Duration, metrics: &mut dyn MetricSink) {
+        self.rtt_samples += 1;
+        self.rtt.reset_backoff();
+        self.rtt.update(now, sample);
+        let every_ack = self.sack || self.config.timestamps;
+        if !every_ack || now >= self.next_rtt_record {
+            let rto = self.rtt.rto();
+            metrics.record(now, Metric::RttSample(sample));
+            metrics.record(now, Metric::Srtt(self.rtt.srtt()));
+            metrics.record(now, Metric::Rto(rto));
+            self.reported_rto = Some(rto);
+            self.next_rtt_record = now.saturating_add(self.rtt.srtt().max(sample));
+        }
+        self.ack_rtt = Some(sample);
+        if self.min_rtt.is_none_or(|m| sample < m) {
+            self.min_rtt = Some(sample);
+        }
+    }
+
+    /// The RTT the timestamp echo of the ACK being processed gives (RFC 7323 §4.1), if it is a
+    /// time this sender could have sent (a forged echo from the future gives none).
+    fn ts_rtt(&self, now: Instant) -> Option<Duration> {
+        let us = ts_value(now).wrapping_sub(self.ack_ts);
+        (us < 1 << 31).then(|| Duration::from_micros(u64::from(us)))
+    }
+
+    /// The cumulative ACK moved to `a`: the application's buffer, the duplicate-ACK count, and
+    /// the next packet to send no lower than `a + 1`.
+    fn cumulative_ack(&mut self, a: i64) {
         if let Some(app) = self.app.as_mut() {
             app.ack(a);
         }
@@ -520,16 +765,20 @@ impl TcpSender {
         if self.t_seqno < a + 1 {
             self.t_seqno = a + 1;
         }
-        if self.rtt_active && a >= self.rtt_seq {
-            self.rtt.reset_backoff();
+    }
+
+    /// Processes an ACK of new data (ns-2 `newack`).
+    fn newack(&mut self, now: Instant, a: i64, metrics: &mut dyn MetricSink) {
+        self.cumulative_ack(a);
+        if self.config.timestamps {
+            // RFC 7323 RTTM: every ACK of new data gives a sample.
+            if let Some(sample) = self.ts_rtt(now) {
+                self.rtt_sample(now, sample, metrics);
+            }
+        } else if self.rtt_active && a >= self.rtt_seq {
             self.rtt_active = false;
             let sample = now.saturating_since(self.rtt_ts);
-            self.rtt.update(now, sample);
-            let rto = self.rtt.rto();
-            metrics.record(now, Metric::RttSample(sample));
-            metrics.record(now, Metric::Srtt(self.rtt.srtt()));
-            metrics.record(now, Metric::Rto(rto));
-            self.reported_rto = Some(rto);
+            self.rtt_sample(now, sample, metrics);
         }
         if self.t_seqno > a + 1 || a < self.maxseq || self.cwnd < 1.0 {
             self.set_rtx_timer(now);
@@ -558,8 +807,9 @@ impl TcpSender {
                 self.last_cwnd_action = CwndAction::Exited;
             }
             self.dupwnd = 0;
+            let acked = (a - self.last_ack).clamp(0, i64::from(u32::MAX)) as u32;
             self.newack(now, a, metrics);
-            self.opencwnd();
+            self.opencwnd(now, acked);
             if a == 0 && self.config.syn {
                 self.cwnd = self.iw;
             }
@@ -597,8 +847,9 @@ impl TcpSender {
                     }
                 }
                 self.first_partial = false;
+                let acked = (a - self.last_ack).clamp(0, i64::from(u32::MAX)) as u32;
                 self.newack(now, a, metrics);
-                self.opencwnd();
+                self.opencwnd(now, acked);
                 if a == 0 && self.config.syn {
                     self.cwnd = self.iw;
                 }
@@ -659,6 +910,10 @@ impl TcpSender {
 
     /// The retransmission timer fired (ns-2 Reno `timeout(TCP_TIMER_RTX)`).
     fn on_rtx_timeout(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
+        if self.sack {
+            self.on_rtx_timeout_sack(now, metrics);
+            return;
+        }
         self.timeouts += 1;
         metrics.record(now, Metric::Timeout);
         self.dupwnd = 0;
@@ -677,7 +932,7 @@ impl TcpSender {
                 self.iw = 1.0;
             }
             let win = self.cwnd.min(self.wnd as f64);
-            self.ssthresh = self.reduced_ssthresh(win);
+            self.ssthresh = self.timeout_ssthresh(win);
             self.first_decrease = false;
             self.cwnd = 1.0;
             self.rtt.backoff_timer();
@@ -690,8 +945,28 @@ impl TcpSender {
         self.send_much(now, self.config.max_burst);
     }
 
-    /// Reports cwnd, ssthresh and RTO when they changed since the last report.
+    /// Reports cwnd, ssthresh and RTO when they changed since the last report, and the pacing
+    /// rate and BBR's mode and bandwidth estimate likewise.
     fn report(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
+        if self.pacer.rate() != self.reported_pacing {
+            self.reported_pacing = self.pacer.rate();
+            if let Some(r) = self.reported_pacing {
+                metrics.record(now, Metric::PacingRate(r));
+            }
+        }
+        if let Some(b) = self.bbr.as_deref() {
+            let bw = (b.bandwidth() * self.config.packet_size.as_bits() as f64) as u64;
+            let state = (b.mode().code(), bw);
+            if self.reported_bbr != Some(state) {
+                if self.reported_bbr.is_none_or(|(m, _)| m != state.0) {
+                    metrics.record(now, Metric::BbrMode(state.0));
+                }
+                if self.reported_bbr.is_none_or(|(_, w)| w != bw) {
+                    metrics.record(now, Metric::Bandwidth(fairstream_core::Bitrate::bps(bw)));
+                }
+                self.reported_bbr = Some(state);
+            }
+        }
         if self.reported_cwnd != Some(self.cwnd) {
             self.reported_cwnd = Some(self.cwnd);
             metrics.record(now, Metric::Cwnd(self.cwnd));
@@ -723,9 +998,15 @@ impl Endpoint for TcpSender {
             return;
         }
         self.stats.packets_received += 1;
-        match self.config.variant {
-            TcpVariant::Reno => self.on_ack_reno(now, seg.ack, metrics),
-            TcpVariant::NewReno => self.on_ack_newreno(now, seg.ack, metrics),
+        self.ack_ts = seg.ts;
+        self.ack_rtt = None;
+        if self.sack {
+            self.on_ack_sack(now, seg, metrics);
+        } else {
+            match self.config.variant {
+                TcpVariant::Reno => self.on_ack_reno(now, seg.ack, metrics),
+                _ => self.on_ack_newreno(now, seg.ack, metrics),
+            }
         }
         self.report(now, metrics);
     }
@@ -739,6 +1020,7 @@ impl Endpoint for TcpSender {
                 match timer {
                     Timer::Start => self.start(now),
                     Timer::Rtx => self.on_rtx_timeout(now, metrics),
+                    Timer::Pace => self.send(now),
                 }
             }
         }
@@ -805,6 +1087,8 @@ mod tests {
                 ack: a,
                 is_ack: true,
                 flags: TcpFlags::default(),
+                ts: 0,
+                sack: crate::tcp::SackBlocks::NONE,
             }),
         }
     }

@@ -1,5 +1,8 @@
 //! The TCP receiver of ns-2's one-way agents (`Agent/TCPSink`, `Agent/TCPSink/DelAck`;
-//! PROTOCOLS.md §1.4): cumulative packet-numbered ACKs, optionally delayed.
+//! PROTOCOLS.md §1.4): cumulative packet-numbered ACKs, optionally delayed; with SACK (RFC 2018)
+//! its ACKs carry the runs it holds above the cumulative ACK ([`super::sack_list`]), and with
+//! timestamps (RFC 7323) they echo the TSval of the segment that last reached the left edge of
+//! the window (TS.Recent), each option counted in the ACK's size ([`super::options`]).
 //!
 //! The sink remembers which packets beyond the next expected one arrived in a ring of slots
 //! indexed by packet number modulo a power-of-two capacity (grown on demand, never shrunk),
@@ -11,6 +14,8 @@ use std::collections::VecDeque;
 use fairstream_core::{DataSize, FlowId, Instant};
 
 use super::TcpSinkConfig;
+use super::options::{TIMESTAMPS_LEN, max_sack_blocks, sack_len};
+use super::sack_list::SackList;
 use crate::{
     Direction, Endpoint, EndpointStats, Header, IP_TCP_HEADER, MetricSink, Packet, TcpFlags,
     TcpSegment,
@@ -103,6 +108,12 @@ pub struct TcpSink {
     duplicates: u64,
     /// Records (segments with the push mark) delivered in order.
     records: u64,
+    /// The runs held above the cumulative ACK that SACK blocks report.
+    sack: SackList,
+    /// TS.Recent: the TSval the next ACK echoes (RFC 7323 §4.3).
+    ts_recent: u32,
+    /// The cumulative ACK last sent (Last.ACK.sent; −1 before any).
+    last_ack_sent: i64,
 }
 
 impl TcpSink {
@@ -122,6 +133,9 @@ impl TcpSink {
             stats: EndpointStats::default(),
             duplicates: 0,
             records: 0,
+            sack: SackList::default(),
+            ts_recent: 0,
+            last_ack_sent: -1,
         }
     }
 
@@ -166,6 +180,12 @@ impl TcpSink {
         self.delayed.is_some()
     }
 
+    /// The runs of packets held above the cumulative ACK, most recently reported first (kept
+    /// with SACK only).
+    pub fn sack_runs(&self) -> &[(i64, i64)] {
+        self.sack.runs()
+    }
+
     /// Records packet `seq`; returns whether it was new. Delivers what became in order.
     fn receive(&mut self, seq: i64, payload: u32, push: bool) -> bool {
         if seq < self.next {
@@ -184,15 +204,23 @@ impl TcpSink {
                     None => break,
                 }
             }
+            if self.config.sack {
+                self.sack.advanced(self.next);
+            }
             return true;
         }
         self.ring.reserve(self.next, self.maxseen, seq);
-        if self.ring.contains(seq) {
-            return false;
+        let new = !self.ring.contains(seq);
+        if new {
+            self.ring.put(seq, payload, push);
+            self.maxseen = self.maxseen.max(seq);
         }
-        self.ring.put(seq, payload, push);
-        self.maxseen = self.maxseen.max(seq);
-        true
+        if self.config.sack {
+            let ring = &self.ring;
+            self.sack
+                .arrived(seq, self.next, self.maxseen, |s| ring.contains(s));
+        }
+        new
     }
 
     #[inline]
@@ -201,23 +229,34 @@ impl TcpSink {
         self.records += u64::from(push);
     }
 
-    /// Queues an ACK of `seq` carrying the current cumulative ACK.
+    /// Queues an ACK of `seq` carrying the current cumulative ACK and the options in use.
     fn ack(&mut self, now: Instant, seq: i64) {
+        let ack = self.next - 1;
+        let ts = self.config.timestamps;
+        let sack = if self.config.sack {
+            self.sack.blocks(ack, max_sack_blocks(ts))
+        } else {
+            super::SackBlocks::NONE
+        };
+        let size = IP_TCP_HEADER + if ts { TIMESTAMPS_LEN } else { 0 } + sack_len(sack.len());
         self.out.push_back(Packet {
             flow: self.flow,
             direction: Direction::Reverse,
-            size: DataSize::bytes(IP_TCP_HEADER),
+            size: DataSize::bytes(size),
             payload: 0,
             sent_at: now,
             header: Header::Tcp(TcpSegment {
                 seq,
-                ack: self.next - 1,
+                ack,
                 is_ack: true,
                 flags: TcpFlags::default(),
+                ts: if ts { self.ts_recent } else { 0 },
+                sack,
             }),
         });
+        self.last_ack_sent = ack;
         self.stats.packets_sent += 1;
-        self.stats.bytes_sent += IP_TCP_HEADER;
+        self.stats.bytes_sent += size;
     }
 }
 
@@ -233,7 +272,19 @@ impl Endpoint for TcpSink {
         }
         self.stats.packets_received += 1;
         let seq = seg.seq;
-        if !self.receive(seq, packet.payload, seg.flags.push) {
+        // RFC 7323 §4.3: a segment at or below the left edge of the window (as last
+        // acknowledged) with a TSval no older than TS.Recent sets what the next ACK echoes.
+        if self.config.timestamps
+            && seq <= self.last_ack_sent.saturating_add(1)
+            && (self.last_ack_sent < 0 || seg.ts.wrapping_sub(self.ts_recent) < 1 << 31)
+        {
+            self.ts_recent = seg.ts;
+        }
+        let beyond = self
+            .config
+            .window
+            .is_some_and(|w| seq > self.next.saturating_add(i64::from(w)));
+        if beyond || !self.receive(seq, packet.payload, seg.flags.push) {
             self.duplicates += 1;
         }
         let Some(interval) = self.config.delayed_ack else {
@@ -300,6 +351,8 @@ mod tests {
                     retransmit: false,
                     push: false,
                 },
+                ts: 0,
+                sack: crate::tcp::SackBlocks::NONE,
             }),
         }
     }
@@ -331,6 +384,7 @@ mod tests {
             FlowId(2),
             TcpSinkConfig {
                 delayed_ack: Some(Duration::from_millis(100)),
+                ..TcpSinkConfig::default()
             },
         )
     }
@@ -507,5 +561,97 @@ mod tests {
         s.handle_packet(t(0), &q, &mut NullSink);
         assert!(s.poll_transmit(t(0)).is_none());
         assert_eq!(s.stats().packets_received, 0);
+    }
+
+    /// A sink with SACK and timestamps, as the `linux` preset has (no delayed ACKs here).
+    fn sack_ts() -> TcpSink {
+        TcpSink::new(
+            FlowId(2),
+            TcpSinkConfig {
+                sack: true,
+                timestamps: true,
+                ..TcpSinkConfig::default()
+            },
+        )
+    }
+
+    /// An ACK as the tests read it: cumulative ACK, TSecr, SACK blocks, size on the wire.
+    type AckSeen = (i64, u32, Vec<(i64, i64)>, u64);
+
+    /// Feeds packet `seq` sent with TSval `ts`; returns the ACKs it caused.
+    fn feed_ts(s: &mut TcpSink, seq: i64, ts: u32) -> Vec<AckSeen> {
+        let mut p = data(seq, false);
+        if let Header::Tcp(h) = &mut p.header {
+            h.ts = ts;
+        }
+        s.handle_packet(t(1), &p, &mut NullSink);
+        std::iter::from_fn(|| s.poll_transmit(t(1)))
+            .map(|p| {
+                let h = *p.tcp().unwrap();
+                (h.ack, h.ts, h.sack.iter(h.ack).collect(), p.size.as_bytes())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sack_blocks_report_held_runs_and_are_paid_for() {
+        let mut s = sack_ts();
+        // In order: 40 + 12 bytes of timestamps, no blocks.
+        assert_eq!(feed_ts(&mut s, 0, 100), [(0, 100, vec![], 52)]);
+        // 1 lost; 2 and 3 arrive: one block, 52 + 4 + 8 bytes.
+        assert_eq!(feed_ts(&mut s, 2, 102), [(0, 100, vec![(2, 3)], 64)]);
+        assert_eq!(feed_ts(&mut s, 3, 103), [(0, 100, vec![(2, 4)], 64)]);
+        // 5 lost too: 6 opens a second block, reported first.
+        assert_eq!(
+            feed_ts(&mut s, 6, 106),
+            [(0, 100, vec![(6, 7), (2, 4)], 72)]
+        );
+        // The retransmitted 1 fills the first hole: its TSval is echoed (it reached the left
+        // edge); the run 2..4 is delivered, 6 stays.
+        assert_eq!(feed_ts(&mut s, 1, 150), [(3, 150, vec![(6, 7)], 64)]);
+        // Beside timestamps at most three blocks.
+        for seq in [8, 10, 12, 14] {
+            feed_ts(&mut s, seq, 200);
+        }
+        let last = feed_ts(&mut s, 16, 201);
+        assert_eq!(last[0].2, [(16, 17), (14, 15), (12, 13)]);
+        assert_eq!(last[0].3, 40 + 12 + 4 + 24);
+        assert_eq!(s.sack_runs().len(), 4);
+        // An out-of-order segment does not move TS.Recent: the echo is still 150's.
+        assert_eq!(last[0].1, 150);
+    }
+
+    #[test]
+    fn without_timestamps_four_blocks_fit() {
+        let mut s = TcpSink::new(
+            FlowId(2),
+            TcpSinkConfig {
+                sack: true,
+                ..TcpSinkConfig::default()
+            },
+        );
+        feed_ts(&mut s, 0, 0);
+        for seq in [2, 4, 6, 8, 10] {
+            feed_ts(&mut s, seq, 0);
+        }
+        let a = feed_ts(&mut s, 12, 0);
+        assert_eq!(a[0].2.len(), 4);
+        assert_eq!((a[0].1, a[0].3), (0, 40 + 36));
+    }
+
+    #[test]
+    fn delayed_ack_echoes_the_first_of_the_pair() {
+        let mut s = TcpSink::new(
+            FlowId(2),
+            TcpSinkConfig {
+                delayed_ack: Some(Duration::from_millis(40)),
+                timestamps: true,
+                ..TcpSinkConfig::default()
+            },
+        );
+        assert_eq!(feed_ts(&mut s, 0, 10).len(), 1);
+        assert!(feed_ts(&mut s, 1, 20).is_empty());
+        // The ACK of the pair echoes packet 1's TSval (RFC 7323 §4.3: the RTT includes the wait).
+        assert_eq!(feed_ts(&mut s, 2, 30), [(2, 20, vec![], 52)]);
     }
 }

@@ -4,7 +4,9 @@
 //! The simulator's packets are typed values; for a pcap capture a packet becomes an IPv4 packet
 //! whose transport header each [`Header`] writes itself. TCP sequence and acknowledgement numbers
 //! become byte offsets built from packet numbers and the flow's payload per packet, so that
-//! Wireshark's sequence analysis finds the SYN, every data segment and the ACKs consistent.
+//! Wireshark's sequence analysis finds the SYN, every data segment and the ACKs consistent. A TCP
+//! header carries the options its packet's size paid for (`tcp::options`): SACK blocks as the
+//! byte ranges of their packets, and timestamps when the size leaves 12 bytes for them.
 
 use crate::Header;
 
@@ -19,10 +21,12 @@ pub struct TransportContext {
     pub segment: u64,
     /// The packet's size on the wire, IP header included.
     pub ip_len: u64,
+    /// The application payload it carries, bytes.
+    pub payload: u64,
 }
 
 /// The longest transport header any header type writes.
-pub const MAX_TRANSPORT_HEADER: usize = 20;
+pub const MAX_TRANSPORT_HEADER: usize = 60;
 
 impl Header {
     /// The IPv4 protocol number of the transport (6 TCP; 17 UDP, which TFRC and VTP run over).
@@ -53,10 +57,11 @@ impl Header {
                 let ack = if seg.is_ack { byte(seg.ack) } else { 0 };
                 t[4..8].copy_from_slice(&seq.to_be_bytes());
                 t[8..12].copy_from_slice(&ack.to_be_bytes());
-                t[12] = 5 << 4;
                 t[13] = if seg.flags.syn { 0x02 } else { 0x10 };
                 t[14..16].copy_from_slice(&65_535u16.to_be_bytes());
-                20
+                let len = 20 + emit_tcp_options(seg, ctx, &byte, &mut t[20..]);
+                t[12] = ((len / 4) as u8) << 4;
+                len
             }
             _ => {
                 let len = ctx.ip_len.saturating_sub(20).min(65_535) as u16;
@@ -65,6 +70,41 @@ impl Header {
             }
         }
     }
+}
+
+/// Writes the options a TCP segment's size paid for into `out` (at least 40 bytes): timestamps
+/// when the bytes beyond the fixed header, the payload and the SACK blocks leave 12 for them,
+/// then the SACK blocks as the byte ranges their packets cover. Returns their length.
+fn emit_tcp_options(
+    seg: &crate::TcpSegment,
+    ctx: &TransportContext,
+    byte: &dyn Fn(i64) -> u32,
+    out: &mut [u8],
+) -> usize {
+    use crate::tcp::options::{TIMESTAMPS_LEN, sack_len};
+    let blocks = seg.sack.len();
+    let beyond = ctx
+        .ip_len
+        .saturating_sub(crate::IP_TCP_HEADER + ctx.payload + sack_len(blocks));
+    let mut n = 0;
+    if beyond >= TIMESTAMPS_LEN {
+        // NOP, NOP, kind 8, length 10, TSval, TSecr (data carries its TSval, an ACK the echo).
+        let (val, ecr) = if seg.is_ack { (0, seg.ts) } else { (seg.ts, 0) };
+        out[..4].copy_from_slice(&[1, 1, 8, 10]);
+        out[4..8].copy_from_slice(&val.to_be_bytes());
+        out[8..12].copy_from_slice(&ecr.to_be_bytes());
+        n = 12;
+    }
+    if blocks > 0 {
+        out[n..n + 4].copy_from_slice(&[1, 1, 5, 2 + 8 * blocks as u8]);
+        n += 4;
+        for (start, end) in seg.sack.iter(seg.ack) {
+            out[n..n + 4].copy_from_slice(&byte(start - 1).to_be_bytes());
+            out[n + 4..n + 8].copy_from_slice(&byte(end - 1).to_be_bytes());
+            n += 8;
+        }
+    }
+    n
 }
 
 #[cfg(test)]
@@ -77,6 +117,7 @@ mod tests {
         dport: 5_001,
         segment: 1000,
         ip_len: 1040,
+        payload: 1000,
     };
 
     fn tcp(seq: i64, ack: i64, is_ack: bool, syn: bool) -> Header {
@@ -89,6 +130,8 @@ mod tests {
                 retransmit: false,
                 push: false,
             },
+            ts: 0,
+            sack: crate::tcp::SackBlocks::NONE,
         })
     }
 
@@ -111,6 +154,64 @@ mod tests {
         );
         let (_, ack) = emit(tcp(5, 5, true, false));
         assert_eq!(u32::from_be_bytes(ack[8..12].try_into().unwrap()), 5001);
+    }
+
+    #[test]
+    fn tcp_options_are_what_the_size_paid_for() {
+        // An ACK of packet 9 with SACK blocks [12, 15) and [20, 21) and timestamps: 40 + 12 + 20.
+        let mut sack = crate::tcp::SackBlocks::NONE;
+        assert!(sack.push(9, 12, 15) && sack.push(9, 20, 21));
+        let h = Header::Tcp(TcpSegment {
+            seq: 14,
+            ack: 9,
+            is_ack: true,
+            flags: TcpFlags::default(),
+            ts: 777,
+            sack,
+        });
+        let ctx = TransportContext {
+            ip_len: 72,
+            payload: 0,
+            ..CTX
+        };
+        let mut out = [0xffu8; MAX_TRANSPORT_HEADER];
+        let n = h.emit_transport(&ctx, &mut out);
+        assert_eq!(n, 20 + 12 + 20);
+        assert_eq!(out[12] >> 4, 13, "13 words of header");
+        assert_eq!(out[20..24], [1, 1, 8, 10]);
+        assert_eq!(
+            u32::from_be_bytes(out[28..32].try_into().unwrap()),
+            777,
+            "TSecr"
+        );
+        assert_eq!(out[32..36], [1, 1, 5, 18]);
+        let word = |i: usize| u32::from_be_bytes(out[i..i + 4].try_into().unwrap());
+        // Packets 12..15 cover bytes 1 + 11·1000 up to 1 + 14·1000.
+        assert_eq!((word(36), word(40)), (11_001, 14_001));
+        assert_eq!((word(44), word(48)), (19_001, 20_001));
+        // The same ACK without timestamps (40 + 20 bytes): SACK only.
+        let ctx = TransportContext { ip_len: 60, ..ctx };
+        assert_eq!(h.emit_transport(&ctx, &mut out), 40);
+        assert_eq!(out[20..24], [1, 1, 5, 18]);
+        // A data segment with timestamps: 52 bytes of header before 1448 of payload.
+        let d = Header::Tcp(TcpSegment {
+            ts: 5,
+            ..match tcp(3, -1, false, false) {
+                Header::Tcp(s) => s,
+                _ => unreachable!(),
+            }
+        });
+        let ctx = TransportContext {
+            ip_len: 1500,
+            payload: 1448,
+            ..CTX
+        };
+        assert_eq!(d.emit_transport(&ctx, &mut out), 32);
+        assert_eq!(
+            u32::from_be_bytes(out[24..28].try_into().unwrap()),
+            5,
+            "TSval"
+        );
     }
 
     #[test]

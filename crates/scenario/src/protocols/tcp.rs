@@ -1,4 +1,5 @@
-//! A `protocol = "tcp"` flow: TCP Reno/NewReno in ns-2 one-way mode with its window control.
+//! A `protocol = "tcp"` flow: TCP Reno, NewReno or SACK in ns-2 one-way mode with its window
+//! control (AIMD, binomial, CUBIC or BBR), options and presets (`ns2`, `modern`, `linux`).
 
 use fairstream_core::{Duration, Instant};
 use fairstream_proto::tcp::{TcpConfig, TcpSinkConfig, TcpVariant};
@@ -28,6 +29,9 @@ pub(crate) const KEYS: &[&str] = &[
     "syn",
     "limited_transmit",
     "max_burst",
+    "timestamps",
+    "pacing",
+    "prr",
 ];
 
 /// Every key of a TCP flow, the window control's included.
@@ -40,23 +44,55 @@ pub(crate) fn read(
     f: &mut Section<'_, '_>,
     warnings: &mut Vec<ScenarioError>,
 ) -> Result<ProtocolConfig> {
-    let preset = f.choice("preset", &["ns2", "modern"], "ns2")?;
-    let base = if preset == "modern" {
-        TcpConfig::default().modern()
-    } else {
-        TcpConfig::default()
+    let preset = f.choice("preset", &["ns2", "modern", "linux"], "ns2")?;
+    let (base, base_delack) = match preset {
+        "modern" => (TcpConfig::default().modern(), None),
+        "linux" => (
+            TcpConfig::default().linux(),
+            TcpSinkConfig::linux().delayed_ack,
+        ),
+        _ => (TcpConfig::default(), None),
     };
-    let variant = match f.choice("variant", &["newreno", "reno"], "newreno")? {
+    let variant_name = match base.variant {
+        TcpVariant::Sack => "sack",
+        TcpVariant::Reno => "reno",
+        TcpVariant::NewReno => "newreno",
+    };
+    let variant = match f.choice("variant", &["newreno", "reno", "sack"], variant_name)? {
         "reno" => TcpVariant::Reno,
+        "sack" => TcpVariant::Sack,
         _ => TcpVariant::NewReno,
     };
-    let control = read_control(f, warnings)?;
+    let control = read_control(f, warnings, &base.control)?;
+    if control.is_bbr() && variant != TcpVariant::Sack {
+        return Err(f.error(
+            "control",
+            "BBR needs SACK (its delivery-rate samples come from the scoreboard): set variant = \"sack\"",
+        ));
+    }
+    let timestamps = f.bool_or("timestamps", base.timestamps)?;
+    let header = if timestamps { 52 } else { 40 };
     let packet_size = read_packet_size(
         f,
         base.packet_size,
-        41,
-        "a TCP data packet (its 40-byte header and data)",
+        header + 1,
+        if timestamps {
+            "a TCP data packet (its 52-byte header with timestamps, and data)"
+        } else {
+            "a TCP data packet (its 40-byte header and data)"
+        },
     )?;
+    let pacing = f.bool_or("pacing", base.pacing || control.is_bbr())?;
+    if control.is_bbr() && !pacing {
+        return Err(f.error("pacing", "BBR always paces: remove `pacing` or set it true"));
+    }
+    let prr = f.bool_or("prr", base.prr && variant == TcpVariant::Sack)?;
+    if prr && variant != TcpVariant::Sack {
+        return Err(f.error(
+            "prr",
+            "PRR sets the window of SACK recovery: set variant = \"sack\"",
+        ));
+    }
     let window = f.int_or("window", 1, 1 << 30, i64::from(base.window))? as u32;
     let max_cwnd = f.opt_int("max_cwnd", 1, 1 << 30)?.map(|n| n as u32);
     let initial_window =
@@ -77,6 +113,7 @@ pub(crate) fn read(
     let limited_transmit = f.bool_or("limited_transmit", base.limited_transmit)?;
     let max_burst = f.int_or("max_burst", 0, 1 << 20, i64::from(base.max_burst))? as u32;
     let delayed_ack = match f.raw("delayed_ack").map(|v| v.get_ref()) {
+        None if base_delack.is_some() => f.opt_unit("delayed_ack")?.or(base_delack),
         None | Some(DeValue::Boolean(false)) => {
             f.set("delayed_ack", Value::Boolean(false));
             None
@@ -87,10 +124,16 @@ pub(crate) fn read(
         }
         Some(_) => f.opt_unit("delayed_ack")?,
     };
+    if let (None, Some(d)) = (f.raw("delayed_ack"), delayed_ack) {
+        f.set("delayed_ack", Value::String(d.to_string()));
+    }
     let config = TcpConfig {
         variant,
         control,
         packet_size,
+        timestamps,
+        pacing,
+        prr,
         window,
         max_cwnd,
         initial_window,
@@ -110,6 +153,6 @@ pub(crate) fn read(
     };
     Ok(ProtocolConfig::Tcp(TcpFlowConfig {
         sender: config,
-        sink: TcpSinkConfig { delayed_ack },
+        sink: TcpSinkConfig::for_sender(&config, delayed_ack),
     }))
 }

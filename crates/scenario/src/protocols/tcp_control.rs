@@ -1,34 +1,62 @@
-//! A TCP flow's window control: `control = "aimd" | "iiad" | "sqrt" | "binomial"` with the
-//! binomial parameters `k`, `l`, `alpha` and `beta` (PROTOCOLS.md §9.1).
+//! A TCP flow's congestion control: `control = "aimd" | "iiad" | "sqrt" | "binomial" | "cubic"
+//! | "bbr"` with the binomial parameters `k`, `l`, `alpha` and `beta` (PROTOCOLS.md §9.1) or
+//! CUBIC's table `cubic = { c, beta, fast_convergence, hystart }` (RFC 9438, RFC 9406).
 
-use fairstream_proto::tcp::{Aimd, Binomial, Control};
+use fairstream_proto::tcp::{Aimd, BbrParams, Binomial, Control, CubicParams};
 use toml::Value;
+use toml::de::DeTable;
 
 use crate::error::ScenarioError;
 use crate::reader::{Result, Section};
 
 /// The keys this reader owns.
-pub(crate) const CONTROL_KEYS: &[&str] = &["control", "k", "l", "alpha", "beta"];
+pub(crate) const CONTROL_KEYS: &[&str] = &["control", "k", "l", "alpha", "beta", "cubic"];
+
+/// The keys of the `cubic` table.
+const CUBIC_KEYS: &[&str] = &["c", "beta", "fast_convergence", "hystart"];
+
+/// The controls a flow may name.
+const CONTROLS: &[&str] = &["aimd", "iiad", "sqrt", "binomial", "cubic", "bbr"];
 
 /// Largest increase exponent accepted (the family is studied for small k).
 const MAX_K: f64 = 10.0;
 
-/// Reads `control` and its parameters; a control that is not TCP-compatible (k + l ≠ 1) is
-/// accepted with a warning pushed onto `warnings`.
+/// Reads `control` and its parameters, `default` (a preset's control) when absent; a binomial
+/// control that is not TCP-compatible (k + l ≠ 1) is accepted with a warning pushed onto
+/// `warnings`.
 pub(crate) fn read_control(
     f: &mut Section<'_, '_>,
     warnings: &mut Vec<ScenarioError>,
+    default: &Control,
 ) -> Result<Control> {
-    let kind = f.choice("control", &["aimd", "iiad", "sqrt", "binomial"], "aimd")?;
+    let default_name = match default {
+        Control::Aimd(_) => "aimd",
+        Control::Binomial(_) => "binomial",
+        Control::Cubic(_) => "cubic",
+        Control::Bbr(_) => "bbr",
+    };
+    let kind = f.choice("control", CONTROLS, default_name)?;
+    if kind != "cubic" && f.raw("cubic").is_some() {
+        return Err(f.error("cubic", "applies to control = \"cubic\""));
+    }
+    let binomial_keys = &CONTROL_KEYS[1..5];
+    if matches!(kind, "aimd" | "cubic" | "bbr")
+        && let Some(key) = binomial_keys.iter().find(|k| f.raw(k).is_some())
+    {
+        return Err(f.error(
+            key,
+            "applies to binomial controls; set control = \"iiad\", \"sqrt\" or \"binomial\" (CUBIC's β is `cubic.beta`)",
+        ));
+    }
     let base = match kind {
-        "aimd" => {
-            if let Some(key) = CONTROL_KEYS[1..].iter().find(|k| f.raw(k).is_some()) {
-                return Err(f.error(
-                    key,
-                    "applies to binomial controls; set control = \"iiad\", \"sqrt\" or \"binomial\"",
-                ));
-            }
-            return Ok(Control::Aimd(Aimd));
+        "aimd" => return Ok(Control::Aimd(Aimd)),
+        "bbr" => return Ok(Control::Bbr(BbrParams::default())),
+        "cubic" => {
+            let base = match default {
+                Control::Cubic(p) => *p,
+                _ => CubicParams::default(),
+            };
+            return read_cubic(f, base).map(Control::Cubic);
         }
         "iiad" => Binomial::IIAD,
         "sqrt" => Binomial::SQRT,
@@ -88,4 +116,36 @@ pub(crate) fn read_control(
         ));
     }
     Ok(Control::Binomial(control))
+}
+
+/// Reads the `cubic` table over `base` (RFC 9438's values, HyStart++ off unless a preset turns it
+/// on), and writes it back resolved.
+fn read_cubic(f: &mut Section<'_, '_>, base: CubicParams) -> Result<CubicParams> {
+    let empty = DeTable::new();
+    let mut t = match f.opt_table("cubic", CUBIC_KEYS)? {
+        Some(t) => t,
+        None => f.absent_table("cubic", &empty, CUBIC_KEYS)?,
+    };
+    let c = t.opt_float("c", 0.0, 1e6)?.unwrap_or(base.c);
+    if c <= 0.0 {
+        return Err(t.error("c", "CUBIC's C must be above 0 (RFC 9438: 0.4)"));
+    }
+    let beta = t.opt_float("beta", 0.0, 1.0)?.unwrap_or(base.beta);
+    if beta <= 0.0 || beta >= 1.0 {
+        return Err(t.error(
+            "beta",
+            "CUBIC's β is the share of the window kept on a loss, between 0 and 1 excluded (RFC 9438: 0.7)",
+        ));
+    }
+    let fast_convergence = t.bool_or("fast_convergence", base.fast_convergence)?;
+    let hystart = t.bool_or("hystart", base.hystart)?;
+    t.set("c", Value::Float(c));
+    t.set("beta", Value::Float(beta));
+    f.set("cubic", Value::Table(t.take_resolved()));
+    Ok(CubicParams {
+        c,
+        beta,
+        fast_convergence,
+        hystart,
+    })
 }
