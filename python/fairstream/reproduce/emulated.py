@@ -126,6 +126,169 @@ def emulation_note(runs: Sequence[tuple[Point, RunResult]]) -> tuple[int, str]:
     )
 
 
+# --- the simulator against the kernel: shared by sim-vs-linux and linux-preset-vs-linux ------------
+
+
+@dataclass(frozen=True)
+class Twin:
+    """What a case's flows are in each run of a comparison: `name` (the rows' protocol), `label`
+    (the pair as the report words it: "Linux reno / simulated NewReno"), and the keys each flow
+    gets through the emulator (`linux`) and in the simulator (`sim`)."""
+
+    name: str
+    label: str
+    linux: Mapping[str, Any]
+    sim: Mapping[str, Any]
+
+
+#: A group of cases, each with its twin: one emulation (and one simulation) of them side by side.
+Group = tuple[str, list[tuple[Case, Twin]]]
+
+
+def grid_case(rtt: float, buf: float, n: int, per: float = 0.0, prefix: str = "") -> Case:
+    """`n` bulk flows (``tcp0``…) through a dumbbell of RTT `rtt` ms, a drop-tail buffer of `buf`
+    BDP and packet error rate `per`, keyed ``{prefix}rtt{rtt}-b{buf}-n{n}[-per…]``."""
+    key = f"{prefix}rtt{rtt:g}-b{buf:g}-n{n}" + (f"-per{per * 100:g}" if per else "")
+    return Case(key, rtt, droptail(buf * bdp_packets(rtt)), per, tuple((f"tcp{i}", {}) for i in range(n)))
+
+
+def twin_points(name: str, groups: Sequence[Group], duration: str) -> list[Point]:
+    """Two points per group: its cases through the emulator with their twins' `linux` keys, and
+    simulated with their `sim` keys."""
+    out = []
+    for group, cases in groups:
+        for kind in ("linux", "sim"):
+            made = [
+                Case(
+                    c.key,
+                    c.rtt_ms,
+                    c.queue,
+                    c.per,
+                    tuple((f, {**k, **(t.linux if kind == "linux" else t.sim)}) for f, k in c.flows),
+                )
+                for c, t in cases
+            ]
+            params = {
+                "group": group,
+                "kind": kind,
+                "emulate": kind == "linux",
+                "cases": [c.key for c, _ in cases],
+                "twins": [t.name for _, t in cases],
+                "labels": [t.label for _, t in cases],
+            }
+            out.append(Point(f"{group}-{kind}", params, dumbbells(f"{name}-{group}-{kind}", made, duration)))
+    return out
+
+
+def retransmit_rate(run: RunResult, names: Sequence[str]) -> float:
+    """Segments the flows `names` retransmitted over the packets they sent, over the whole run
+    (slow start included): the simulator's count, or the kernel's ``tcpi_total_retrans``."""
+    flows = [f for f in run.summary["flows"] if f["name"] in names]
+    sent = sum(f["packets_sent"] for f in flows)
+    return sum(f["retransmits"] for f in flows) / sent if sent else math.nan
+
+
+def twin_rows(runs: Sequence[tuple[Point, RunResult]], warmup_s: float) -> list[dict[str, Any]]:
+    """One row per case of `twin_points`' runs: per-flow throughput (Mbit/s), Jain's index, loss
+    and retransmission rate, emulated and simulated, and the throughputs' ratio."""
+    seen = {(p.params["group"], p.params["kind"]): (rates(run, warmup_s), run) for p, run in runs}
+    rows = []
+    for point, _ in runs:
+        if point.params["kind"] != "linux":
+            continue
+        (emu, emu_run), (sim, sim_run) = (seen[(point.params["group"], k)] for k in ("linux", "sim"))
+        for key, twin, label in zip(
+            point.params["cases"], point.params["twins"], point.params["labels"], strict=True
+        ):
+            names = sorted(n for n in emu if n.startswith(f"{key}."))
+            e = [emu[n]["bps"] / 1e6 for n in names]
+            s = [sim[n]["bps"] / 1e6 for n in names]
+            rows.append(
+                {
+                    "case": key,
+                    "protocol": twin,
+                    "label": label,
+                    "flows": len(names),
+                    "emulated_mbps": statistics.fmean(e),
+                    "simulated_mbps": statistics.fmean(s),
+                    "ratio": statistics.fmean(e) / statistics.fmean(s),
+                    "emulated_jain": jain(e),
+                    "simulated_jain": jain(s),
+                    "emulated_loss": statistics.fmean(emu[n]["loss"] for n in names),
+                    "simulated_loss": statistics.fmean(sim[n]["loss"] for n in names),
+                    "emulated_retransmit_rate": retransmit_rate(emu_run, names),
+                    "simulated_retransmit_rate": retransmit_rate(sim_run, names),
+                }
+            )
+    return rows
+
+
+@dataclass(frozen=True)
+class KernelTwins(Experiment):
+    """Cases run twice, through the emulator with the kernel's flows and in the simulator with
+    their twins (`Twin`), side by side per group (`groups`); rows by `twin_rows`, each case's
+    comparison line, the experiment's own checks and notes (`judge`), and a bar chart."""
+
+    duration: str = "60s"
+    quick_duration: str = "8s"
+    warmup_s: float = 10.0
+    quick_warmup_s: float = 2.0
+    caption: str = ""
+    """The figure's caption."""
+
+    def groups(self, quick: bool) -> list[Group]:
+        """The groups of cases; each is one emulation and one simulation."""
+        raise NotImplementedError
+
+    def judge(self, rows: Sequence[Mapping[str, Any]], quick: bool) -> tuple[list[Check], list[str]]:
+        """The checks and the notes on `rows` (before the emulator's own check and note)."""
+        raise NotImplementedError
+
+    def points(self, quick: bool) -> list[Point]:
+        return twin_points(self.id, self.groups(quick), self.quick_duration if quick else self.duration)
+
+    def evaluate(self, runs: Sequence[tuple[Point, RunResult]], quick: bool) -> Evaluation:
+        warmup = self.quick_warmup_s if quick else self.warmup_s
+        rows = twin_rows(runs, warmup)
+        comparison = [
+            {
+                "quantity": f"{r['case']}: per-flow throughput, {r['label']} ({fmt(r['emulated_mbps'], 3)} / "
+                f"{fmt(r['simulated_mbps'], 3)} Mbit/s; Jain {fmt(r['emulated_jain'], 3)} / "
+                f"{fmt(r['simulated_jain'], 3)}; loss {fmt(r['emulated_loss'], 3)} / "
+                f"{fmt(r['simulated_loss'], 3)}; retransmitted {fmt(r['emulated_retransmit_rate'], 3)} / "
+                f"{fmt(r['simulated_retransmit_rate'], 3)})",
+                "ours": r["ratio"],
+                "published": "1 ± 0.1",
+            }
+            for r in rows
+        ]
+        checks, notes = self.judge(rows, quick)
+        late, note = emulation_note(runs)
+        checks.append(Check("packets the emulator forwarded late (reported)", late, "0", None))
+        return Evaluation(rows, comparison, checks, {"warmup_s": warmup}, [note, *notes])
+
+    def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
+        import matplotlib.pyplot as plt
+
+        from . import plots
+
+        rows = result["points"]
+        if not rows:
+            return []
+        fig, ax = plt.subplots(figsize=(max(9.5, 0.3 * len(rows)), 4.0))
+        xs = range(len(rows))
+        ax.bar(
+            [x - 0.2 for x in xs], [r["emulated_mbps"] for r in rows], 0.4, label="emulated (Linux / real)"
+        )
+        ax.bar([x + 0.2 for x in xs], [r["simulated_mbps"] for r in rows], 0.4, label="simulated")
+        ax.set_xticks(list(xs), [r["case"] for r in rows], rotation=60, ha="right", fontsize="x-small")
+        ax.set_ylabel("per-flow throughput (Mbit/s)")
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(fontsize="small")
+        path = plots.save(fig, fig_dir / f"{self.id}.png")
+        return [Figure(path, self.caption)]
+
+
 # --- sim-vs-linux -------------------------------------------------------------------------------
 
 #: Linux reno as the emulator runs it: SACK and timestamps off (the issue's), 1500-byte packets.
@@ -147,6 +310,7 @@ SIM_NEWRENO = {
     "syn": True,
     "limited_transmit": True,
 }
+RENO = Twin("tcp", "Linux reno / simulated NewReno", LINUX_RENO, SIM_NEWRENO)
 
 #: What differs between Linux reno and the simulated NewReno whatever the settings.
 DIFFERENCES = (
@@ -161,109 +325,43 @@ DIFFERENCES = (
 )
 
 
-def _tcp_cases(quick: bool) -> list[tuple[str, list[Case]]]:
+def _tcp_cases(quick: bool) -> list[Group]:
     """(group, cases) of the TCP comparison: each group is one emulation (and one simulation)."""
-
-    def case(rtt: float, buf: float, n: int, per: float) -> Case:
-        key = f"rtt{rtt:g}-b{buf:g}-n{n}" + (f"-per{per * 100:g}" if per else "")
-        return Case(key, rtt, droptail(buf * bdp_packets(rtt)), per, tuple((f"tcp{i}", {}) for i in range(n)))
-
     if quick:
-        return [("quick", [case(50, 1, 1, 0), case(50, 1, 2, 0.01)])]
-    groups = [
-        (f"rtt{rtt}", [case(rtt, b, n, 0) for b in (0.5, 1, 2) for n in (1, 4)]) for rtt in (20, 50, 100)
+        return [("quick", [(grid_case(50, 1, 1), RENO), (grid_case(50, 1, 2, 0.01), RENO)])]
+    groups: list[Group] = [
+        (f"rtt{rtt}", [(grid_case(rtt, b, n), RENO) for b in (0.5, 1, 2) for n in (1, 4)])
+        for rtt in (20, 50, 100)
     ]
-    groups.append(("loss", [case(50, 1, 1, p) for p in (0.005, 0.01, 0.02)]))
+    groups.append(("loss", [(grid_case(50, 1, 1, p), RENO) for p in (0.005, 0.01, 0.02)]))
     return groups
 
 
-def _rate_cases(quick: bool) -> list[Case]:
+def _rate_cases(quick: bool) -> list[tuple[Case, Twin]]:
     """The TFRC and VTP cases, one flow each, run the same way through both."""
     out = []
     for proto in ("tfrc",) if quick else ("tfrc", "vtp"):
         for per in (0.0,) if quick else (0.0, 0.01):
             key = f"{proto}-rtt50-b1" + (f"-per{per * 100:g}" if per else "")
-            out.append(Case(key, 50, droptail(bdp_packets(50)), per, ((proto, {"protocol": proto}),)))
+            case = Case(key, 50, droptail(bdp_packets(50)), per, ((proto, {"protocol": proto}),))
+            out.append((case, Twin(proto, f"{proto.upper()} emulated / simulated", {}, {})))
     return out
 
 
 @dataclass(frozen=True)
-class SimVsLinux(Experiment):
+class SimVsLinux(KernelTwins):
     """Linux reno through the emulator beside the simulator's NewReno; TFRC and VTP both ways."""
 
-    duration: str = "60s"
-    quick_duration: str = "8s"
-    warmup_s: float = 10.0
-    quick_warmup_s: float = 2.0
+    caption: str = (
+        "Mean per-flow throughput of each case: Linux reno (SACK and timestamps off) through the "
+        "emulator beside the simulator's NewReno, and TFRC and VTP emulated beside simulated."
+    )
 
-    def points(self, quick: bool) -> list[Point]:
-        duration = self.quick_duration if quick else self.duration
-        out = []
-        groups = [*_tcp_cases(quick), ("rate", _rate_cases(quick))]
-        for group, cases in groups:
-            for kind in ("linux", "sim"):
-                is_tcp = group != "rate"
-                keys = (LINUX_RENO if kind == "linux" else SIM_NEWRENO) if is_tcp else {}
-                made = [
-                    Case(c.key, c.rtt_ms, c.queue, c.per, tuple((f, {**k, **keys}) for f, k in c.flows))
-                    for c in cases
-                ]
-                doc = dumbbells(f"sim-vs-linux-{group}-{kind}", made, duration)
-                params = {
-                    "group": group,
-                    "kind": kind,
-                    "emulate": kind == "linux",
-                    "cases": [c.key for c in cases],
-                }
-                out.append(Point(f"{group}-{kind}", params, doc))
-        return out
+    def groups(self, quick: bool) -> list[Group]:
+        return [*_tcp_cases(quick), ("rate", _rate_cases(quick))]
 
-    def evaluate(self, runs: Sequence[tuple[Point, RunResult]], quick: bool) -> Evaluation:
-        warmup = self.quick_warmup_s if quick else self.warmup_s
-        seen: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
-        for point, run in runs:
-            seen[(point.params["group"], point.params["kind"])] = rates(run, warmup)
-        rows = []
-        for point, _ in runs:
-            if point.params["kind"] != "linux":
-                continue
-            group = point.params["group"]
-            emu, sim = seen[(group, "linux")], seen[(group, "sim")]
-            for key in point.params["cases"]:
-                names = sorted(n for n in emu if n.startswith(f"{key}."))
-                e = [emu[n]["bps"] / 1e6 for n in names]
-                s = [sim[n]["bps"] / 1e6 for n in names]
-                rows.append(
-                    {
-                        "case": key,
-                        "protocol": names[0].rsplit(".", 1)[1].rstrip("0123456789") if names else "?",
-                        "flows": len(names),
-                        "emulated_mbps": statistics.fmean(e),
-                        "simulated_mbps": statistics.fmean(s),
-                        "ratio": statistics.fmean(e) / statistics.fmean(s),
-                        "emulated_jain": jain(e),
-                        "simulated_jain": jain(s),
-                        "emulated_loss": statistics.fmean(emu[n]["loss"] for n in names),
-                        "simulated_loss": statistics.fmean(sim[n]["loss"] for n in names),
-                    }
-                )
-        comparison, checks = [], []
-        for r in rows:
-            label = (
-                "Linux reno / simulated NewReno"
-                if r["protocol"] == "tcp"
-                else f"{r['protocol'].upper()} emulated / simulated"
-            )
-            comparison.append(
-                {
-                    "quantity": f"{r['case']}: per-flow throughput, {label} ({fmt(r['emulated_mbps'], 3)} / "
-                    f"{fmt(r['simulated_mbps'], 3)} Mbit/s; Jain {fmt(r['emulated_jain'], 3)} / "
-                    f"{fmt(r['simulated_jain'], 3)}; loss {fmt(r['emulated_loss'], 3)} / "
-                    f"{fmt(r['simulated_loss'], 3)})",
-                    "ours": r["ratio"],
-                    "published": "1 ± 0.1",
-                }
-            )
+    def judge(self, rows: Sequence[Mapping[str, Any]], quick: bool) -> tuple[list[Check], list[str]]:
+        checks = []
         tcp = [r for r in rows if r["protocol"] == "tcp"]
         within = [r for r in tcp if abs(r["ratio"] - 1) <= 0.1]
         checks.append(
@@ -286,10 +384,8 @@ class SimVsLinux(Experiment):
                         None if quick else abs(r["ratio"] - 1) <= 0.1,
                     )
                 )
-        late, note = emulation_note(runs)
-        checks.append(Check("packets the emulator forwarded late (reported)", late, "0", None))
         beyond = [r for r in tcp if abs(r["ratio"] - 1) > 0.1]
-        notes = [note, DIFFERENCES]
+        notes = [DIFFERENCES]
         if beyond:
             notes.append(
                 "Cases beyond ±10 %: "
@@ -317,34 +413,7 @@ class SimVsLinux(Experiment):
                 "40 s on), where the simulated NewReno's recovery of its overshoot ends within the "
                 "warm-up; with four flows the overshoot is shared and the difference goes."
             )
-        return Evaluation(rows, comparison, checks, {"warmup_s": warmup}, notes)
-
-    def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
-        import matplotlib.pyplot as plt
-
-        from . import plots
-
-        rows = result["points"]
-        if not rows:
-            return []
-        fig, ax = plt.subplots(figsize=(9.5, 4.0))
-        xs = range(len(rows))
-        ax.bar(
-            [x - 0.2 for x in xs], [r["emulated_mbps"] for r in rows], 0.4, label="emulated (Linux / real)"
-        )
-        ax.bar([x + 0.2 for x in xs], [r["simulated_mbps"] for r in rows], 0.4, label="simulated")
-        ax.set_xticks(list(xs), [r["case"] for r in rows], rotation=60, ha="right", fontsize="x-small")
-        ax.set_ylabel("per-flow throughput (Mbit/s)")
-        ax.grid(alpha=0.3, axis="y")
-        ax.legend(fontsize="small")
-        path = plots.save(fig, fig_dir / f"{self.id}.png")
-        return [
-            Figure(
-                path,
-                "Mean per-flow throughput of each case: Linux reno (SACK and timestamps off) through the "
-                "emulator beside the simulator's NewReno, and TFRC and VTP emulated beside simulated.",
-            )
-        ]
+        return checks, notes
 
 
 SIM_VS_LINUX = SimVsLinux(
