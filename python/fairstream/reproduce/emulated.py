@@ -484,9 +484,9 @@ PRESET_DIFFERENCES = (
     "congestion avoidance and also detects ACK trains; RTT samples from the timestamp echo; no quick-ACK "
     "mode and a fixed 40 ms delayed-ACK timeout; RFC 6298's RTO rather than Linux's windowed deviation; "
     "a receive window open from the start (no autotuning); BBR without long-term bandwidth sampling and "
-    "without the earliest-departure-time correction of in-flight; packets leave one by one (no TSO "
-    "bursts, no TCP small queues). Linux's bbr paces itself here (the hosts have no fq qdisc: the "
-    "kernel's internal pacing, as since 4.13)."
+    "without the earliest-departure-time correction of in-flight; no TCP small queues. Through the "
+    "emulator Linux's packets leave one by one too (the TUN devices offer no segmentation offload), "
+    "and Linux's bbr paces itself (the hosts have no fq qdisc: the kernel's internal pacing)."
 )
 
 
