@@ -71,6 +71,7 @@ def test_a_case_beyond_a_tolerance_fails_and_is_named(agreeing_rows: list[dict])
         "cubic: Jain's index within 0.05 of Linux's in every case of 4 flows",
     }
     assert any("bbr-rtt50-b1-n1 (1.11×" in n for n in notes)
+    assert any(n.startswith("Cases whose Jain's index") and "cubic-rtt50-b1-n4 (" in n for n in notes)
 
 
 def test_sim_vs_linux_keeps_its_cases_on_the_shared_machinery() -> None:
