@@ -277,16 +277,27 @@ class KernelTwins(Experiment):
         rows = result["points"]
         if not rows:
             return []
-        fig, ax = plt.subplots(figsize=(max(9.5, 0.3 * len(rows)), 4.0))
-        xs = range(len(rows))
-        ax.bar(
-            [x - 0.2 for x in xs], [r["emulated_mbps"] for r in rows], 0.4, label="emulated (Linux / real)"
+        fig, (ax, jx) = plt.subplots(
+            2, 1, figsize=(max(9.5, 0.3 * len(rows)), 6.5), sharex=True, height_ratios=(3, 2)
         )
-        ax.bar([x + 0.2 for x in xs], [r["simulated_mbps"] for r in rows], 0.4, label="simulated")
-        ax.set_xticks(list(xs), [r["case"] for r in rows], rotation=60, ha="right", fontsize="x-small")
+        xs = range(len(rows))
+        for axis, key in ((ax, "mbps"), (jx, "jain")):
+            # Jain's index of one flow is 1 whatever it gets: only cases of several flows are drawn.
+            shown = [x for x in xs if key == "mbps" or rows[x]["flows"] > 1]
+            for dx, kind, label in (
+                (-0.2, "emulated", "emulated (Linux / real)"),
+                (0.2, "simulated", "simulated"),
+            ):
+                axis.bar([x + dx for x in shown], [rows[x][f"{kind}_{key}"] for x in shown], 0.4, label=label)
+            axis.grid(alpha=0.3, axis="y")
         ax.set_ylabel("per-flow throughput (Mbit/s)")
-        ax.grid(alpha=0.3, axis="y")
-        ax.legend(fontsize="small")
+        # Head room above the tallest bars for the legend.
+        ax.set_ylim(0, 1.25 * max(max(r["emulated_mbps"], r["simulated_mbps"]) for r in rows))
+        ax.legend(fontsize="small", loc="upper right", ncol=2)
+        jx.set_ylabel("Jain's index")
+        several = [v for r in rows if r["flows"] > 1 for v in (r["emulated_jain"], r["simulated_jain"])]
+        jx.set_ylim(min([0.5, *(v - 0.05 for v in several if math.isfinite(v))]), 1.02)
+        jx.set_xticks(list(xs), [r["case"] for r in rows], rotation=60, ha="right", fontsize="x-small")
         path = plots.save(fig, fig_dir / f"{self.id}.png")
         return [Figure(path, self.caption)]
 
@@ -355,8 +366,9 @@ class SimVsLinux(KernelTwins):
     """Linux reno through the emulator beside the simulator's NewReno; TFRC and VTP both ways."""
 
     caption: str = (
-        "Mean per-flow throughput of each case: Linux reno (SACK and timestamps off) through the "
-        "emulator beside the simulator's NewReno, and TFRC and VTP emulated beside simulated."
+        "Mean per-flow throughput of each case, and Jain's index of the cases of several flows: Linux "
+        "reno (SACK and timestamps off) through the emulator beside the simulator's NewReno, and TFRC "
+        "and VTP emulated beside simulated."
     )
 
     def groups(self, quick: bool) -> list[Group]:
@@ -498,8 +510,9 @@ class LinuxPresetVsLinux(KernelTwins):
     bbr: one and four flows, RTT 20/50/100 ms × drop-tail 0.5/1/2 BDP."""
 
     caption: str = (
-        "Mean per-flow throughput of each case: Linux cubic and bbr (SACK and timestamps on) through the "
-        "emulator beside the simulator's linux preset with CUBIC and with BBR."
+        "Mean per-flow throughput of each case, and Jain's index of the cases of four flows: Linux cubic "
+        "and bbr (SACK and timestamps on) through the emulator beside the simulator's linux preset with "
+        "CUBIC and with BBR."
     )
 
     def groups(self, quick: bool) -> list[Group]:
