@@ -640,7 +640,8 @@ MM_SHARE = MmShare(
     scenario_file="001-mm-share.toml",
     what_runs=(
         "t = 0: 5 FTP (TCP Reno), 1 MM_APP, 1 MPEG_APP; t = 15 s: +1 FTP, +1 MM_APP, +1 MPEG_APP; 25 s. "
-        "Throughput over 5-15 s and 15-25 s. Also our MPEG_APP rate per scale and Table 2."
+        "Throughput over 5-15 s and 15-25 s. The same mix again with the FTP flows as the linux preset "
+        "(CUBIC), reported beside. Also our MPEG_APP rate per scale and Table 2."
     ),
     must_hold=(
         "No flow starved (each ≥ 40 % of the fair share) and media flows ≤ 1.6 × the fair share, in both "

@@ -788,7 +788,8 @@ CMP_FRIENDLY = CmpFriendly(
     scenario_file="002-cmp-friendly.toml",
     what_runs=(
         "One flow of VTP, TFRC Wireless or MULTFRC beside one TCP NewReno flow, and TCP beside TCP, "
-        "PER 0, 1 and 5 %, 150 s (quick mode: 60 s)."
+        "PER 0, 1 and 5 %, 150 s (quick mode: 60 s); every run again with both TCP flows as the linux "
+        "preset (CUBIC), reported beside."
     ),
     must_hold=(
         "TCP beside X ≥ 95 % of TCP beside TCP, for X = VTP and X = TFRC Wireless, at each PER "

@@ -853,7 +853,8 @@ VTP_FRIENDLY = VtpFriendly(
     scenario_file="004-vtp-friendly.toml",
     what_runs=(
         "One VTP flow and one TCP NewReno flow share the bottleneck; then the VTP flow is replaced by TCP; "
-        "PER 0, 1 and 5 %, 300 s (quick mode: 100 s)."
+        "PER 0, 1 and 5 %, 300 s (quick mode: 100 s); both again with the TCP flows as the linux preset "
+        "(CUBIC), reported beside."
     ),
     must_hold=(
         "TCP's throughput beside VTP ≥ 95 % of its throughput beside TCP, at each PER; VTP takes the "
