@@ -492,17 +492,27 @@ class CmpFriendly(Experiment):
                 )
         return comparison, checks
 
-    def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
+    def _rates(
+        self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path, suffix: str, title: str
+    ) -> Path:
+        """The rate grid of the runs keyed ``...<suffix>`` (the paper's TCP: no suffix)."""
+        tcp = " (linux)" if suffix else ""
         panels = friendliness_panels(
             exp_dir,
             result,
             (*STREAMING, "tcp"),
-            lambda partner, per: f"{LABELS[partner]} + TCP, PER {per_label(per)}",
+            lambda partner, per: f"{LABELS[partner]} + TCP{tcp}, PER {per_label(per)}",
+            suffix=suffix,
         )
-        path = rate_grid(
-            fig_dir / f"{self.id}.png",
-            panels,
-            title=f"{self.id}: each protocol beside TCP (paper 002 {self.figure} redrawn, all PERs)",
+        return rate_grid(fig_dir / f"{self.id}{suffix}.png", panels, title=f"{self.id}: {title}")
+
+    def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
+        path = self._rates(
+            result,
+            exp_dir,
+            fig_dir,
+            "",
+            f"each protocol beside TCP (paper 002 {self.figure} redrawn, all PERs)",
         )
         out = [
             Figure(
@@ -521,17 +531,12 @@ class CmpFriendly(Experiment):
 
         from . import plots
 
-        panels = friendliness_panels(
-            exp_dir,
+        grid = self._rates(
             result,
-            (*STREAMING, "tcp"),
-            lambda partner, per: f"{LABELS[partner]} + TCP (linux), PER {per_label(per)}",
-            suffix=todays.SUFFIX,
-        )
-        grid = rate_grid(
-            fig_dir / f"{self.id}-linux.png",
-            panels,
-            title=f"{self.id}: each protocol beside TCP = the linux preset (CUBIC), all PERs",
+            exp_dir,
+            fig_dir,
+            todays.SUFFIX,
+            "each protocol beside TCP = the linux preset (CUBIC), all PERs",
         )
         labels = [f"{LABELS[p]}\nPER {per_label(per)}" for per in PERS for p in STREAMING]
         fig, ax = plt.subplots(figsize=(1.5 + 0.6 * len(labels), 4.0))
