@@ -195,9 +195,9 @@ def test_without_the_means_to_emulate_the_command_says_what_is_missing(tmp_path:
 def test_an_emulated_experiment_is_skipped_saying_why_where_it_cannot_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fairstream.reproduce import runner
+    from fairstream import emulation
 
-    monkeypatch.setattr(runner, "emulator_unavailable", lambda: "no TUN device (for this test)")
+    monkeypatch.setattr(emulation, "emulator_unavailable", lambda: "no TUN device (for this test)")
     code = main(["reproduce", "friendly-linux", "-o", str(tmp_path / "rep"), "--quick", "--quiet"])
     assert code == 0
     res = json.loads((tmp_path / "rep" / "friendly-linux" / "result.json").read_text())

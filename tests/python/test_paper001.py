@@ -71,9 +71,10 @@ def test_scale_rates_of_the_paper_stream() -> None:
 @pytest.mark.parametrize("exp_id", IDS)
 def test_quick_result_checks_and_figures(reproduced: Path, exp_id: str) -> None:
     res = result(reproduced, exp_id)
-    points, judged = {"mm-share": (10, 4), "mm-jitter": (2, 2)}[exp_id]
+    # mm-share reports its share checks again with the FTP flows as the linux preset.
+    points, judged, reported = {"mm-share": (10, 4, 4), "mm-jitter": (2, 2, 0)}[exp_id]
     assert res["quick"] is True and res["published"] and res["comparison"]
-    assert len(res["points"]) == points and (res["total"], res["reported"]) == (judged, 0)
+    assert len(res["points"]) == points and (res["total"], res["reported"]) == (judged, reported)
     assert res["passed"] == res["total"], json.dumps(res["checks"], indent=1)
     figures = EXPERIMENTS[exp_id].figures(res, reproduced / exp_id, reproduced / "figures")
     assert figures

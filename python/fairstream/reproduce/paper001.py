@@ -25,6 +25,7 @@ from .. import _core, tomlio
 from ..results import RunResult
 from ..scenario import packaged
 from ..table import fmt
+from . import todays_tcp_column as todays
 from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Figure, Point, Published
 from .media import playout_rows
 from .rate_control_validation import metric_series, time_average
@@ -84,6 +85,9 @@ TABLE2: dict[str, tuple[str, ...]] = {
     "IBBPBBPBBPBB": ("I...........", "I..P........", "I..P..P..P..", "I.BP.BP.BP.B", "IBBPBBPBBPBB"),
 }
 
+#: The per-flow columns mm-share repeats, prefixed ``linux_``, for the run with today's TCP.
+LINUX_COLUMNS = ("kbps", "share", "scale")
+
 #: Fig. 5 starts measuring after the start-up, as Fig. 4 does (chosen: the same 5 s).
 JITTER_FROM_S = 5.0
 
@@ -105,6 +109,11 @@ def mean_scale(run: RunResult, flow: str, window: tuple[float, float]) -> float:
     """The time-average of a media sender's scale over `window`."""
     t, v = metric_series(run, flow, "scale")
     return time_average(t, v, *window)
+
+
+def mean_kbps(rows: Sequence[Mapping[str, Any]], flows: Sequence[str], k: int) -> float:
+    """The mean throughput over window `k` of the `flows` among mm-share's per-flow `rows` that ran."""
+    return statistics.fmean(r[f"kbps_{k}"] for r in rows if r["flow"] in flows and r[f"kbps_{k}"] is not None)
 
 
 def scale_rates() -> tuple[list[float], list[float]]:
@@ -143,11 +152,14 @@ class MmShare(Experiment):
     greedy: float = 1.6
 
     def points(self, quick: bool) -> list[Point]:
-        # The run is 25 s of ten flows, well under a second: the quick form is the full one.
-        return [Point("mix", {}, self.base_scenario())]
+        # The run is 25 s of ten flows, well under a second: the quick form is the full one. Beside
+        # today's TCP: the same mix with the FTP flows as the linux preset (CUBIC).
+        paper = [Point("mix", {}, self.base_scenario())]
+        return paper + todays.todays_points(paper)
 
-    def evaluate(self, runs: Sequence[tuple[Point, RunResult]], quick: bool) -> Evaluation:
-        run = runs[0][1]
+    @staticmethod
+    def _flow_rows(run: RunResult) -> list[dict[str, Any]]:
+        """Per flow: its throughput, share of the fair share and (media) mean scale per window."""
         rows: list[dict[str, Any]] = []
         for flow in FLOWS:
             row: dict[str, Any] = {"flow": flow, "label": LABELS[flow]}
@@ -160,7 +172,12 @@ class MmShare(Experiment):
                 if flow in MEDIA:
                     row[f"scale_{k}"] = mean_scale(run, flow, w) if active else None
             rows.append(row)
+        return rows
 
+    def _shares(
+        self, rows: Sequence[Mapping[str, Any]], fair_share: bool = True
+    ) -> tuple[list[dict[str, Any]], list[Check]]:
+        """Fig. 4's table (each flow per window, and the fair share) and the share checks."""
         comparison: list[dict[str, Any]] = []
         for k, w in enumerate(WINDOWS):
             for r in rows:
@@ -172,13 +189,47 @@ class MmShare(Experiment):
                             "published": r[f"published_{k}"],
                         }
                     )
-            comparison.append(
-                {
-                    "quantity": f"fair share, {window_label(w)} (kbit/s)",
-                    "ours": FAIR_SHARE_KBPS[w],
-                    "published": FAIR_SHARE_PUBLISHED[k],
-                }
+            if fair_share:
+                comparison.append(
+                    {
+                        "quantity": f"fair share, {window_label(w)} (kbit/s)",
+                        "ours": FAIR_SHARE_KBPS[w],
+                        "published": FAIR_SHARE_PUBLISHED[k],
+                    }
+                )
+        checks = []
+        for k, w in enumerate(WINDOWS):
+            active = [r for r in rows if r[f"share_{k}"] is not None]
+            low = min(active, key=lambda r: r[f"share_{k}"])
+            checks.append(
+                Check(
+                    f"{window_label(w)}: no flow starved, each ≥ {self.starved * 100:g} % of the fair share "
+                    f"({FAIR_SHARE_KBPS[w]:.1f} kbit/s); ours: the lowest share, {low['label']}",
+                    low[f"share_{k}"],
+                    min(FIG4[r["flow"]][k] or math.inf for r in active) / FAIR_SHARE_PUBLISHED[k],
+                    low[f"share_{k}"] >= self.starved,
+                )
             )
+        for k, w in enumerate(WINDOWS):
+            media = [r for r in rows if r["flow"] in MEDIA and r[f"share_{k}"] is not None]
+            high = max(media, key=lambda r: r[f"share_{k}"])
+            published_high = max(FIG4[r["flow"]][k] or 0.0 for r in media) / FAIR_SHARE_PUBLISHED[k]
+            checks.append(
+                Check(
+                    f"{window_label(w)}: every media flow ≤ {self.greedy:g} × the fair share; ours: the "
+                    f"highest, {high['label']}",
+                    high[f"share_{k}"],
+                    round(published_high, 3),
+                    high[f"share_{k}"] <= self.greedy,
+                )
+            )
+        return comparison, checks
+
+    def evaluate(self, runs: Sequence[tuple[Point, RunResult]], quick: bool) -> Evaluation:
+        paper_runs, todays_runs = todays.split(runs)
+        run = paper_runs[0][1]
+        rows = self._flow_rows(run)
+        comparison, checks = self._shares(rows)
         encoded, wire = scale_rates()
         for s in reversed(range(5)):
             comparison.append(
@@ -217,32 +268,6 @@ class MmShare(Experiment):
                     }
                 )
 
-        checks = []
-        for k, w in enumerate(WINDOWS):
-            active = [r for r in rows if r[f"share_{k}"] is not None]
-            low = min(active, key=lambda r: r[f"share_{k}"])
-            checks.append(
-                Check(
-                    f"{window_label(w)}: no flow starved, each ≥ {self.starved * 100:g} % of the fair share "
-                    f"({FAIR_SHARE_KBPS[w]:.1f} kbit/s); ours: the lowest share, {low['label']}",
-                    low[f"share_{k}"],
-                    min(FIG4[r["flow"]][k] or math.inf for r in active) / FAIR_SHARE_PUBLISHED[k],
-                    low[f"share_{k}"] >= self.starved,
-                )
-            )
-        for k, w in enumerate(WINDOWS):
-            media = [r for r in rows if r["flow"] in MEDIA and r[f"share_{k}"] is not None]
-            high = max(media, key=lambda r: r[f"share_{k}"])
-            published_high = max(FIG4[r["flow"]][k] or 0.0 for r in media) / FAIR_SHARE_PUBLISHED[k]
-            checks.append(
-                Check(
-                    f"{window_label(w)}: every media flow ≤ {self.greedy:g} × the fair share; ours: the "
-                    f"highest, {high['label']}",
-                    high[f"share_{k}"],
-                    round(published_high, 3),
-                    high[f"share_{k}"] <= self.greedy,
-                )
-            )
         checks.append(
             Check(
                 "MPEG_APP's frames per scale are Table 2's, for both GOP patterns (self-check: our frame "
@@ -255,15 +280,34 @@ class MmShare(Experiment):
         )
 
         notes = self._notes(rows, encoded, wire)
+        if todays_runs:
+            linux = self._flow_rows(todays_runs[0][1])
+            linux_comparison, linux_checks = self._shares(linux, fair_share=False)
+            comparison += todays.reported_rows(linux_comparison)
+            checks += todays.reported_checks(linux_checks)
+            notes += [self._todays_note(rows, linux), todays.column_note()]
+            # Today's numbers as columns of the same per-flow rows.
+            for row, theirs in zip(rows, linux, strict=True):
+                row.update({f"linux_{k}": v for k, v in theirs.items() if k.split("_")[0] in LINUX_COLUMNS})
         return Evaluation(rows, comparison, checks, {}, notes)
+
+    @staticmethod
+    def _todays_note(rows: Sequence[Mapping[str, Any]], linux: Sequence[Mapping[str, Any]]) -> str:
+        tcp = [f for f in FLOWS if f.startswith("ftp")]
+        return (
+            "With the FTP flows as the linux preset (CUBIC) instead of the paper's Reno: "
+            + "; ".join(
+                f"over {window_label(w)} the media flows averaged {mean_kbps(linux, MEDIA, k):.0f} kbit/s "
+                f"(beside Reno {mean_kbps(rows, MEDIA, k):.0f}) and the FTP flows "
+                f"{mean_kbps(linux, tcp, k):.0f} (Reno {mean_kbps(rows, tcp, k):.0f})"
+                for k, w in enumerate(WINDOWS)
+            )
+            + "."
+        )
 
     def _notes(
         self, rows: Sequence[Mapping[str, Any]], encoded: Sequence[float], wire: Sequence[float]
     ) -> list[str]:
-        def mean(flows: Sequence[str], k: int) -> float:
-            values = [r[f"kbps_{k}"] for r in rows if r["flow"] in flows and r[f"kbps_{k}"] is not None]
-            return statistics.fmean(values)
-
         def published_mean(flows: Sequence[str], k: int) -> float:
             return statistics.fmean(v for f in flows if (v := FIG4[f][k]) is not None)
 
@@ -272,8 +316,8 @@ class MmShare(Experiment):
         for k, w in enumerate(WINDOWS):
             scales = [r[f"scale_{k}"] for r in rows if r["flow"] in MEDIA and r.get(f"scale_{k}") is not None]
             parts.append(
-                f"over {window_label(w)} the media flows averaged {mean(MEDIA, k):.0f} kbit/s "
-                f"(paper {published_mean(MEDIA, k):.0f}) and the FTP flows {mean(tcp, k):.0f} "
+                f"over {window_label(w)} the media flows averaged {mean_kbps(rows, MEDIA, k):.0f} kbit/s "
+                f"(paper {published_mean(MEDIA, k):.0f}) and the FTP flows {mean_kbps(rows, tcp, k):.0f} "
                 f"(paper {published_mean(tcp, k):.0f}), the media senders at a mean scale of "
                 f"{statistics.fmean(scales):.2f}"
             )
@@ -348,6 +392,7 @@ class MmShare(Experiment):
         out = []
         for k, w in enumerate(WINDOWS):
             shown = [r for r in rows if r[f"kbps_{k}"] is not None]
+            linux = f"linux_kbps_{k}" in shown[0]
             path = plots.bars_beside_published(
                 fig_dir / f"{self.id}-{k + 1}.png",
                 [r["label"].replace("-", "\n") for r in shown],
@@ -356,12 +401,23 @@ class MmShare(Experiment):
                 title=f"{self.id}: throughput {window_label(w)} (Fig. 4's table; fair share "
                 f"{FAIR_SHARE_KBPS[w]:.1f} kbit/s)",
                 ylabel="kbit/s",
+                also=[
+                    ("fairstream, FTP over the linux preset (CUBIC)", [r[f"linux_kbps_{k}"] for r in shown])
+                ]
+                if linux
+                else [],
             )
             out.append(
                 Figure(
                     path,
                     f"Fig. 4's table beside ours, {window_label(w)}: each flow's delivered throughput "
-                    f"(wire bytes), kbit/s; the fair share is {FAIR_SHARE_KBPS[w]:.1f} kbit/s.",
+                    f"(wire bytes), kbit/s; the fair share is {FAIR_SHARE_KBPS[w]:.1f} kbit/s."
+                    + (
+                        " The third bar: the same mix with the FTP flows as the linux preset (CUBIC) "
+                        "instead of Reno (no published number)."
+                        if linux
+                        else ""
+                    ),
                 )
             )
 
@@ -584,7 +640,8 @@ MM_SHARE = MmShare(
     scenario_file="001-mm-share.toml",
     what_runs=(
         "t = 0: 5 FTP (TCP Reno), 1 MM_APP, 1 MPEG_APP; t = 15 s: +1 FTP, +1 MM_APP, +1 MPEG_APP; 25 s. "
-        "Throughput over 5-15 s and 15-25 s. Also our MPEG_APP rate per scale and Table 2."
+        "Throughput over 5-15 s and 15-25 s. The same mix again with the FTP flows as the linux preset "
+        "(CUBIC), reported beside. Also our MPEG_APP rate per scale and Table 2."
     ),
     must_hold=(
         "No flow starved (each ≥ 40 % of the fair share) and media flows ≤ 1.6 × the fair share, in both "

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..results import RunResult
 from ..table import fmt
+from . import todays_tcp_column as todays
 from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Figure, Point, Published
 from .paper004 import (
     _TOPOLOGY_CHOICES,
@@ -436,11 +437,31 @@ class CmpFriendly(Experiment):
 
     def points(self, quick: bool) -> list[Point]:
         base = shortened(self.base_scenario(), quick, self.quick_duration)
-        return friendliness_points(base, (*STREAMING, "tcp"), PERS)
+        paper = friendliness_points(base, (*STREAMING, "tcp"), PERS)
+        # Beside today's TCP: every point again with both TCP flows as the linux preset.
+        return paper + todays.todays_points(paper)
 
     def evaluate(self, runs: Sequence[tuple[Point, RunResult]], quick: bool) -> Evaluation:
-        rows = friendliness_rows(runs)
-        comparison, checks = [], []
+        paper_runs, todays_runs = todays.split(runs)
+        rows = friendliness_rows(paper_runs)
+        comparison, checks = self._table(rows)
+        linux = friendliness_rows(todays_runs)
+        linux_comparison, linux_checks = self._table(linux)
+        comparison += todays.reported_rows(linux_comparison)
+        checks += todays.reported_checks(linux_checks)
+        duration = float(runs[0][1].summary["duration_s"])
+        notes = [
+            *friendliness_notes(rows, "vtp"),
+            *friendliness_notes(rows, "tfrc-wireless"),
+            *(n for p in STREAMING for n in episode_note(rows, p, duration)),
+            todays.column_note(),
+        ]
+        return Evaluation(rows + linux, comparison, checks, {}, notes)
+
+    def _table(self, rows: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[Check]]:
+        """Fig. 7's comparison and checks, from one TCP's rows (the paper's, or today's)."""
+        comparison: list[dict[str, Any]] = []
+        checks: list[Check] = []
         for per in PERS:
             ref = tcp_beside_tcp(rows, per)
             comparison.append(
@@ -469,32 +490,90 @@ class CmpFriendly(Experiment):
                         ratio >= self.friendly if judged else None,
                     )
                 )
-        duration = float(runs[0][1].summary["duration_s"])
-        notes = [
-            *friendliness_notes(rows, "vtp"),
-            *friendliness_notes(rows, "tfrc-wireless"),
-            *(n for p in STREAMING for n in episode_note(rows, p, duration)),
-        ]
-        return Evaluation(rows, comparison, checks, {}, notes)
+        return comparison, checks
 
-    def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
+    def _rates(
+        self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path, suffix: str, title: str
+    ) -> Path:
+        """The rate grid of the runs keyed ``...<suffix>`` (the paper's TCP: no suffix)."""
+        tcp = " (linux)" if suffix else ""
         panels = friendliness_panels(
             exp_dir,
             result,
             (*STREAMING, "tcp"),
-            lambda partner, per: f"{LABELS[partner]} + TCP, PER {per_label(per)}",
+            lambda partner, per: f"{LABELS[partner]} + TCP{tcp}, PER {per_label(per)}",
+            suffix=suffix,
         )
-        path = rate_grid(
-            fig_dir / f"{self.id}.png",
-            panels,
-            title=f"{self.id}: each protocol beside TCP (paper 002 {self.figure} redrawn, all PERs)",
+        return rate_grid(fig_dir / f"{self.id}{suffix}.png", panels, title=f"{self.id}: {title}")
+
+    def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
+        path = self._rates(
+            result,
+            exp_dir,
+            fig_dir,
+            "",
+            f"each protocol beside TCP (paper 002 {self.figure} redrawn, all PERs)",
         )
-        return [
+        out = [
             Figure(
                 path,
                 f"{self.figure} redrawn (the paper shows PER 5 % only): sending rate per 1 s of VTP, TFRC "
                 "Wireless, MULTFRC or a second TCP beside one TCP NewReno flow, PER 0, 1 and 5 %.",
             )
+        ]
+        if todays.present(result):
+            out += self._todays_figures(result, exp_dir, fig_dir)
+        return out
+
+    def _todays_figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
+        """The rates with TCP = the linux preset, and TCP beside X / beside TCP for both TCPs."""
+        import matplotlib.pyplot as plt
+
+        from . import plots
+
+        grid = self._rates(
+            result,
+            exp_dir,
+            fig_dir,
+            todays.SUFFIX,
+            "each protocol beside TCP = the linux preset (CUBIC), all PERs",
+        )
+        labels = [f"{LABELS[p]}\nPER {per_label(per)}" for per in PERS for p in STREAMING]
+        fig, ax = plt.subplots(figsize=(1.5 + 0.6 * len(labels), 4.0))
+        width = 0.38
+        for k, (tcp, name) in enumerate(
+            ((todays.PAPERS, "TCP NewReno (the paper's)"), (todays.TODAYS, todays.LABEL))
+        ):
+            rows = [r for r in result["points"] if r.get("tcp", todays.PAPERS) == tcp]
+            ratios = [
+                next(r for r in rows if r["partner"] == p and r["per"] == per)["tcp_mbps"] / ref
+                if (ref := tcp_beside_tcp(rows, per)) > 0
+                else math.nan
+                for per in PERS
+                for p in STREAMING
+            ]
+            ax.bar([x + (k - 0.5) * width for x in range(len(labels))], ratios, width, label=name)
+        ax.axhline(self.friendly, color="grey", linestyle=":", linewidth=0.8)
+        ax.set_xticks(range(len(labels)), labels)
+        ax.set(
+            ylabel="TCP beside X / TCP beside TCP", title=f"{self.id}: TCP's throughput beside X, relative"
+        )
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(fontsize="small")
+        bars = plots.save(fig, fig_dir / f"{self.id}-ratios.png")
+        return [
+            Figure(
+                grid,
+                "The same runs with both TCP flows as the linux preset (CUBIC, SACK, delayed ACKs): sending "
+                "rate per 1 s of VTP, TFRC Wireless, MULTFRC or a second TCP beside one such TCP flow.",
+            ),
+            Figure(
+                bars,
+                "TCP's throughput beside VTP, TFRC Wireless or MULTFRC over its throughput beside another "
+                f"TCP of its kind, with the paper's TCP NewReno and with {todays.LABEL}; dotted: the 0.95 "
+                "the checks ask of the paper's TCP beside VTP and TFRC Wireless (the linux preset's ratios "
+                "are reported, not judged).",
+            ),
         ]
 
 
@@ -714,7 +793,8 @@ CMP_FRIENDLY = CmpFriendly(
     scenario_file="002-cmp-friendly.toml",
     what_runs=(
         "One flow of VTP, TFRC Wireless or MULTFRC beside one TCP NewReno flow, and TCP beside TCP, "
-        "PER 0, 1 and 5 %, 150 s (quick mode: 60 s)."
+        "PER 0, 1 and 5 %, 150 s (quick mode: 60 s); every run again with both TCP flows as the linux "
+        "preset (CUBIC), reported beside."
     ),
     must_hold=(
         "TCP beside X ≥ 95 % of TCP beside TCP, for X = VTP and X = TFRC Wireless, at each PER "

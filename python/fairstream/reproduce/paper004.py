@@ -25,9 +25,11 @@ from .. import _core
 from ..results import RunResult
 from ..scenario import with_overrides
 from ..table import fmt
+from . import todays_tcp_column as todays
 from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Figure, Point, Published
 from .measure import link_utilisation, window_bps
 from .rate_control_validation import TFRC_HEADER_BYTES, metric_series, tfrc_equation
+from .todays_tcp_column import PLACEMENT
 
 PAPER = "004"
 
@@ -58,7 +60,6 @@ FLAVOURS: dict[str, dict[str, Any]] = {
     "tcp": {"protocol": "tcp", "variant": "newreno", "packet_size": "1040B", "window": 1000},
 }
 LABELS = {"vtp": "VTP", "tfrc": "TFRC", "tfrc-wireless": "TFRC-W", "multfrc": "MULTFRC", "tcp": "TCP"}
-_PLACEMENT = ("name", "from", "to", "start", "stop")
 
 
 def wireless_link(doc: Mapping[str, Any]) -> dict[str, Any]:
@@ -89,7 +90,7 @@ def with_buffer(doc: Mapping[str, Any], packets: int) -> dict[str, Any]:
 
 def protocol_keys(flow: Mapping[str, Any]) -> dict[str, Any]:
     """A flow's keys other than where and when it runs."""
-    return {k: v for k, v in flow.items() if k not in _PLACEMENT}
+    return {k: v for k, v in flow.items() if k not in PLACEMENT}
 
 
 def as_protocol(
@@ -100,7 +101,7 @@ def as_protocol(
     if keys is None and flow.get("protocol", "tcp") == protocol:
         out = copy.deepcopy(dict(flow))
     else:
-        out = {k: copy.deepcopy(flow[k]) for k in _PLACEMENT if k in flow}
+        out = {k: copy.deepcopy(flow[k]) for k in PLACEMENT if k in flow}
         out.update(copy.deepcopy(dict(keys if keys is not None else FLAVOURS[protocol])))
     if name is not None:
         out["name"] = name
@@ -399,6 +400,7 @@ def friendliness_rows(runs: Sequence[tuple[Point, RunResult]]) -> list[dict[str,
             {
                 "partner": partner,
                 "per": point.params["per"],
+                "tcp": todays.tcp_of(point),
                 "tcp_mbps": mbps(run, "tcp"),
                 "partner_mbps": mbps(run, peer),
                 "utilisation": utilisation(run),
@@ -523,9 +525,10 @@ class VtpFriendly(Experiment):
 
     def points(self, quick: bool) -> list[Point]:
         base = shortened(self.base_scenario(), quick, self.quick_duration)
-        out = friendliness_points(base, ("vtp", "tcp"), PERS)
+        paper = friendliness_points(base, ("vtp", "tcp"), PERS)
+        out = list(paper)
         # γ is not in the paper: VTP beside TCP again at the other values of GAMMAS.
-        for point in [p for p in out if p.params["partner"] == "vtp"]:
+        for point in [p for p in paper if p.params["partner"] == "vtp"]:
             for gamma in GAMMAS:
                 if gamma == DEFAULT_GAMMA:
                     continue
@@ -533,14 +536,47 @@ class VtpFriendly(Experiment):
                 doc["flow"][0]["gamma"] = gamma
                 params = {**point.params, "gamma": gamma}
                 out.append(Point(f"vtp-gamma-{gamma:g}-tcp-per-{point.params['per']:g}", params, doc))
-        return out
+        # Beside today's TCP: the table again with both TCP flows as the linux preset (γ = 0.75).
+        return out + todays.todays_points(paper)
 
     def evaluate(self, runs: Sequence[tuple[Point, RunResult]], quick: bool) -> Evaluation:
-        every = friendliness_rows(runs)
-        for row, (point, _) in zip(every, runs, strict=True):
+        paper_runs, todays_runs = todays.split(runs)
+        every = friendliness_rows(paper_runs)
+        for row, (point, _) in zip(every, paper_runs, strict=True):
             row["gamma"] = point.params.get("gamma", DEFAULT_GAMMA) if row["partner"] == "vtp" else None
         rows = [r for r in every if r["gamma"] in (None, DEFAULT_GAMMA)]
-        comparison, checks = [], []
+        comparison, checks = self._table(rows)
+        for per in PERS:
+            ref = tcp_beside_tcp(rows, per)
+            by_gamma = {r["gamma"]: r for r in every if r["partner"] == "vtp" and r["per"] == per}
+            comparison.append(
+                {
+                    "quantity": f"PER {per_label(per)}: TCP beside VTP / beside TCP at γ = "
+                    + " / ".join(f"{g:g}" for g in GAMMAS)
+                    + " (γ not published; 0.75 ours)",
+                    "ours": " / ".join(f"{by_gamma[g]['tcp_mbps'] / ref:.3f}" for g in GAMMAS),
+                    "published": round(TABLE1_004[per][0] / TABLE1_004[per][1], 3),
+                }
+            )
+        linux = friendliness_rows(todays_runs)
+        for row in linux:
+            row["gamma"] = DEFAULT_GAMMA if row["partner"] == "vtp" else None
+        linux_comparison, linux_checks = self._table(linux)
+        comparison += todays.reported_rows(linux_comparison)
+        checks += todays.reported_checks(linux_checks)
+        duration = float(runs[0][1].summary["duration_s"])
+        notes = [
+            *friendliness_notes(rows, "vtp"),
+            *episode_note(rows, "vtp", duration),
+            gamma_note(every),
+            todays.column_note(),
+        ]
+        return Evaluation(every + linux, comparison, checks, {}, notes)
+
+    def _table(self, rows: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[Check]]:
+        """Table 1's rows and the checks, from one TCP's rows (the paper's, or today's), γ = 0.75."""
+        comparison: list[dict[str, Any]] = []
+        checks: list[Check] = []
         for per in PERS:
             with_vtp = next(r for r in rows if r["partner"] == "vtp" and r["per"] == per)
             ref = tcp_beside_tcp(rows, per)
@@ -598,47 +634,47 @@ class VtpFriendly(Experiment):
                     with_vtp["utilisation"] >= self.residual,
                 )
             )
-        for per in PERS:
-            ref = tcp_beside_tcp(rows, per)
-            by_gamma = {r["gamma"]: r for r in every if r["partner"] == "vtp" and r["per"] == per}
-            comparison.append(
-                {
-                    "quantity": f"PER {per_label(per)}: TCP beside VTP / beside TCP at γ = "
-                    + " / ".join(f"{g:g}" for g in GAMMAS)
-                    + " (γ not published; 0.75 ours)",
-                    "ours": " / ".join(f"{by_gamma[g]['tcp_mbps'] / ref:.3f}" for g in GAMMAS),
-                    "published": round(TABLE1_004[per][0] / TABLE1_004[per][1], 3),
-                }
-            )
-        duration = float(runs[0][1].summary["duration_s"])
-        notes = [
-            *friendliness_notes(rows, "vtp"),
-            *episode_note(rows, "vtp", duration),
-            gamma_note(every),
-        ]
-        return Evaluation(every, comparison, checks, {}, notes)
+        return comparison, checks
 
     def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
         from . import plots
 
+        linux = todays.present(result)
         panels = friendliness_panels(
             exp_dir,
             result,
             ("vtp", "tcp"),
             lambda partner, per: f"PER {per_label(per)}: {LABELS[partner]} + TCP",
         )
+        if linux:  # today's TCP beside the paper's, two more columns
+            more = friendliness_panels(
+                exp_dir,
+                result,
+                ("vtp", "tcp"),
+                lambda partner, per: f"PER {per_label(per)}: {LABELS[partner]} + TCP (linux preset)",
+                suffix=todays.SUFFIX,
+            )
+            panels = [a + b for a, b in zip(panels, more, strict=True)]
         grid = rate_grid(
             fig_dir / f"{self.id}.png",
             panels,
-            title=f"{self.id}: VTP + TCP (left), TCP + TCP (right) (paper 004 Fig. 7 redrawn)",
+            title=f"{self.id}: VTP + TCP, TCP + TCP"
+            + (", then with TCP = the linux preset" if linux else "")
+            + " (paper 004 Fig. 7 redrawn)",
         )
-        rows = [r for r in result["points"] if r.get("gamma") in (None, DEFAULT_GAMMA)]
-        labels, ours, published = [], [], []
+        labels, ours, published, todays_tcp = [], [], [], []
         for per in PERS:
-            with_vtp = next(r for r in rows if r["partner"] == "vtp" and r["per"] == per)
             labels += [f"{per_label(per)}\nw/ VTP", f"{per_label(per)}\nw/ TCP"]
-            ours += [with_vtp["tcp_mbps"], tcp_beside_tcp(rows, per)]
             published += list(TABLE1_004[per])
+            for tcp, values in ((todays.PAPERS, ours), (todays.TODAYS, todays_tcp)):
+                rows = [
+                    r
+                    for r in result["points"]
+                    if r.get("gamma") in (None, DEFAULT_GAMMA) and r.get("tcp", todays.PAPERS) == tcp
+                ]
+                if rows:
+                    with_vtp = next(r for r in rows if r["partner"] == "vtp" and r["per"] == per)
+                    values += [with_vtp["tcp_mbps"], tcp_beside_tcp(rows, per)]
         bars = plots.bars_beside_published(
             fig_dir / f"{self.id}-table1.png",
             labels,
@@ -646,18 +682,25 @@ class VtpFriendly(Experiment):
             published,
             title=f"{self.id}: TCP throughput beside VTP / beside TCP (Table 1)",
             ylabel="TCP throughput (Mbit/s)",
+            also=[(f"fairstream, {todays.LABEL}", todays_tcp)] if todays_tcp else [],
         )
         return [
             Figure(
                 grid,
-                "Fig. 7 redrawn: sending rate per 1 s of VTP and TCP sharing the bottleneck (left) and of "
-                "two TCP flows (right), at PER 0, 1 and 5 %.",
+                "Fig. 7 redrawn: sending rate per 1 s of VTP and TCP sharing the bottleneck and of two TCP "
+                "flows, at PER 0, 1 and 5 %"
+                + (
+                    "; the right two columns with both TCP flows as the linux preset (CUBIC)."
+                    if linux
+                    else "."
+                ),
             ),
             Figure(
                 bars,
                 "Table 1 beside ours: TCP's throughput (wire bytes delivered over the run) beside VTP and "
                 "beside another TCP (the same TCP flow, its partner replaced by TCP); the paper averages "
-                "500 s, we run 300 s.",
+                "500 s, we run 300 s."
+                + (f" The third bar: {todays.LABEL}, both TCP flows (no published number)." if linux else ""),
             ),
         ]
 
@@ -667,15 +710,19 @@ class VtpFriendly(Experiment):
 
 
 def friendliness_panels(
-    exp_dir: Path, result: Mapping[str, Any], partners: Sequence[str], title: Callable[[str, float], str]
+    exp_dir: Path,
+    result: Mapping[str, Any],
+    partners: Sequence[str],
+    title: Callable[[str, float], str],
+    suffix: str = "",
 ) -> list[list[tuple[str, list[tuple[str, list[float], list[float]]]]]]:
     """One row of `rate_grid` panels per PER: each partner's (or, for ``"tcp"``, the peer TCP's)
-    sending rate beside the TCP flow's, from the runs keyed ``<partner>-tcp-per-<per>``."""
+    sending rate beside the TCP flow's, from the runs keyed ``<partner>-tcp-per-<per><suffix>``."""
     panels = []
     for per in PERS:
         row = []
         for partner in partners:
-            run = run_of(exp_dir, result, f"{partner}-tcp-per-{per:g}")
+            run = run_of(exp_dir, result, f"{partner}-tcp-per-{per:g}{suffix}")
             peer = "tcp-peer" if partner == "tcp" else partner
             lines = [
                 (LABELS[partner] if partner != "tcp" else "TCP (peer)", *rate_series(run, peer)),
@@ -806,7 +853,8 @@ VTP_FRIENDLY = VtpFriendly(
     scenario_file="004-vtp-friendly.toml",
     what_runs=(
         "One VTP flow and one TCP NewReno flow share the bottleneck; then the VTP flow is replaced by TCP; "
-        "PER 0, 1 and 5 %, 300 s (quick mode: 100 s)."
+        "PER 0, 1 and 5 %, 300 s (quick mode: 100 s); both again with the TCP flows as the linux preset "
+        "(CUBIC), reported beside."
     ),
     must_hold=(
         "TCP's throughput beside VTP ≥ 95 % of its throughput beside TCP, at each PER; VTP takes the "

@@ -115,12 +115,14 @@ def bars_beside_published(
     title: str,
     ylabel: str,
     ranges: tuple[Sequence[float], Sequence[float]] | None = None,
+    also: Sequence[tuple[str, Sequence[float | None]]] = (),
 ) -> Path:
     """Grouped bars per item: ours beside the published value (Fig. 6 of paper 003); `ranges`
-    (low, high per item) adds whiskers to our bars."""
+    (low, high per item) adds whiskers to our bars; `also` adds (label, values) series after them
+    (a missing value draws no bar)."""
     fig, ax = plt.subplots(figsize=(max(6.0, 1.5 + 0.6 * len(labels)), 4.0))  # room for each label
     xs = range(len(labels))
-    width = 0.38
+    width = 0.76 / (2 + len(also))
     yerr = None
     if ranges is not None:
         low, high = ranges
@@ -128,9 +130,15 @@ def bars_beside_published(
             [max(o - lo, 0.0) for o, lo in zip(ours, low, strict=True)],
             [max(hi - o, 0.0) for o, hi in zip(ours, high, strict=True)],
         ]
-    ax.bar([x - width / 2 for x in xs], ours, width, label="fairstream", yerr=yerr, capsize=4 if yerr else 0)
+
+    def at(k: int) -> list[float]:
+        return [x + (k - (1 + len(also)) / 2) * width for x in xs]
+
+    ax.bar(at(0), ours, width, label="fairstream", yerr=yerr, capsize=4 if yerr else 0)
     pub = [p if p is not None else 0.0 for p in published]
-    ax.bar([x + width / 2 for x in xs], pub, width, label="published", hatch="//", alpha=0.7)
+    ax.bar(at(1), pub, width, label="published", hatch="//", alpha=0.7)
+    for k, (label, values) in enumerate(also, start=2):
+        ax.bar(at(k), [v if v is not None else 0.0 for v in values], width, label=label)
     ax.set_xticks(list(xs), labels)
     ax.set(title=title, ylabel=ylabel)
     ax.grid(alpha=0.3, axis="y")
