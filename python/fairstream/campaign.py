@@ -124,7 +124,7 @@ def execute(spec: RunSpec, cache: RunCache | None) -> Outcome:
     no run starts after Ctrl-C."""
     from . import _core
     from .api import _capture_dir, advance, check_seed, keep_partial, write_results
-    from .cache import RunRecord, build
+    from .cache import RunRecord
 
     started = time.perf_counter()
     check_worker()
@@ -160,25 +160,35 @@ def execute(spec: RunSpec, cache: RunCache | None) -> Outcome:
     try:
         if record is None:
             record = RunRecord.of(sim) if run_dir is None else RunRecord.of_dir(sim, run_dir)
-        if cache is not None and spec.key is not None:
-            b = build()
-            cache.put(spec.key, record, {"version": b.version, "build": b.id, "seed": spec.seed})
-        tables = {}
-        for name in spec.hand_back:
-            data = record.tables.get(name)
-            if data is not None:
-                tables[name] = data.read_bytes() if isinstance(data, Path) else data
+        return _kept(spec, cache, record, record.events, started)
     finally:
         if scratch is not None:
             from .output import _rmtree
 
             _rmtree(scratch)
+
+
+def _kept(
+    spec: RunSpec, cache: RunCache | None, record: Any, events: int, started: float, **inputs: Any
+) -> Outcome:
+    """A finished run's `Outcome`: its `record` stored in `cache` under the spec's key (with the
+    build, the seed and any further `inputs`), the tables the spec asked for handed back as bytes."""
+    from .cache import build
+
+    if cache is not None and spec.key is not None:
+        b = build()
+        cache.put(spec.key, record, {"version": b.version, "build": b.id, "seed": spec.seed, **inputs})
+    tables: dict[str, bytes] = {}
+    for name in spec.hand_back:
+        data = record.tables.get(name)
+        if data is not None:
+            tables[name] = data.read_bytes() if isinstance(data, Path) else data
     return Outcome(
         spec.key,
         json.loads(record.summary_json),
         tables,
         record.wall_time_s,
-        record.events,
+        events,
         cost_s=time.perf_counter() - started,
         summary_json=record.summary_json,
     )
@@ -192,7 +202,7 @@ def _emulate(spec: RunSpec, cache: RunCache | None, started: float) -> Outcome:
     (marked incomplete) when given; a stopped emulation is never stored."""
     from . import _core
     from .api import check_seed
-    from .cache import RunRecord, build
+    from .cache import RunRecord
     from .output import _rmtree
     from .realnet import _finish
 
@@ -215,28 +225,10 @@ def _emulate(spec: RunSpec, cache: RunCache | None, started: float) -> Outcome:
         run_dir = scratch / "run"
         run.write_results(str(run_dir))
     try:
-        record = RunRecord.of_emulation(run, run_dir)
-        if cache is not None and spec.key is not None:
-            b = build()
-            inputs = {"version": b.version, "build": b.id, "seed": spec.seed, "emulated": True}
-            cache.put(spec.key, record, inputs)
-        tables: dict[str, bytes] = {}
-        for name in spec.hand_back:
-            data = record.tables.get(name)
-            if data is not None:
-                tables[name] = data.read_bytes() if isinstance(data, Path) else data
+        return _kept(spec, cache, RunRecord.of_emulation(run, run_dir), 0, started, emulated=True)
     finally:
         if scratch is not None:
             _rmtree(scratch)
-    return Outcome(
-        spec.key,
-        json.loads(record.summary_json),
-        tables,
-        record.wall_time_s,
-        0,
-        cost_s=time.perf_counter() - started,
-        summary_json=record.summary_json,
-    )
 
 
 #: A run whose tables take more than this as Arrow IPC streams is stored as Parquet files (snappy,
