@@ -185,7 +185,7 @@ impl TcpSender {
             super::Control::Bbr(p) => Some(Box::new(Bbr::new(p, config.start, iw, rng.next_u64()))),
             _ => None,
         };
-        let sack = config.variant == TcpVariant::Sack || bbr.is_some();
+        let sack = config.sack_recovery();
         let header = config.header_bytes();
         Self {
             flow,
