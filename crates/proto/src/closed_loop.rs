@@ -5,7 +5,7 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
-use fairstream_core::Instant;
+use fairstream_core::{Duration, Instant, RngStream};
 
 use crate::{Endpoint, MetricSink, NullSink, Packet};
 
@@ -31,6 +31,63 @@ impl PartialOrd for InFlight {
 impl Ord for InFlight {
     fn cmp(&self, other: &Self) -> Ordering {
         (self.at, self.id).cmp(&(other.at, other.id))
+    }
+}
+
+/// The part the chaos channels share: drops, duplicates and delays (so reorders) packets, with
+/// every choice drawn from one random stream that the channel's forgeries draw from as well.
+pub(crate) struct Mangler {
+    pub(crate) rng: RngStream,
+    /// The probability that a packet is dropped.
+    pub(crate) p_drop: f64,
+    /// The probability that a packet not dropped arrives twice.
+    pub(crate) p_duplicate: f64,
+    /// The least delay: up to 30 ms more is drawn, and with probability 0.02 one second more.
+    pub(crate) base_delay: Duration,
+}
+
+impl Mangler {
+    pub(crate) fn new(rng: RngStream, p_drop: f64, p_duplicate: f64, base_delay: Duration) -> Self {
+        Self {
+            rng,
+            p_drop,
+            p_duplicate,
+            base_delay,
+        }
+    }
+    pub(crate) fn upto(&mut self, n: u64) -> u64 {
+        self.rng.next_u64() % n.max(1)
+    }
+    pub(crate) fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[(self.rng.next_u64() % xs.len() as u64) as usize]
+    }
+    pub(crate) fn delay(&mut self) -> Duration {
+        let extra = if self.rng.bernoulli(0.02) {
+            Duration::from_secs(1)
+        } else {
+            Duration::ZERO
+        };
+        self.base_delay + Duration::from_micros(self.upto(30_000)) + extra
+    }
+    /// Pushes `p` towards the receiver (`to_receiver`) or the sender: dropped, once or twice.
+    pub(crate) fn mangle(
+        &mut self,
+        now: Instant,
+        p: Packet,
+        to_receiver: bool,
+        out: &mut Vec<(Instant, Packet, bool)>,
+    ) {
+        if self.rng.bernoulli(self.p_drop) {
+            return;
+        }
+        let copies = if self.rng.bernoulli(self.p_duplicate) {
+            2
+        } else {
+            1
+        };
+        for _ in 0..copies {
+            out.push((now.saturating_add(self.delay()), p, to_receiver));
+        }
     }
 }
 

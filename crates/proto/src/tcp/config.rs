@@ -6,8 +6,7 @@ use fairstream_core::{DataSize, Duration, Instant};
 
 use super::control::Control;
 use super::cubic::CubicParams;
-use super::options::TIMESTAMPS_LEN;
-use crate::IP_TCP_HEADER;
+use super::options::header_len;
 
 /// Which loss-recovery algorithm the sender runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,7 +147,13 @@ impl TcpConfig {
 
     /// Bytes of IP and TCP header (with options) on every data segment.
     pub fn header_bytes(&self) -> u64 {
-        IP_TCP_HEADER + if self.timestamps { TIMESTAMPS_LEN } else { 0 }
+        header_len(self.timestamps)
+    }
+
+    /// Whether the sender runs SACK recovery on a scoreboard: the SACK variant, and BBR always
+    /// (its rate samples come from the scoreboard). Its receiver then reports SACK blocks.
+    pub fn sack_recovery(&self) -> bool {
+        self.variant == TcpVariant::Sack || self.control.is_bbr()
     }
 
     /// Payload bytes of a full data packet.
@@ -179,7 +184,7 @@ impl TcpSinkConfig {
     pub fn for_sender(sender: &TcpConfig, delayed_ack: Option<Duration>) -> Self {
         Self {
             delayed_ack,
-            sack: sender.variant == TcpVariant::Sack || sender.control.is_bbr(),
+            sack: sender.sack_recovery(),
             timestamps: sender.timestamps,
             window: Some(sender.window),
         }

@@ -268,14 +268,19 @@ impl WindowControl for Controller {
     }
 
     fn ns2_rules(&self) -> bool {
-        !matches!(self, Self::Cubic(_))
+        match self {
+            Self::Aimd(c) => c.ns2_rules(),
+            Self::Binomial(c) => c.ns2_rules(),
+            Self::Cubic(c) => WindowControl::ns2_rules(c),
+        }
     }
 
     #[inline]
     fn slow_start(&mut self, cwnd: f64, ack: &AckInfo) -> (f64, bool) {
         match self {
+            Self::Aimd(c) => c.slow_start(cwnd, ack),
+            Self::Binomial(c) => c.slow_start(cwnd, ack),
             Self::Cubic(c) => WindowControl::slow_start(c, cwnd, ack),
-            _ => (cwnd + 1.0, false),
         }
     }
 

@@ -14,9 +14,16 @@
 
 use fairstream_core::Instant;
 
+use crate::IP_TCP_HEADER;
+
 /// Bytes the timestamps option takes on every segment (NOP, NOP, kind 8, length 10, TSval,
 /// TSecr), as Linux aligns it.
 pub const TIMESTAMPS_LEN: u64 = 12;
+
+/// Bytes of IP and TCP header on every segment: the fixed 40 and, once negotiated, timestamps.
+pub const fn header_len(timestamps: bool) -> u64 {
+    IP_TCP_HEADER + if timestamps { TIMESTAMPS_LEN } else { 0 }
+}
 
 /// Bytes of TCP option space (60-byte header less the 20 fixed bytes).
 pub const OPTION_SPACE: u64 = 40;

@@ -11,7 +11,7 @@ use super::{
     BbrParams, Control, CubicParams, SackBlocks, TcpConfig, TcpSender, TcpSink, TcpSinkConfig,
     TcpVariant,
 };
-use crate::closed_loop::{Channel, run};
+use crate::closed_loop::{Channel, Mangler, run};
 use crate::{Direction, Endpoint, Header, NullSink, Packet, TcpFlags, TcpSegment};
 
 const FLOW: FlowId = FlowId(3);
@@ -20,49 +20,23 @@ const FLOW: FlowId = FlowId(3);
 const LATE: Instant = Instant::from_nanos(5_000_000_000);
 
 struct Chaos {
-    rng: RngStream,
+    m: Mangler,
     /// The highest cumulative ACK the receiver sent so far.
     acked: i64,
 }
 
 impl Chaos {
-    fn upto(&mut self, n: u64) -> u64 {
-        self.rng.next_u64() % n.max(1)
-    }
-    fn delay(&mut self) -> Duration {
-        let extra = if self.rng.bernoulli(0.02) {
-            Duration::from_secs(1)
-        } else {
-            Duration::ZERO
-        };
-        Duration::from_micros(10_000 + self.upto(30_000)) + extra
-    }
-    fn mangle(
-        &mut self,
-        now: Instant,
-        p: Packet,
-        to_rx: bool,
-        out: &mut Vec<(Instant, Packet, bool)>,
-    ) {
-        if self.rng.bernoulli(0.08) {
-            return;
-        }
-        let copies = if self.rng.bernoulli(0.04) { 2 } else { 1 };
-        for _ in 0..copies {
-            out.push((now.saturating_add(self.delay()), p, to_rx));
-        }
-    }
     fn segment(&mut self, seq: i64, ack: i64, is_ack: bool) -> Packet {
         let mut sack = SackBlocks::NONE;
-        for _ in 0..self.upto(5) {
-            let start = ack.saturating_add(1 + self.upto(200) as i64);
-            let end = start.saturating_add(self.upto(1 << 20) as i64);
+        for _ in 0..self.m.upto(5) {
+            let start = ack.saturating_add(1 + self.m.upto(200) as i64);
+            let end = start.saturating_add(self.m.upto(1 << 20) as i64);
             sack.push(ack, start, end);
         }
-        let ts = match self.upto(3) {
+        let ts = match self.m.upto(3) {
             0 => 0,
             1 => u32::MAX,
-            _ => self.rng.next_u64() as u32,
+            _ => self.m.rng.next_u64() as u32,
         };
         Packet {
             flow: FLOW,
@@ -71,17 +45,17 @@ impl Chaos {
             } else {
                 Direction::Forward
             },
-            size: DataSize::bytes(40 + self.upto(2000)),
-            payload: self.upto(1500) as u32,
+            size: DataSize::bytes(40 + self.m.upto(2000)),
+            payload: self.m.upto(1500) as u32,
             sent_at: Instant::ZERO,
             header: Header::Tcp(TcpSegment {
                 seq,
                 ack,
                 is_ack,
                 flags: TcpFlags {
-                    syn: self.rng.bernoulli(0.1),
+                    syn: self.m.rng.bernoulli(0.1),
                     retransmit: false,
-                    push: self.rng.bernoulli(0.5),
+                    push: self.m.rng.bernoulli(0.5),
                 },
                 ts,
                 sack,
@@ -92,19 +66,19 @@ impl Chaos {
     /// acknowledges data the receiver may not have (that stalls any TCP for good, as a forged
     /// data packet stalls its receiver).
     fn bogus_ack(&mut self, hint: i64, late: bool) -> Packet {
-        let ack = match self.upto(4) {
-            0 => -1 - self.upto(5) as i64,
-            1 if late => hint + self.upto(100) as i64,
-            3 => i64::MAX - self.upto(3) as i64,
-            _ => hint - self.upto(100) as i64,
+        let ack = match self.m.upto(4) {
+            0 => -1 - self.m.upto(5) as i64,
+            1 if late => hint + self.m.upto(100) as i64,
+            3 => i64::MAX - self.m.upto(3) as i64,
+            _ => hint - self.m.upto(100) as i64,
         };
         self.segment(ack, ack, true)
     }
     fn bogus_data(&mut self, hint: i64) -> Packet {
-        let seq = match self.upto(4) {
-            0 => -(self.upto(5) as i64),
-            1 => hint + self.upto(5_000) as i64,
-            2 => i64::MAX - self.upto(3) as i64,
+        let seq = match self.m.upto(4) {
+            0 => -(self.m.upto(5) as i64),
+            1 => hint + self.m.upto(5_000) as i64,
+            2 => i64::MAX - self.m.upto(3) as i64,
             _ => hint,
         };
         self.segment(seq, -1, false)
@@ -114,22 +88,22 @@ impl Chaos {
 impl Channel for Chaos {
     fn forward(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
         let hint = p.tcp().map_or(0, |h| h.seq);
-        self.mangle(now, p, true, out);
-        if now > LATE && self.rng.bernoulli(0.01) {
+        self.m.mangle(now, p, true, out);
+        if now > LATE && self.m.rng.bernoulli(0.01) {
             let b = self.bogus_data(hint);
-            out.push((now.saturating_add(self.delay()), b, true));
+            out.push((now.saturating_add(self.m.delay()), b, true));
         }
-        if self.rng.bernoulli(0.02) {
+        if self.m.rng.bernoulli(0.02) {
             let b = self.bogus_ack(self.acked, now > LATE);
-            out.push((now.saturating_add(self.delay()), b, false));
+            out.push((now.saturating_add(self.m.delay()), b, false));
         }
     }
     fn reverse(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
         self.acked = self.acked.max(p.tcp().map_or(-1, |h| h.ack));
-        self.mangle(now, p, false, out);
-        if self.rng.bernoulli(0.05) {
+        self.m.mangle(now, p, false, out);
+        if self.m.rng.bernoulli(0.05) {
             let b = self.bogus_ack(self.acked, now > LATE);
-            out.push((now.saturating_add(self.delay()), b, false));
+            out.push((now.saturating_add(self.m.delay()), b, false));
         }
     }
 }
@@ -177,7 +151,12 @@ fn chaos_never_panics_and_keeps_the_window_sane() {
         let delayed = (k % 2 == 0).then_some(Duration::from_millis(40));
         let mut r = TcpSink::new(FLOW, TcpSinkConfig::for_sender(&config, delayed));
         let mut ch = Chaos {
-            rng: RngStream::from_seed(seed * 7),
+            m: Mangler::new(
+                RngStream::from_seed(seed * 7),
+                0.08,
+                0.04,
+                Duration::from_millis(10),
+            ),
             acked: -1,
         };
         let mut events = 0u64;

@@ -185,7 +185,7 @@ impl TcpSender {
             super::Control::Bbr(p) => Some(Box::new(Bbr::new(p, config.start, iw, rng.next_u64()))),
             _ => None,
         };
-        let sack = config.variant == TcpVariant::Sack || bbr.is_some();
+        let sack = config.sack_recovery();
         let header = config.header_bytes();
         Self {
             flow,
@@ -801,18 +801,25 @@ impl TcpSender {
         self.dupwnd = NUM_DUPACKS;
     }
 
+    /// An ACK of new data up to `a` outside recovery (Reno and NewReno alike): `newack`, the
+    /// window grown by the packets it acknowledged, and the initial window once the SYN is
+    /// acknowledged.
+    fn new_data_acked(&mut self, now: Instant, a: i64, metrics: &mut dyn MetricSink) {
+        let acked = (a - self.last_ack).clamp(0, i64::from(u32::MAX)) as u32;
+        self.newack(now, a, metrics);
+        self.opencwnd(now, acked);
+        if a == 0 && self.config.syn {
+            self.cwnd = self.iw;
+        }
+    }
+
     fn on_ack_reno(&mut self, now: Instant, a: i64, metrics: &mut dyn MetricSink) {
         if a > self.last_ack {
             if self.last_cwnd_action == CwndAction::DupAck {
                 self.last_cwnd_action = CwndAction::Exited;
             }
             self.dupwnd = 0;
-            let acked = (a - self.last_ack).clamp(0, i64::from(u32::MAX)) as u32;
-            self.newack(now, a, metrics);
-            self.opencwnd(now, acked);
-            if a == 0 && self.config.syn {
-                self.cwnd = self.iw;
-            }
+            self.new_data_acked(now, a, metrics);
         } else if a == self.last_ack {
             self.dupacks += 1;
             if self.dupacks == NUM_DUPACKS {
@@ -847,12 +854,7 @@ impl TcpSender {
                     }
                 }
                 self.first_partial = false;
-                let acked = (a - self.last_ack).clamp(0, i64::from(u32::MAX)) as u32;
-                self.newack(now, a, metrics);
-                self.opencwnd(now, acked);
-                if a == 0 && self.config.syn {
-                    self.cwnd = self.iw;
-                }
+                self.new_data_acked(now, a, metrics);
             } else {
                 // Partial ACK: stay in recovery, retransmit the next hole.
                 if !self.first_partial {

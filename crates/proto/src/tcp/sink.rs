@@ -14,12 +14,9 @@ use std::collections::VecDeque;
 use fairstream_core::{DataSize, FlowId, Instant};
 
 use super::TcpSinkConfig;
-use super::options::{TIMESTAMPS_LEN, max_sack_blocks, sack_len};
+use super::options::{header_len, max_sack_blocks, sack_len};
 use super::sack_list::SackList;
-use crate::{
-    Direction, Endpoint, EndpointStats, Header, IP_TCP_HEADER, MetricSink, Packet, TcpFlags,
-    TcpSegment,
-};
+use crate::{Direction, Endpoint, EndpointStats, Header, MetricSink, Packet, TcpFlags, TcpSegment};
 
 /// The flag of a held segment that ends an application record (above any `payload + 1`).
 const PUSH_BIT: u64 = 1 << 40;
@@ -238,7 +235,7 @@ impl TcpSink {
         } else {
             super::SackBlocks::NONE
         };
-        let size = IP_TCP_HEADER + if ts { TIMESTAMPS_LEN } else { 0 } + sack_len(sack.len());
+        let size = header_len(ts) + sack_len(sack.len());
         self.out.push_back(Packet {
             flow: self.flow,
             direction: Direction::Reverse,

@@ -2,6 +2,7 @@
 //! control (AIMD, binomial, CUBIC or BBR), options and presets (`ns2`, `modern`, `linux`).
 
 use fairstream_core::{Duration, Instant};
+use fairstream_proto::tcp::options::header_len;
 use fairstream_proto::tcp::{TcpConfig, TcpSinkConfig, TcpVariant};
 use fairstream_proto::{ProtocolConfig, TcpFlowConfig};
 use toml::Value;
@@ -71,7 +72,7 @@ pub(crate) fn read(
         ));
     }
     let timestamps = f.bool_or("timestamps", base.timestamps)?;
-    let header = if timestamps { 52 } else { 40 };
+    let header = header_len(timestamps);
     let packet_size = read_packet_size(
         f,
         base.packet_size,

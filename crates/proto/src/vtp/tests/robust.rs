@@ -10,66 +10,36 @@ use fairstream_core::RngStream;
 use super::*;
 use crate::NullSink;
 
-use crate::closed_loop::{Channel, run};
+use crate::closed_loop::{Channel, Mangler, run};
 
 /// Drops, duplicates, delays (reordering) and forges packets in both directions.
 struct Chaos {
-    rng: RngStream,
+    m: Mangler,
 }
 
 impl Chaos {
-    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
-        xs[(self.rng.next_u64() % xs.len() as u64) as usize]
-    }
-    fn upto(&mut self, n: u64) -> u64 {
-        self.rng.next_u64() % n.max(1)
-    }
-    fn delay(&mut self) -> Duration {
-        let extra = if self.rng.bernoulli(0.02) {
-            Duration::from_secs(1)
-        } else {
-            Duration::ZERO
-        };
-        Duration::from_micros(20_000 + self.upto(30_000)) + extra
-    }
-    fn mangle(
-        &mut self,
-        now: Instant,
-        p: Packet,
-        to_receiver: bool,
-        out: &mut Vec<(Instant, Packet, bool)>,
-    ) {
-        if self.rng.bernoulli(0.1) {
-            return;
-        }
-        let copies = if self.rng.bernoulli(0.05) { 2 } else { 1 };
-        for _ in 0..copies {
-            let at = now.saturating_add(self.delay());
-            out.push((at, p, to_receiver));
-        }
-    }
     fn bogus_report(&mut self, now: Instant) -> Packet {
         let n = now.as_nanos();
-        let t_echo = match self.upto(4) {
-            0 => Instant::from_nanos(self.upto(n + 1)),
+        let t_echo = match self.m.upto(4) {
+            0 => Instant::from_nanos(self.m.upto(n + 1)),
             1 => now.saturating_add(Duration::from_millis(5)),
             2 => Instant::MAX,
             _ => Instant::ZERO,
         };
-        let x = self.rng.next_u64();
-        let t_delay = self.pick(&[
+        let x = self.m.rng.next_u64();
+        let t_delay = self.m.pick(&[
             Duration::ZERO,
             Duration::MAX,
             Duration::from_nanos(x % 1_000_000_000),
         ]);
-        let achieved_rate = self.pick(&[
+        let achieved_rate = self.m.pick(&[
             Bitrate::ZERO,
             Bitrate::bps(u64::MAX),
             Bitrate::bps(x % 100_000_000),
         ]);
-        let highest_seq = self.pick(&[0, u64::MAX, x % 2_000]);
-        let lost = self.pick(&[0, u32::MAX, (x % 100) as u32]);
-        let received = self.pick(&[0, u32::MAX, (x % 97) as u32]);
+        let highest_seq = self.m.pick(&[0, u64::MAX, x % 2_000]);
+        let lost = self.m.pick(&[0, u32::MAX, (x % 100) as u32]);
+        let received = self.m.pick(&[0, u32::MAX, (x % 97) as u32]);
         report(VtpFeedback {
             t_echo,
             t_delay,
@@ -80,16 +50,16 @@ impl Chaos {
         })
     }
     fn bogus_data(&mut self, now: Instant) -> Packet {
-        let x = self.rng.next_u64();
-        let seq = self.pick(&[0, u64::MAX, x % 5_000]);
-        let timestamp = self.pick(&[Instant::ZERO, Instant::MAX, now]);
-        let rtt = self.pick(&[
+        let x = self.m.rng.next_u64();
+        let seq = self.m.pick(&[0, u64::MAX, x % 5_000]);
+        let timestamp = self.m.pick(&[Instant::ZERO, Instant::MAX, now]);
+        let rtt = self.m.pick(&[
             Duration::ZERO,
             Duration::MAX,
             Duration::from_nanos(x % (1 << 30)),
         ]);
         let mut p = data(seq, timestamp, rtt);
-        p.size = self.pick(&[
+        p.size = self.m.pick(&[
             DataSize::ZERO,
             DataSize::bytes(u64::MAX / 16),
             DataSize::bytes(1000),
@@ -100,24 +70,24 @@ impl Chaos {
 
 impl Channel for Chaos {
     fn forward(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
-        self.mangle(now, p, true, out);
+        self.m.mangle(now, p, true, out);
         // Forged data only in the second half: one with a huge sequence number or RTT can
         // stall the receiver for good (it trusts data headers, as a TCP receiver does), and
         // the first half should exercise the whole loop.
-        if now > Instant::from_nanos(10_000_000_000) && self.rng.bernoulli(0.02) {
+        if now > Instant::from_nanos(10_000_000_000) && self.m.rng.bernoulli(0.02) {
             let b = self.bogus_data(now);
-            out.push((now.saturating_add(self.delay()), b, true));
+            out.push((now.saturating_add(self.m.delay()), b, true));
         }
-        if self.rng.bernoulli(0.02) {
+        if self.m.rng.bernoulli(0.02) {
             let b = self.bogus_report(now);
-            out.push((now.saturating_add(self.delay()), b, false));
+            out.push((now.saturating_add(self.m.delay()), b, false));
         }
     }
     fn reverse(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
-        self.mangle(now, p, false, out);
-        if self.rng.bernoulli(0.2) {
+        self.m.mangle(now, p, false, out);
+        if self.m.rng.bernoulli(0.2) {
             let b = self.bogus_report(now);
-            out.push((now.saturating_add(self.delay()), b, false));
+            out.push((now.saturating_add(self.m.delay()), b, false));
         }
     }
 }
@@ -160,7 +130,12 @@ fn chaos_never_panics_and_keeps_the_rate_within_limits() {
         let mut s = VtpSender::new(FLOW, config);
         let mut r = VtpReceiver::new(FLOW, &config);
         let mut ch = Chaos {
-            rng: RngStream::from_seed(seed),
+            m: Mangler::new(
+                RngStream::from_seed(seed),
+                0.1,
+                0.05,
+                Duration::from_millis(20),
+            ),
         };
         let e_max = config.e_max.clamp(0.0, 1.0);
         let mut events = 0u64;
