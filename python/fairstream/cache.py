@@ -106,6 +106,12 @@ def build() -> Build:
     return _BUILD
 
 
+def build_inputs() -> dict[str, str]:
+    """What every cache entry's manifest records of the build that computed it (``inputs``)."""
+    b = build()
+    return {"version": b.version, "build": b.id}
+
+
 def run_key(
     resolved: str, seed: int | None = None, of: Build | None = None, *, emulated: bool = False
 ) -> str:
@@ -417,7 +423,8 @@ class RunCache:
 
     def put(self, key: str, record: RunRecord, inputs: Mapping[str, Any] | None = None) -> Path:
         """Stores run `key` from `record`, atomically (written under tmp/ and renamed into
-        place); returns the entry's path."""
+        place), its manifest's inputs this process's build (`build_inputs`) and `inputs` (the
+        seed, ...); returns the entry's path."""
         members: list[tuple[str, bytes | Path]] = [
             ("summary.json", record.summary_json.encode("utf-8")),
             ("scenario.resolved.toml", record.resolved.encode("utf-8")),
@@ -433,7 +440,7 @@ class RunCache:
         manifest = {
             "format": FORMAT,
             "key": key,
-            "inputs": dict(inputs or {}),
+            "inputs": {**build_inputs(), **(inputs or {})},
             "tables": tables,
             "wall_time_s": record.wall_time_s,
             "events": record.events,
@@ -475,8 +482,7 @@ class RunCache:
         """Stores `value` as the JSON entry `key` of `kind`, atomically."""
         target = self.json_path(kind, key)
         tmp = self._dir(self.root / TMP) / f"{target.name}.{os.getpid()}@{output._host()}"
-        b = build()
-        doc = {"format": FORMAT, "key": key, "inputs": {"version": b.version, "build": b.id}, "value": value}
+        doc = {"format": FORMAT, "key": key, "inputs": build_inputs(), "value": value}
         try:
             tmp.write_text(json.dumps(doc), encoding="utf-8")
             os.replace(tmp, self._dir(target.parent) / target.name)
@@ -536,11 +542,10 @@ class RunCache:
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(source / name, dst)
                 files[name] = [dst.stat().st_size, sha256_file(dst)]
-            b = build()
             manifest = {
                 "format": FORMAT,
                 "key": key,
-                "inputs": {"version": b.version, "build": b.id},
+                "inputs": build_inputs(),
                 "files": files,
                 "created": time.time(),
                 **(extra or {}),
