@@ -391,6 +391,11 @@ class RunCache:
             self._made.add(path)
         return path
 
+    def _staging(self, name: str) -> Path:
+        """This process's staging path for entry file `name` under tmp/ (what `clear_staging`
+        removes once the process is gone)."""
+        return self._dir(self.root / TMP) / f"{name}.{os.getpid()}@{output._host()}"
+
     def get(self, key: str) -> RunEntry | None:
         """The entry of run `key`, checked whole (its manifest, the lengths, every member's CRC),
         or None. A corrupt or partial entry is removed (and named in `discarded`). Touches the
@@ -448,7 +453,7 @@ class RunCache:
             "host": output._host(),
         }
         target = self.path(key)
-        tmp = self._dir(self.root / TMP) / f"{target.name}.{os.getpid()}@{output._host()}"
+        tmp = self._staging(target.name)
         try:
             runfile.write(tmp, members, manifest)
             os.replace(tmp, self._dir(target.parent) / target.name)
@@ -481,7 +486,7 @@ class RunCache:
     def put_json(self, kind: str, key: str, value: Any) -> None:
         """Stores `value` as the JSON entry `key` of `kind`, atomically."""
         target = self.json_path(kind, key)
-        tmp = self._dir(self.root / TMP) / f"{target.name}.{os.getpid()}@{output._host()}"
+        tmp = self._staging(target.name)
         doc = {"format": FORMAT, "key": key, "inputs": build_inputs(), "value": value}
         try:
             tmp.write_text(json.dumps(doc), encoding="utf-8")
@@ -534,7 +539,7 @@ class RunCache:
         import shutil
 
         target = self.dir_path(key)
-        tmp = _staging(self.root, key)
+        tmp = self._staging(key)
         try:
             files = {}
             for name in names:
@@ -688,13 +693,6 @@ def _crc(member: str | None) -> str | None:
 def _touch(path: Path) -> None:
     with contextlib.suppress(OSError):  # a read-only cache still serves
         os.utime(path)
-
-
-def _staging(base: Path, name: str) -> Path:
-    """A fresh staging path under `base`/tmp/ for this process."""
-    tmp = base / TMP
-    tmp.mkdir(parents=True, exist_ok=True)
-    return tmp / f"{name}.{os.getpid()}@{output._host()}"
 
 
 def clear_staging(base: Path) -> list[Path]:
