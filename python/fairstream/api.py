@@ -164,15 +164,14 @@ def _store(store: RunCache | None, key: str | None, sim: Any, seed: int | None, 
     be written costs a warning, not the run."""
     if store is None or key is None:
         return
-    from .cache import RunRecord, build
+    from .cache import RunRecord
     from .campaign import records_pcap
 
     if run_dir is None and records_pcap(sim.resolved_toml()):
         return
     record = RunRecord.of(sim) if run_dir is None else RunRecord.of_dir(sim, run_dir)
-    b = build()
     try:
-        store.put(key, record, {"version": b.version, "build": b.id, "seed": seed})
+        store.put(key, record, {"seed": seed})
     except OSError as err:
         import warnings
 

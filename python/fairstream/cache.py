@@ -106,6 +106,12 @@ def build() -> Build:
     return _BUILD
 
 
+def build_inputs() -> dict[str, str]:
+    """What every cache entry's manifest records of the build that computed it (``inputs``)."""
+    b = build()
+    return {"version": b.version, "build": b.id}
+
+
 def run_key(
     resolved: str, seed: int | None = None, of: Build | None = None, *, emulated: bool = False
 ) -> str:
@@ -385,6 +391,11 @@ class RunCache:
             self._made.add(path)
         return path
 
+    def _staging(self, name: str) -> Path:
+        """This process's staging path for entry file `name` under tmp/ (what `clear_staging`
+        removes once the process is gone)."""
+        return self._dir(self.root / TMP) / f"{name}.{os.getpid()}@{output._host()}"
+
     def get(self, key: str) -> RunEntry | None:
         """The entry of run `key`, checked whole (its manifest, the lengths, every member's CRC),
         or None. A corrupt or partial entry is removed (and named in `discarded`). Touches the
@@ -417,7 +428,8 @@ class RunCache:
 
     def put(self, key: str, record: RunRecord, inputs: Mapping[str, Any] | None = None) -> Path:
         """Stores run `key` from `record`, atomically (written under tmp/ and renamed into
-        place); returns the entry's path."""
+        place), its manifest's inputs this process's build (`build_inputs`) and `inputs` (the
+        seed, ...); returns the entry's path."""
         members: list[tuple[str, bytes | Path]] = [
             ("summary.json", record.summary_json.encode("utf-8")),
             ("scenario.resolved.toml", record.resolved.encode("utf-8")),
@@ -433,7 +445,7 @@ class RunCache:
         manifest = {
             "format": FORMAT,
             "key": key,
-            "inputs": dict(inputs or {}),
+            "inputs": {**build_inputs(), **(inputs or {})},
             "tables": tables,
             "wall_time_s": record.wall_time_s,
             "events": record.events,
@@ -441,7 +453,7 @@ class RunCache:
             "host": output._host(),
         }
         target = self.path(key)
-        tmp = self._dir(self.root / TMP) / f"{target.name}.{os.getpid()}@{output._host()}"
+        tmp = self._staging(target.name)
         try:
             runfile.write(tmp, members, manifest)
             os.replace(tmp, self._dir(target.parent) / target.name)
@@ -474,9 +486,8 @@ class RunCache:
     def put_json(self, kind: str, key: str, value: Any) -> None:
         """Stores `value` as the JSON entry `key` of `kind`, atomically."""
         target = self.json_path(kind, key)
-        tmp = self._dir(self.root / TMP) / f"{target.name}.{os.getpid()}@{output._host()}"
-        b = build()
-        doc = {"format": FORMAT, "key": key, "inputs": {"version": b.version, "build": b.id}, "value": value}
+        tmp = self._staging(target.name)
+        doc = {"format": FORMAT, "key": key, "inputs": build_inputs(), "value": value}
         try:
             tmp.write_text(json.dumps(doc), encoding="utf-8")
             os.replace(tmp, self._dir(target.parent) / target.name)
@@ -528,7 +539,7 @@ class RunCache:
         import shutil
 
         target = self.dir_path(key)
-        tmp = _staging(self.root, key)
+        tmp = self._staging(key)
         try:
             files = {}
             for name in names:
@@ -536,11 +547,10 @@ class RunCache:
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(source / name, dst)
                 files[name] = [dst.stat().st_size, sha256_file(dst)]
-            b = build()
             manifest = {
                 "format": FORMAT,
                 "key": key,
-                "inputs": {"version": b.version, "build": b.id},
+                "inputs": build_inputs(),
                 "files": files,
                 "created": time.time(),
                 **(extra or {}),
@@ -683,13 +693,6 @@ def _crc(member: str | None) -> str | None:
 def _touch(path: Path) -> None:
     with contextlib.suppress(OSError):  # a read-only cache still serves
         os.utime(path)
-
-
-def _staging(base: Path, name: str) -> Path:
-    """A fresh staging path under `base`/tmp/ for this process."""
-    tmp = base / TMP
-    tmp.mkdir(parents=True, exist_ok=True)
-    return tmp / f"{name}.{os.getpid()}@{output._host()}"
 
 
 def clear_staging(base: Path) -> list[Path]:

@@ -172,12 +172,9 @@ def _kept(
     spec: RunSpec, cache: RunCache | None, record: Any, events: int, started: float, **inputs: Any
 ) -> Outcome:
     """A finished run's `Outcome`: its `record` stored in `cache` under the spec's key (with the
-    build, the seed and any further `inputs`), the tables the spec asked for handed back as bytes."""
-    from .cache import build
-
+    seed and any further `inputs`), the tables the spec asked for handed back as bytes."""
     if cache is not None and spec.key is not None:
-        b = build()
-        cache.put(spec.key, record, {"version": b.version, "build": b.id, "seed": spec.seed, **inputs})
+        cache.put(spec.key, record, {"seed": spec.seed, **inputs})
     tables: dict[str, bytes] = {}
     for name in spec.hand_back:
         data = record.tables.get(name)

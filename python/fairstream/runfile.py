@@ -106,31 +106,30 @@ def read_member(f: BinaryIO, manifest: dict[str, Any], name: str, *, check: bool
 def copy_member(f: BinaryIO, manifest: dict[str, Any], name: str, target: Path) -> None:
     """Writes member `name` to the file `target` in blocks, its CRC checked."""
     offset, size, crc = manifest["members"][name]
-    f.seek(len(MAGIC) + offset)
-    got, left = 0, size
     with open(target, "wb") as out:
-        while left:
-            block = f.read(min(_BLOCK, left))
-            if not block:
-                break
-            out.write(block)
-            got = zlib.crc32(block, got)
-            left -= len(block)
-    if left or got != crc:
-        raise CorruptEntry(f"member {name} fails its CRC")
+        if _member_crc(f, offset, size, out) != crc:
+            raise CorruptEntry(f"member {name} fails its CRC")
 
 
 def verify(f: BinaryIO, manifest: dict[str, Any]) -> str | None:
     """The first member whose bytes fail their CRC, or None when all hold."""
     for name, (offset, size, crc) in manifest["members"].items():
-        f.seek(len(MAGIC) + offset)
-        got, left = 0, size
-        while left:
-            block = f.read(min(_BLOCK, left))
-            if not block:
-                return name
-            got = zlib.crc32(block, got)
-            left -= len(block)
-        if got != crc:
+        if _member_crc(f, offset, size) != crc:
             return name
     return None
+
+
+def _member_crc(f: BinaryIO, offset: int, size: int, out: BinaryIO | None = None) -> int | None:
+    """The CRC-32 of the `size` bytes of the member at `offset`, read in blocks (each also written
+    to `out`, when given), or None when the file ends before them."""
+    f.seek(len(MAGIC) + offset)
+    crc, left = 0, size
+    while left:
+        block = f.read(min(_BLOCK, left))
+        if not block:
+            return None
+        if out is not None:
+            out.write(block)
+        crc = zlib.crc32(block, crc)
+        left -= len(block)
+    return crc

@@ -104,6 +104,8 @@ def test_runfile_refuses_what_is_not_whole(tmp_path: Path) -> None:
         assert runfile.read_manifest(f) == written
         assert runfile.read_member(f, written, "b") == b"world!"
         assert runfile.verify(f, written) is None
+        runfile.copy_member(f, written, "b", tmp_path / "b")
+        assert (tmp_path / "b").read_bytes() == b"world!"
     whole = path.read_bytes()
     for cut in (1, 10, len(whole) - 1):
         path.write_bytes(whole[:cut])
@@ -113,6 +115,8 @@ def test_runfile_refuses_what_is_not_whole(tmp_path: Path) -> None:
     with open(path, "rb") as f:
         manifest = runfile.read_manifest(f)
         assert runfile.verify(f, manifest) == "a"
+        with pytest.raises(runfile.CorruptEntry):
+            runfile.copy_member(f, manifest, "a", tmp_path / "a")
         with pytest.raises(runfile.CorruptEntry):
             runfile.read_member(f, manifest, "a")
 

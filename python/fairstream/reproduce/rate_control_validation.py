@@ -180,16 +180,12 @@ class TfrcEquation(Experiment):
         ax.plot(x, [r["sent_Bps"] * 8 / 1e6 for r in rows], "o-", label="fairstream TFRC: sending rate")
         ax.plot(x, [r["allowed_rate_Bps"] * 8 / 1e6 for r in rows], "^:", label="allowed rate X (mean)")
         ax.plot(x, [r["equation_Bps"] * 8 / 1e6 for r in rows], "s--", label="RFC 5348 at measured p, RTT")
-        ax.set(
-            xscale="log",
-            yscale="log",
+        plots.log_log(
+            ax,
             xlabel="loss event rate p (time average)",
             ylabel="segment rate (Mbit/s)",
             title=f"{self.id}: TFRC vs its equation",
         )
-        plots.plain_log_ticks(ax.xaxis, ax.yaxis)
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize="small")
         path = plots.save(fig, fig_dir / f"{self.id}.png")
         return [
             Figure(

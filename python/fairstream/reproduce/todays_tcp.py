@@ -231,16 +231,12 @@ class CubicResponse(Experiment):
             (line,) = ax.plot(ps, [r["window"] for r in mine], "o", label=f"RTT {rtt * 1000:g} ms")
             ax.plot(ps, [r["rfc_window"] for r in mine], "-", color=line.get_color(), linewidth=0.9)
             ax.plot(ps, [r["bernoulli_window"] for r in mine], ":", color=line.get_color(), linewidth=0.9)
-        ax.set(
-            xscale="log",
-            yscale="log",
+        plots.log_log(
+            ax,
             xlabel="Bernoulli packet loss rate",
             ylabel="mean window (packets per RTT)",
             title=f"{self.id}: CUBIC against RFC 9438's response function",
         )
-        plots.plain_log_ticks(ax.xaxis, ax.yaxis)
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize="small")
         path = plots.save(fig, fig_dir / f"{self.id}.png")
         return [
             Figure(

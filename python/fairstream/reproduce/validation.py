@@ -177,16 +177,12 @@ class TcpPadhye(Experiment):
         x = [r["loss_event_rate"] for r in rows]
         ax.plot(x, [r["measured_Bps"] * 8 / 1e6 for r in rows], "o-", label="fairstream Reno")
         ax.plot(x, [r["padhye_Bps"] * 8 / 1e6 for r in rows], "s--", label="PFTK at measured p, RTT, RTO")
-        ax.set(
-            xscale="log",
-            yscale="log",
+        plots.log_log(
+            ax,
             xlabel="loss-event rate",
             ylabel="throughput (Mbit/s)",
             title=f"{self.id}: Reno vs the Padhye model",
         )
-        plots.plain_log_ticks(ax.xaxis, ax.yaxis)
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize="small")
         path = plots.save(fig, fig_dir / f"{self.id}.png")
         return [Figure(path, "Throughput of one Reno flow under Bernoulli loss beside the full PFTK model.")]
 
