@@ -155,9 +155,7 @@ impl FlowProtocol for TcpFlowConfig {
             // the sender's scoreboard ring likewise (with BBR's rate records).
             bytes_per_packet_in_flight: size_of::<Packet>()
                 + 2 * size_of::<u64>()
-                + if self.sender.variant == crate::tcp::TcpVariant::Sack
-                    || self.sender.control.is_bbr()
-                {
+                + if self.sender.sack_recovery() {
                     use crate::tcp::scoreboard::Scoreboard;
                     let rate = if self.sender.control.is_bbr() {
                         Scoreboard::RATE_BYTES
@@ -180,10 +178,9 @@ impl FlowProtocol for TcpFlowConfig {
             // ns-2's TCP records the window per ACK and the RTT once per round trip; with SACK or
             // timestamps every ACK brings an RTT sample (RTT, SRTT, RTO), and pacing and BBR add
             // their rate and bandwidth.
-            metrics_per_packet: if self.sender.variant == crate::tcp::TcpVariant::Sack
+            metrics_per_packet: if self.sender.sack_recovery()
                 || self.sender.timestamps
                 || self.sender.pacing
-                || self.sender.control.is_bbr()
             {
                 6.0
             } else {
