@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import _core
 from ..results import RunResult
 from ..table import fmt, span
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
@@ -105,11 +106,6 @@ def rates(run: RunResult, warmup_s: float) -> dict[str, dict[str, float]]:
             "loss": row["packets_dropped"] / sent if sent else math.nan,
         }
     return out
-
-
-def jain(xs: Sequence[float]) -> float:
-    """Jain's fairness index."""
-    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if xs and any(xs) else math.nan
 
 
 def emulation_note(runs: Sequence[tuple[Point, RunResult]]) -> tuple[int, str]:
@@ -214,8 +210,8 @@ def twin_rows(runs: Sequence[tuple[Point, RunResult]], warmup_s: float) -> list[
                     "emulated_mbps": statistics.fmean(e),
                     "simulated_mbps": statistics.fmean(s),
                     "ratio": statistics.fmean(e) / statistics.fmean(s),
-                    "emulated_jain": jain(e),
-                    "simulated_jain": jain(s),
+                    "emulated_jain": _core.jain(e),
+                    "simulated_jain": _core.jain(s),
                     "emulated_loss": statistics.fmean(emu[n]["loss"] for n in names),
                     "simulated_loss": statistics.fmean(sim[n]["loss"] for n in names),
                     "emulated_retransmit_rate": retransmit_rate(emu_run, names),
