@@ -557,15 +557,13 @@ pub fn run(
     let mut next_live = Instant::ZERO + Duration::from_secs(1);
     let stopped_at = loop {
         let now = clock.now();
+        core.process_due(now.min(end), &now_fn, &mut deliver);
         if now >= end {
-            core.process_due(end, &now_fn, &mut deliver);
             break end;
         }
         if stop.iter().any(|s| s.load(Ordering::Relaxed)) {
-            core.process_due(now, &now_fn, &mut deliver);
             break now;
         }
-        core.process_due(now, &now_fn, &mut deliver);
         if now >= next_live {
             let dropped = core
                 .links()
