@@ -55,9 +55,22 @@ pub(crate) struct FlowCounts {
 #[derive(Clone, Copy, Debug, Default)]
 struct SlotMeta {
     len: u32,
+    /// Flow `f`'s data route is `2f`, its feedback route `2f + 1`.
     route: u32,
     hop: u16,
-    forward: bool,
+}
+
+impl SlotMeta {
+    #[inline]
+    fn flow(&self) -> usize {
+        (self.route / 2) as usize
+    }
+
+    /// Whether the packet is its flow's data (not its feedback).
+    #[inline]
+    fn forward(&self) -> bool {
+        self.route.is_multiple_of(2)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -240,7 +253,6 @@ impl Core {
             len: len as u32,
             route,
             hop: 0,
-            forward,
         };
         if forward {
             for c in [&mut self.flows_total[flow], &mut self.flows_bin[flow]] {
@@ -259,10 +271,9 @@ impl Core {
         let Some(&link) = route.links.get(hop) else {
             return;
         };
-        let flow = m.route / 2;
         let mut packet = Packet {
-            flow: FlowId(flow),
-            direction: if m.forward {
+            flow: FlowId(m.flow() as u32),
+            direction: if m.forward() {
                 Direction::Forward
             } else {
                 Direction::Reverse
@@ -290,8 +301,8 @@ impl Core {
     #[inline]
     fn lose(&mut self, slot: u32) {
         let m = self.meta[slot as usize];
-        if m.forward {
-            let flow = (m.route / 2) as usize;
+        if m.forward() {
+            let flow = m.flow();
             self.flows_total[flow].packets_dropped += 1;
             self.flows_bin[flow].packets_dropped += 1;
         }
@@ -388,8 +399,8 @@ impl Core {
         if !ok {
             self.stats.write_failures += 1;
         }
-        if m.forward {
-            let flow = (m.route / 2) as usize;
+        if m.forward() {
+            let flow = m.flow();
             for c in [&mut self.flows_total[flow], &mut self.flows_bin[flow]] {
                 c.packets_delivered += 1;
                 c.bytes_delivered += u64::from(m.len);
@@ -557,15 +568,13 @@ pub fn run(
     let mut next_live = Instant::ZERO + Duration::from_secs(1);
     let stopped_at = loop {
         let now = clock.now();
+        core.process_due(now.min(end), &now_fn, &mut deliver);
         if now >= end {
-            core.process_due(end, &now_fn, &mut deliver);
             break end;
         }
         if stop.iter().any(|s| s.load(Ordering::Relaxed)) {
-            core.process_due(now, &now_fn, &mut deliver);
             break now;
         }
-        core.process_due(now, &now_fn, &mut deliver);
         if now >= next_live {
             let dropped = core
                 .links()

@@ -62,18 +62,12 @@ impl EmuLink {
     /// The link `spec`, number `index` of a scenario with master `seed`; room for `in_flight`
     /// packets on the wire before any allocation.
     pub(crate) fn new(spec: &LinkSpec, seed: u64, index: usize, in_flight: usize) -> Self {
-        let rate = spec.capacity.base();
         Self {
             capacity: spec.capacity.clone(),
             delay: spec.delay,
-            queue: Queue::new(
-                &spec.queue,
-                rate,
-                spec.delay,
-                RngStream::derive(seed, "queue", index as u64),
-            ),
+            queue: spec.build_queue(seed, index),
             error: spec.error.clone(),
-            error_rng: RngStream::derive(seed, "link-error", index as u64),
+            error_rng: LinkSpec::error_rng(seed, index),
             busy_until: Instant::ZERO,
             wake: None,
             in_flight: VecDeque::with_capacity(in_flight),

@@ -2,6 +2,8 @@
 //! flow starts or ends at; routers stay inside the emulator), each flow with its kind, ports,
 //! start and stop and the links it crosses each way, and the links themselves.
 
+use std::net::{SocketAddr, SocketAddrV4};
+
 use fairstream_core::{Duration, Instant, NodeId};
 use fairstream_proto::surestream::{SurestreamConfig, Transport};
 use fairstream_proto::{CbrConfig, ProtocolConfig};
@@ -121,6 +123,16 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Flow `i`'s sender's address (where it binds) and its receiver's (where it listens).
+    pub fn flow_addrs(&self, i: usize) -> (SocketAddr, SocketAddr) {
+        let f = &self.flows[i];
+        let at = |host: usize, port| SocketAddr::V4(SocketAddrV4::new(self.hosts[host].addr, port));
+        (
+            at(f.src, FlowPlan::send_port(i)),
+            at(f.dst, FlowPlan::recv_port(i)),
+        )
+    }
+
     /// The plan of `scenario`, or what it holds that the emulator does not run.
     pub fn new(scenario: &Scenario) -> Result<Self, EmuError> {
         let net = &scenario.network;

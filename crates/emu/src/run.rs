@@ -8,7 +8,7 @@
 //! nothing is ever named in the host's own namespace, so an error, Ctrl-C (`stop`), a flow that
 //! fails or panics, or the process being killed leaves nothing behind.
 
-use std::net::{SocketAddr, SocketAddrV4, TcpListener, UdpSocket};
+use std::net::{SocketAddr, TcpListener, UdpSocket};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -124,14 +124,7 @@ pub fn emulate(
         for (i, e) in ends.into_iter().enumerate() {
             let f = &plan.flows[i];
             let (src_ns, dst_ns) = (&namespaces[f.src], &namespaces[f.dst]);
-            let to = SocketAddr::V4(SocketAddrV4::new(
-                plan.hosts[f.dst].addr,
-                FlowPlan::recv_port(i),
-            ));
-            let bind = SocketAddr::V4(SocketAddrV4::new(
-                plan.hosts[f.src].addr,
-                FlowPlan::send_port(i),
-            ));
+            let (bind, to) = plan.flow_addrs(i);
             let (fl, ha, fa) = (&flows_stop, &halt, &failures);
             let name = f.name.clone();
             let guard = move |what: &'static str, r: Result<FlowRecord, String>| match r {
@@ -306,14 +299,7 @@ fn open_ends(
     f: &FlowPlan,
     clock: Clock,
 ) -> Result<Ends, EmuError> {
-    let listen = SocketAddr::V4(SocketAddrV4::new(
-        plan.hosts[f.dst].addr,
-        FlowPlan::recv_port(i),
-    ));
-    let bind = SocketAddr::V4(SocketAddrV4::new(
-        plan.hosts[f.src].addr,
-        FlowPlan::send_port(i),
-    ));
+    let (bind, listen) = plan.flow_addrs(i);
     let step = |what: &str| format!("open the {what} of flow `{}`", f.name);
     Ok(match &f.kind {
         FlowKind::Cbr(_) => {

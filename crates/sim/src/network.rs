@@ -3,7 +3,7 @@
 use fairstream_core::{
     Bitrate, DataSize, Duration, Instant, LinkId, NodeId, RateSchedule, RngStream,
 };
-use fairstream_net::{ErrorModel, LimitCounting, QueueConfig, QueueLimit};
+use fairstream_net::{ErrorModel, LimitCounting, Queue, QueueConfig, QueueLimit};
 use fairstream_proto::ProtocolConfig;
 
 use crate::calendar::TieRule;
@@ -43,6 +43,23 @@ impl LinkSpec {
             },
             error: ErrorModel::None,
         }
+    }
+
+    /// The queue of this link, numbered `index` in a run with master `seed`, with its random
+    /// stream. The simulator and the emulator both build their links' queues here, so that
+    /// a scenario draws the same streams in either.
+    pub fn build_queue(&self, seed: u64, index: usize) -> Queue {
+        Queue::new(
+            &self.queue,
+            self.capacity.base(),
+            self.delay,
+            RngStream::derive(seed, "queue", index as u64),
+        )
+    }
+
+    /// The random stream of this link's error model (see [`Self::build_queue`]).
+    pub fn error_rng(seed: u64, index: usize) -> RngStream {
+        RngStream::derive(seed, "link-error", index as u64)
     }
 }
 
