@@ -1,4 +1,4 @@
-//! What an emulation produced, in the run record types (the simulator's today, re-exported
+//! What an emulation produced, in the run record types (`fairstream-records`, re-exported
 //! here), so that `fairstream-results` writes the same tables and `summary.json` as for a
 //! simulated run: the flows' counts and the
 //! links' as the forwarder saw them, the goodput and RTT the flows' own ends measured, their
@@ -7,9 +7,8 @@
 //! forwarder could not route, each flow's ends' own reports, and the machine's load.
 
 use fairstream_core::Instant;
-// The run records are the simulator's types today (issue 19 moves them to a records crate of
-// their own): every module of the emulator takes them from here, so that move changes this line.
-pub use fairstream_sim::{
+// Every module of the emulator takes the run records from here.
+pub use fairstream_records::{
     FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, RunOutput,
 };
 use serde_json::{Value, json};

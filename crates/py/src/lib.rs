@@ -22,9 +22,10 @@ mod realnet;
 use std::path::PathBuf;
 
 use fairstream_core::{Duration, Instant};
+use fairstream_records::RunOutput;
 use fairstream_results::{RunInfo, write_dir};
 use fairstream_scenario::MemoryLimit;
-use fairstream_sim::{RunOutput, Simulator};
+use fairstream_sim::Simulator;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;

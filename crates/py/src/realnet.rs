@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 use fairstream_core::{Bitrate, Duration};
+use fairstream_records::RunOutput;
 use fairstream_results::{RunInfo, write_dir};
 use fairstream_rt::record::Live;
 use fairstream_rt::{RecvConfig, RtError, RtProtocol, SendConfig, StopReason};
-use fairstream_sim::RunOutput;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 

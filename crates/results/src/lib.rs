@@ -6,7 +6,7 @@
 //!   recorded `port_series.parquet` (ERICA ports), `metrics.parquet` and `packets.parquet` (see
 //!   [`tables`]);
 //! - `pcap/<link>.pcap` for the captured links, the link's name percent-encoded ([`pcap_names`])
-//!   (written as the run went, see `fairstream_sim::pcap`; here they only get their names);
+//!   (written as the run went, by the driver, see `fairstream_records::CaptureFile`; here they only get their names);
 //! - `INCOMPLETE`, only for a run stopped before its end (Ctrl-C): what it covers, in words
 //!   (`summary.json` then says `"complete": false` and where the run stopped).
 //!
@@ -20,7 +20,7 @@ pub mod tables;
 
 use std::path::{Path, PathBuf};
 
-use fairstream_sim::RunOutput;
+use fairstream_records::RunOutput;
 
 pub use pcap_names::pcap_file_name;
 

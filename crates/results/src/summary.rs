@@ -3,7 +3,7 @@
 //! A value missing in a table (null: an RTT with no samples) is `null` here too.
 
 use arrow_array::{ArrayRef, Float64Array, StringArray, UInt32Array, UInt64Array};
-use fairstream_sim::RunOutput;
+use fairstream_records::RunOutput;
 use serde_json::{Value, json};
 
 use crate::RunInfo;

@@ -8,7 +8,7 @@ use arrow_array::{
     ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray, UInt32Array,
     UInt64Array,
 };
-use fairstream_sim::{PacketTrace, RunOutput};
+use fairstream_records::{PacketTrace, RunOutput};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
@@ -114,10 +114,10 @@ pub type Columns = Vec<(&'static str, ArrayRef)>;
 pub(crate) fn flow_summary_columns(out: &RunOutput) -> Columns {
     let f = &out.flows;
     let col_u64 =
-        |g: fn(&fairstream_sim::FlowSummary) -> u64| u64s(&f.iter().map(g).collect::<Vec<_>>());
+        |g: fn(&fairstream_records::FlowSummary) -> u64| u64s(&f.iter().map(g).collect::<Vec<_>>());
     let col_f64 =
-        |g: fn(&fairstream_sim::FlowSummary) -> f64| f64s(&f.iter().map(g).collect::<Vec<_>>());
-    let col_str = |g: fn(&fairstream_sim::FlowSummary) -> &str| -> ArrayRef {
+        |g: fn(&fairstream_records::FlowSummary) -> f64| f64s(&f.iter().map(g).collect::<Vec<_>>());
+    let col_str = |g: fn(&fairstream_records::FlowSummary) -> &str| -> ArrayRef {
         Arc::new(StringArray::from_iter_values(f.iter().map(g)))
     };
     vec![
@@ -183,10 +183,10 @@ pub(crate) fn flow_summary_columns(out: &RunOutput) -> Columns {
 pub(crate) fn link_summary_columns(out: &RunOutput) -> Columns {
     let l = &out.links;
     let col_u64 =
-        |g: fn(&fairstream_sim::LinkSummary) -> u64| u64s(&l.iter().map(g).collect::<Vec<_>>());
+        |g: fn(&fairstream_records::LinkSummary) -> u64| u64s(&l.iter().map(g).collect::<Vec<_>>());
     let col_f64 =
-        |g: fn(&fairstream_sim::LinkSummary) -> f64| f64s(&l.iter().map(g).collect::<Vec<_>>());
-    let col_str = |g: fn(&fairstream_sim::LinkSummary) -> &str| -> ArrayRef {
+        |g: fn(&fairstream_records::LinkSummary) -> f64| f64s(&l.iter().map(g).collect::<Vec<_>>());
+    let col_str = |g: fn(&fairstream_records::LinkSummary) -> &str| -> ArrayRef {
         Arc::new(StringArray::from_iter_values(l.iter().map(g)))
     };
     vec![

@@ -8,7 +8,7 @@
 //!   the receiver's address, the filter that ignores (and counts) datagrams from any address or
 //!   connection but the peer's, and the circuit breaker that stops a sender without feedback.
 //! - [`record`] turns what the driver sees into the simulator's own result types
-//!   ([`fairstream_sim::RunOutput`]), so that the same Parquet tables and `summary.json` are
+//!   ([`fairstream_records::RunOutput`]), so that the same Parquet tables and `summary.json` are
 //!   written for a real run.
 //! - [`sender`] and [`receiver`] are the two loops; [`protocol`] names what they can run.
 

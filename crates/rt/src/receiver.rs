@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use fairstream_core::{Duration, FlowId, Instant, RngStream};
 use fairstream_proto::wire::{self, AckStatus, Body, Handshake, WireError};
 use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Header, ProtocolConfig};
-use fairstream_sim::RunOutput;
+use fairstream_records::RunOutput;
 
 use crate::clock::Clock;
 use crate::pacer;

@@ -5,7 +5,7 @@
 
 use fairstream_core::{DataSize, Duration, Instant};
 use fairstream_proto::{Metric, MetricSink};
-use fairstream_sim::{FlowSeries, FlowSummary, MetricRecords, RunOutput};
+use fairstream_records::{FlowSeries, FlowSummary, MetricRecords, RunOutput};
 
 /// The live line a run reports about once a second.
 #[derive(Clone, Copy, Debug, PartialEq)]

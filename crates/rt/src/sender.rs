@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use fairstream_core::{Bitrate, Duration, FlowId, RngStream};
 use fairstream_proto::wire::{self, AckStatus, Body, Handshake, WireError};
 use fairstream_proto::{Direction, Endpoint, ProtocolConfig};
-use fairstream_sim::RunOutput;
+use fairstream_records::RunOutput;
 
 use crate::clock::Clock;
 use crate::pacer::{self, Lateness};

@@ -160,7 +160,7 @@ fn an_abr_run_is_deterministic_and_seeded() {
     };
     let a = run(GOOD);
     let b = run(GOOD);
-    let fingerprint = |o: &fairstream_sim::RunOutput| {
+    let fingerprint = |o: &fairstream_records::RunOutput| {
         (
             o.events,
             o.flows

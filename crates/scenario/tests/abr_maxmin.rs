@@ -6,7 +6,8 @@
 //! number of round trips, and both bottlenecks run near ERICA's target utilisation.
 
 use fairstream_metrics::fairness::max_min_rates;
-use fairstream_sim::{RunOutput, Simulator};
+use fairstream_records::RunOutput;
+use fairstream_sim::Simulator;
 
 const SCENARIO: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -2,8 +2,9 @@
 //! draws from every random stream: starts, RED, Gilbert-Elliott loss, host overhead, the random
 //! tie order and the delay perturbation.
 
+use fairstream_records::RunOutput;
 use fairstream_scenario::load;
-use fairstream_sim::{RunOutput, Simulator};
+use fairstream_sim::Simulator;
 
 const SCENARIO: &str = r#"name = "determinism"
 duration = "20s"

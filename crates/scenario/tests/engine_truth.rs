@@ -3,8 +3,9 @@
 //! in force, host overhead delays packets without reordering them, and ns-2 drop-tail counting
 //! holds one packet less.
 
+use fairstream_records::{PacketEvent, RunOutput};
 use fairstream_scenario::load;
-use fairstream_sim::{PacketEvent, RunOutput, Simulator};
+use fairstream_sim::Simulator;
 
 fn run(text: &str) -> RunOutput {
     let scenario = load(text, "engine.toml", None).unwrap_or_else(|e| panic!("{e}"));

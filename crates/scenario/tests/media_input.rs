@@ -2,8 +2,9 @@
 //! back, a bad parameter gets an error naming the file, line and field, and both run in the
 //! simulator, climbing to scale 4 on an empty path and deterministic for a seed.
 
+use fairstream_records::RunOutput;
 use fairstream_scenario::{ScenarioError, load};
-use fairstream_sim::{RunOutput, Simulator};
+use fairstream_sim::Simulator;
 
 /// A scenario with one flow of `protocol` and the extra `keys` line in its table (line 14).
 fn scenario(protocol: &str, keys: &str) -> String {

@@ -2,8 +2,9 @@
 //! VTP sharing a lossy RED bottleneck with random starts and random ties give bit-identical
 //! results for one seed and different ones for another.
 
+use fairstream_records::RunOutput;
 use fairstream_scenario::load;
-use fairstream_sim::{RunOutput, Simulator};
+use fairstream_sim::Simulator;
 
 const SCENARIO: &str = r#"name = "rate-control-determinism"
 duration = "20s"

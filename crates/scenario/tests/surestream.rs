@@ -3,8 +3,9 @@
 //! later than over UDP head to head, a run is a function of its seed, and bad parameters are
 //! named with file, line and field.
 
+use fairstream_records::RunOutput;
 use fairstream_scenario::{ScenarioError, load};
-use fairstream_sim::{RunOutput, Simulator};
+use fairstream_sim::Simulator;
 
 /// Two nodes joined by a 10 Mbps link whose forward queue is a `tbf_kbps` token bucket (10 KB
 /// queue, 1600 B burst, as paper 000's testbed), and one streamer per entry of `flows` (its

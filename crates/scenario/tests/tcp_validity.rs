@@ -3,8 +3,9 @@
 //! Bernoulli loss. Each builds its network from a scenario, as users do.
 
 use fairstream_metrics::{fairness::jain, tcp_model::padhye};
+use fairstream_records::RunOutput;
 use fairstream_scenario::load;
-use fairstream_sim::{RunOutput, Simulator};
+use fairstream_sim::Simulator;
 
 fn run(text: &str) -> RunOutput {
     let s = load(text, "test.toml", None).unwrap_or_else(|e| panic!("{e}"));

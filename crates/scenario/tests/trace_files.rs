@@ -10,8 +10,9 @@ use std::process::Command;
 
 use fairstream_media::{FrameTrace, FrameType, ffprobe};
 use fairstream_proto::media_scaling::{MpegAppConfig, MpegTrace};
+use fairstream_records::RunOutput;
 use fairstream_scenario::{ScenarioError, load};
-use fairstream_sim::{RunOutput, Simulator};
+use fairstream_sim::Simulator;
 
 /// A scenario with one MPEG_APP flow and the extra `keys` line in its table (line 14).
 fn scenario(keys: &str) -> String {

@@ -7,8 +7,8 @@
 //! - [`network`]: the description of what to simulate (nodes, links, flows, recorders);
 //! - [`routing`]: static shortest-path (fewest hops) next-hop tables;
 //! - [`link`]: a link's run-time state: queue, transmitter, error model;
-//! - [`record`]: the run's output: summaries, interval series, metric records, traces;
-//! - `recorder`: the recording stage, which turns what the engine reports into that output;
+//! - `recorder`: the recording stage, which turns what the engine reports into the run's output
+//!   (the records of `fairstream-records`: summaries, interval series, metric records, traces);
 //! - [`pcap`]: libpcap files of a link with synthesised IPv4/TCP/UDP headers;
 //! - [`simulator`]: the engine that ties them together.
 //!
@@ -43,7 +43,6 @@ pub mod estimate;
 pub mod link;
 pub mod network;
 pub mod pcap;
-pub mod record;
 mod recorder;
 pub mod routing;
 pub mod simulator;
@@ -53,9 +52,5 @@ pub use estimate::{Estimate, Part};
 pub use network::{
     EngineConfig, FlowRoute, FlowSpec, FlowStart, LinkSpec, Network, NetworkError,
     PERTURBATION_PACKET, RecordConfig,
-};
-pub use record::{
-    FlowSeries, FlowSummary, LinkSeries, LinkSummary, MediaSummary, MetricRecords, PacketEvent,
-    PacketTrace, PortSeries, RunOutput,
 };
 pub use simulator::Simulator;

@@ -10,46 +10,22 @@
 //! the IPv4 header and the pcap record around it.
 //!
 //! A capture goes to a hidden file in a directory chosen when the run is built (beside the
-//! results' target, so that handing it over is a link, not a copy); the [`CaptureFile`] the run
+//! results' target, so that handing it over is a link, not a copy); the `CaptureFile` the run
 //! returns removes it when dropped, so a run that is never written leaves nothing behind.
 
 use std::fs::File;
 use std::io::BufWriter;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use fairstream_core::{Instant, NodeId};
 use fairstream_proto::wire::{MAX_TRANSPORT_HEADER, TransportContext};
 use fairstream_proto::{Direction, Packet};
+use fairstream_records::CaptureFile;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
 
 const SNAPLEN: u32 = 65_535;
-
-/// A capture file on disk, removed when dropped.
-#[derive(Debug)]
-pub struct CaptureFile {
-    path: PathBuf,
-}
-
-impl CaptureFile {
-    /// Where it is.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Gives it a second name at `to` (a hard link, or a copy across file systems); the file
-    /// stays where it is until dropped.
-    pub fn link_to(&self, to: &Path) -> std::io::Result<()> {
-        std::fs::hard_link(&self.path, to).or_else(|_| std::fs::copy(&self.path, to).map(|_| ()))
-    }
-}
-
-impl Drop for CaptureFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
 
 /// A capture being written.
 #[derive(Debug)]
@@ -71,8 +47,8 @@ impl PcapCapture {
             ".fairstream-capture-{}-{n}.pcap",
             std::process::id()
         ));
-        let file = CaptureFile { path };
-        let out = BufWriter::new(File::create(&file.path)?);
+        let file = CaptureFile::new(path);
+        let out = BufWriter::new(File::create(file.path())?);
         let header = PcapHeader {
             version_major: 2,
             version_minor: 4,
@@ -163,7 +139,7 @@ impl PcapCapture {
             }
         }
         match self.error.take() {
-            Some(e) => Err(format!("{}: {e}", self.file.path.display())),
+            Some(e) => Err(format!("{}: {e}", self.file.path().display())),
             None => Ok(self.file),
         }
     }

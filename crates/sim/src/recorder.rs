@@ -9,7 +9,7 @@ use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Metric, MetricSink, Pac
 use crate::RecordConfig;
 use crate::link::{Link, LinkCounters};
 use crate::pcap::PcapCapture;
-use crate::record::{
+use fairstream_records::{
     FlowSeries, FlowSummary, LinkSeries, LinkSummary, MediaSummary, MetricRecords, PacketEvent,
     PacketTrace, PortSeries, RateMean, RunOutput,
 };
@@ -43,14 +43,37 @@ impl MetricSink for FlowSink<'_> {
             self.counters.rtt_samples += 1;
         }
         let c = &mut *self.counters;
-        c.media
-            .record(now.as_secs_f64(), &metric, &mut c.encoded_rate);
+        fold_media(
+            &mut c.media,
+            now.as_secs_f64(),
+            &metric,
+            &mut c.encoded_rate,
+        );
         if let Some(r) = self.records.as_deref_mut() {
             r.t.push(now.as_secs_f64());
             r.flow_id.push(self.flow);
             r.metric.push(metric.name());
             r.value.push(metric.value());
         }
+    }
+}
+
+/// Takes one metric record of a flow at `t` seconds into its media summary.
+fn fold_media(m: &mut MediaSummary, t: f64, metric: &Metric, rate: &mut RateMean) {
+    match *metric {
+        Metric::FramesSent(n) => m.frames_sent = Some(n),
+        Metric::FramesDelivered(n) => m.frames_delivered = Some(n),
+        Metric::FramesDecodable(n) => m.frames_decodable = Some(n),
+        Metric::FramesLate(n) => m.frames_late = Some(n),
+        Metric::Stalls(n) => m.stalls = Some(n),
+        Metric::StallTime(d) => m.stall_time_s = Some(d.as_secs_f64()),
+        Metric::StartupDelay(d) => m.startup_delay_s = Some(d.as_secs_f64()),
+        Metric::Jitter(d) => m.jitter_s = Some(d.as_secs_f64()),
+        Metric::Level(_) | Metric::Scale(_) => {
+            m.level_changes = Some(m.level_changes.map_or(0, |n| n + 1));
+        }
+        Metric::EncodedRate(r) => rate.step(t, r.as_bps_f64()),
+        _ => {}
     }
 }
 

@@ -27,10 +27,10 @@ use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Packet};
 use crate::calendar::Calendar;
 use crate::link::Link;
 use crate::network::FlowSpec;
-use crate::record::{PacketEvent, RunOutput};
 use crate::recorder::{FlowInfo, FlowSink, Recorder};
 use crate::routing::Routes;
 use crate::{Network, NetworkError};
+use fairstream_records::{PacketEvent, RunOutput};
 
 #[derive(Debug, Clone, Copy)]
 enum Event {

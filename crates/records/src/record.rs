@@ -73,28 +73,6 @@ pub struct MediaSummary {
     pub mean_encoded_rate_bps: Option<f64>,
 }
 
-impl MediaSummary {
-    /// Takes in one metric record of the flow at `t` seconds.
-    pub fn record(&mut self, t: f64, metric: &fairstream_proto::Metric, rate: &mut RateMean) {
-        use fairstream_proto::Metric as M;
-        match *metric {
-            M::FramesSent(n) => self.frames_sent = Some(n),
-            M::FramesDelivered(n) => self.frames_delivered = Some(n),
-            M::FramesDecodable(n) => self.frames_decodable = Some(n),
-            M::FramesLate(n) => self.frames_late = Some(n),
-            M::Stalls(n) => self.stalls = Some(n),
-            M::StallTime(d) => self.stall_time_s = Some(d.as_secs_f64()),
-            M::StartupDelay(d) => self.startup_delay_s = Some(d.as_secs_f64()),
-            M::Jitter(d) => self.jitter_s = Some(d.as_secs_f64()),
-            M::Level(_) | M::Scale(_) => {
-                self.level_changes = Some(self.level_changes.map_or(0, |n| n + 1));
-            }
-            M::EncodedRate(r) => rate.step(t, r.as_bps_f64()),
-            _ => {}
-        }
-    }
-}
-
 /// The time-weighted mean of a step function fed its steps in time order.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct RateMean {
@@ -323,7 +301,7 @@ pub struct RunOutput {
     pub packet_trace: Option<PacketTrace>,
     /// pcap captures as `(link name, file)`, written as the run went; each file is removed
     /// when the last copy of the output is dropped.
-    pub pcaps: Vec<(String, std::sync::Arc<crate::pcap::CaptureFile>)>,
+    pub pcaps: Vec<(String, std::sync::Arc<crate::CaptureFile>)>,
     /// Captures that could not be written (the file and why): results are incomplete.
     pub capture_errors: Vec<String>,
 }

@@ -1,0 +1,18 @@
+//! What a fairstream run records, whoever drives it: the simulator (`fairstream-sim`), the
+//! real-time driver (`fairstream-rt`) and the emulator all fill the same [`RunOutput`], which
+//! `fairstream-results` writes as Parquet tables and `summary.json`. This crate holds the records
+//! only (no engine, no protocol), so that a driver and the results writer depend on it and not on
+//! one another.
+//!
+//! - [`record`]: per-flow and per-link summaries, interval series, metric records, the packet
+//!   trace and the [`RunOutput`] that holds them, all columnar;
+//! - [`capture`]: a capture file written as the run goes, removed with the output.
+
+pub mod capture;
+pub mod record;
+
+pub use capture::CaptureFile;
+pub use record::{
+    FlowSeries, FlowSummary, LinkSeries, LinkSummary, MediaSummary, MetricRecords, PacketEvent,
+    PacketTrace, PortSeries, RateMean, RunOutput,
+};
