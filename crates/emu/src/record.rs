@@ -9,7 +9,7 @@
 use fairstream_core::Instant;
 // Every module of the emulator takes the run records from here.
 pub use fairstream_records::{
-    FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, RunOutput,
+    ActiveSpan, FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, RunOutput,
 };
 use serde_json::{Value, json};
 
@@ -60,8 +60,7 @@ pub(crate) fn output(
                 .iter()
                 .fold((0.0, 0), |(s, n), &(a, b)| (s + a, n + b))
         });
-        let stop = f.stop.min(end);
-        let secs = stop.saturating_since(f.start).as_secs_f64().max(1e-9);
+        let span = ActiveSpan::scheduled(f.start, Some(f.stop), end);
         flows.push(FlowSummary {
             flow_id: i as u32,
             name: f.name.clone(),
@@ -69,7 +68,7 @@ pub(crate) fn output(
             src: plan.hosts[f.src].name.clone(),
             dst: plan.hosts[f.dst].name.clone(),
             start_s: f.start.as_secs_f64(),
-            stop_s: stop.as_secs_f64(),
+            stop_s: span.stop.as_secs_f64(),
             packets_sent: c.packets_sent,
             bytes_sent: c.bytes_sent,
             packets_delivered: c.packets_delivered,
@@ -77,8 +76,8 @@ pub(crate) fn output(
             goodput_bytes: goodput,
             packets_dropped: c.packets_dropped,
             retransmits: tx.as_ref().map_or(0, |r| r.retransmits),
-            throughput_bps: (c.bytes_delivered * 8) as f64 / secs,
-            goodput_bps: (goodput * 8) as f64 / secs,
+            throughput_bps: span.bits_per_sec(c.bytes_delivered),
+            goodput_bps: span.bits_per_sec(goodput),
             loss_rate: if c.packets_sent > 0 {
                 c.packets_dropped as f64 / c.packets_sent as f64
             } else {

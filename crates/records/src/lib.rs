@@ -6,11 +6,14 @@
 //!
 //! - [`record`]: per-flow and per-link summaries, interval series, metric records, the packet
 //!   trace and the [`RunOutput`] that holds them, all columnar;
-//! - [`capture`]: a capture file written as the run goes, removed with the output.
+//! - [`capture`]: a capture file written as the run goes, removed with the output;
+//! - [`active`]: the one rule for a flow's active time, which its summary's rates divide by.
 
+pub mod active;
 pub mod capture;
 pub mod record;
 
+pub use active::ActiveSpan;
 pub use capture::CaptureFile;
 pub use record::{
     FlowSeries, FlowSummary, LinkSeries, LinkSummary, MediaSummary, MetricRecords, PacketEvent,

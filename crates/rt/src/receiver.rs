@@ -275,8 +275,12 @@ pub fn run_receiver(
             .local_addr()
             .map_or_else(|_| cfg.listen.to_string(), |a| a.to_string()),
     };
+    // The receiver sees the flow only through its packets: it was active from the first to the
+    // last (never until the receiver was stopped).
+    let end = end.max(start);
+    let span = rec.packet_span(start);
     Ok(RecvReport {
-        output: rec.finish(start, end.max(start), &labels),
+        output: rec.finish(end, span, &labels),
         stop: reason,
         protocol,
         ignored: ignored + conn.as_ref().map_or(0, |c| c.filter.ignored),

@@ -5,7 +5,7 @@
 
 use fairstream_core::{DataSize, Duration, Instant};
 use fairstream_proto::{Metric, MetricSink};
-use fairstream_records::{FlowSeries, FlowSummary, MetricRecords, RunOutput};
+use fairstream_records::{ActiveSpan, FlowSeries, FlowSummary, MetricRecords, RunOutput};
 
 /// The live line a run reports about once a second.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -43,6 +43,9 @@ pub struct Recorder {
     series: FlowSeries,
     metrics: MetricRecords,
     last_rtt: Option<Duration>,
+    /// When the first and the last data packet was sent or received.
+    first_packet: Option<Instant>,
+    last_packet: Option<Instant>,
 }
 
 /// What the summary says about the flow beside its counts.
@@ -67,6 +70,8 @@ impl Recorder {
             series: FlowSeries::default(),
             metrics: MetricRecords::default(),
             last_rtt: None,
+            first_packet: None,
+            last_packet: None,
         }
     }
 
@@ -98,6 +103,12 @@ impl Recorder {
         self.bin_start = end;
     }
 
+    /// A data packet went out or came in at `now`.
+    fn packet_at(&mut self, now: Instant) {
+        self.first_packet.get_or_insert(now);
+        self.last_packet = Some(now);
+    }
+
     fn both(&mut self, f: impl Fn(&mut Counts)) {
         f(&mut self.bin);
         f(&mut self.total);
@@ -106,6 +117,7 @@ impl Recorder {
     /// A data packet of `size` (on the wire) sent at `now`.
     pub fn sent(&mut self, now: Instant, size: DataSize) {
         self.advance(now);
+        self.packet_at(now);
         self.both(|c| {
             c.packets_sent += 1;
             c.bytes_sent += size.as_bytes();
@@ -115,6 +127,7 @@ impl Recorder {
     /// A data packet of `size` carrying `payload` application bytes received at `now`.
     pub fn delivered(&mut self, now: Instant, size: DataSize, payload: u64) {
         self.advance(now);
+        self.packet_at(now);
         self.both(|c| {
             c.packets_delivered += 1;
             c.bytes_delivered += size.as_bytes();
@@ -138,15 +151,22 @@ impl Recorder {
         (self.total.bytes_sent, self.total.bytes_delivered)
     }
 
-    /// The run's output, the flow having run from `start` to `end`.
-    pub fn finish(mut self, start: Instant, end: Instant, labels: &FlowLabels) -> RunOutput {
+    /// The span from the first data packet sent or received to the last (see
+    /// [`ActiveSpan::of_packets`]): the flow's active time where only its packets are seen, as
+    /// at a receiver; an empty span at `otherwise` before any packet.
+    pub fn packet_span(&self, otherwise: Instant) -> ActiveSpan {
+        ActiveSpan::of_packets(self.first_packet, self.last_packet, otherwise)
+    }
+
+    /// The run's output: its series closed at `end`, its summary's rates over the flow's active
+    /// time `span` (the one rule of [`ActiveSpan`]).
+    pub fn finish(mut self, end: Instant, span: ActiveSpan, labels: &FlowLabels) -> RunOutput {
         self.advance(end);
         if self.bin_start < end {
             self.interval = end.saturating_since(self.bin_start);
             self.close_bin();
         }
         let t = self.total;
-        let secs = end.saturating_since(start).as_secs_f64().max(1e-9);
         let seen = t.packets_delivered + t.packets_dropped;
         let summary = FlowSummary {
             flow_id: 0,
@@ -154,8 +174,8 @@ impl Recorder {
             protocol: labels.protocol.clone(),
             src: labels.src.clone(),
             dst: labels.dst.clone(),
-            start_s: start.as_secs_f64(),
-            stop_s: end.as_secs_f64(),
+            start_s: span.start.as_secs_f64(),
+            stop_s: span.stop.as_secs_f64(),
             packets_sent: t.packets_sent,
             bytes_sent: t.bytes_sent,
             packets_delivered: t.packets_delivered,
@@ -163,8 +183,8 @@ impl Recorder {
             goodput_bytes: t.goodput_bytes,
             packets_dropped: t.packets_dropped,
             retransmits: 0,
-            throughput_bps: (t.bytes_sent.max(t.bytes_delivered) * 8) as f64 / secs,
-            goodput_bps: (t.goodput_bytes * 8) as f64 / secs,
+            throughput_bps: span.bits_per_sec(t.bytes_sent.max(t.bytes_delivered)),
+            goodput_bps: span.bits_per_sec(t.goodput_bytes),
             loss_rate: if seen > 0 {
                 t.packets_dropped as f64 / seen as f64
             } else {
@@ -225,7 +245,7 @@ mod tests {
             src: "a".into(),
             dst: "b".into(),
         };
-        let out = r.finish(t(0), t(250), &labels);
+        let out = r.finish(t(250), ActiveSpan::scheduled(t(0), None, t(250)), &labels);
         assert_eq!(out.flow_series.packets_sent, vec![1, 1, 0]);
         assert_eq!(out.flow_series.t_end.last(), Some(&0.25));
         let f = &out.flows[0];
@@ -235,6 +255,9 @@ mod tests {
         );
         assert_eq!(f.loss_rate, 0.5);
         assert!((f.mean_rtt_s - 0.02).abs() < 1e-12);
+        // The packets went out from 10 ms to 160 ms: the span a receiver's summary would use.
+        let span = ActiveSpan::of_packets(Some(t(10)), Some(t(160)), t(0));
+        assert_eq!(span.secs(), 0.15);
         assert_eq!(out.metrics.metric, vec!["rtt"]);
     }
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use fairstream_core::{Bitrate, Duration, FlowId, RngStream};
 use fairstream_proto::wire::{self, AckStatus, Body, Handshake, WireError};
 use fairstream_proto::{Direction, Endpoint, ProtocolConfig};
-use fairstream_records::RunOutput;
+use fairstream_records::{ActiveSpan, RunOutput};
 
 use crate::clock::Clock;
 use crate::pacer::{self, Lateness};
@@ -165,7 +165,11 @@ pub fn run_sender(
     let Some(conn_id) = handshake(&sock, &clock, cfg, stop)? else {
         let now = clock.now();
         return Ok(SendReport {
-            output: Recorder::new(now, cfg.interval).finish(now, now, &labels(cfg, &sock)),
+            output: Recorder::new(now, cfg.interval).finish(
+                now,
+                ActiveSpan::scheduled(now, None, now),
+                &labels(cfg, &sock),
+            ),
             stop: StopReason::Interrupted,
             lateness: Lateness::default(),
             ignored: 0,
@@ -272,8 +276,11 @@ pub fn run_sender(
         pacer::wait_towards(&clock, Some(deadline.min(end)));
     };
     let now = clock.now().min(end);
+    // The sender knows its flow's start and stop: it was active from one to the other, or to
+    // where it stopped.
+    let span = ActiveSpan::scheduled(start, Some(end), now);
     Ok(SendReport {
-        output: rec.finish(start, now, &labels(cfg, &sock)),
+        output: rec.finish(now, span, &labels(cfg, &sock)),
         stop: reason,
         lateness,
         ignored: filter.ignored,

@@ -298,3 +298,39 @@ fn a_receiver_that_hides_its_losses_does_not_raise_the_sender() {
         );
     }
 }
+
+#[test]
+fn a_receiver_stopped_a_second_after_its_sender_ended_reports_the_senders_rate() {
+    // One rule for a flow's active time: a receiver's is from the first packet to the last,
+    // never the time until it was stopped (here a second after its sender finished).
+    let mut cfg = RecvConfig::new("127.0.0.1:0".parse().unwrap());
+    cfg.idle_timeout = Duration::from_secs(30);
+    cfg.wait_for_sender = Some(Duration::from_secs(10));
+    let sock = bind_receiver(&cfg).expect("binds");
+    let addr = sock.local_addr().unwrap();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let stopped = stop.clone();
+    let rx =
+        thread::spawn(move || run_receiver(&cfg, &sock, &stopped, &mut |_| {}).expect("receives"));
+    let mut s = SendConfig::new(addr, RtProtocol::Tfrc, Duration::from_secs(3));
+    s.rate_cap = Some(Bitrate::mbps(20));
+    let s = run_sender(&s, &AtomicBool::new(false), &mut |_| {}).expect("sends");
+    thread::sleep(std::time::Duration::from_secs(1));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let r = rx.join().unwrap();
+    assert_eq!(
+        (s.stop, r.stop),
+        (StopReason::Finished, StopReason::Interrupted)
+    );
+    let (sent, got) = (&s.output.flows[0], &r.output.flows[0]);
+    assert_eq!(got.packets_dropped, 0, "{got:?}");
+    let ratio = got.throughput_bps / sent.throughput_bps;
+    assert!(
+        (ratio - 1.0).abs() < 0.02,
+        "received {:.3} Mbit/s over {:.3} s, sent {:.3} Mbit/s over {:.3} s",
+        got.throughput_bps / 1e6,
+        got.stop_s - got.start_s,
+        sent.throughput_bps / 1e6,
+        sent.stop_s - sent.start_s,
+    );
+}

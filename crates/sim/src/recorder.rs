@@ -10,8 +10,8 @@ use crate::RecordConfig;
 use crate::link::{Link, LinkCounters};
 use crate::pcap::PcapCapture;
 use fairstream_records::{
-    FlowSeries, FlowSummary, LinkSeries, LinkSummary, MediaSummary, MetricRecords, PacketEvent,
-    PacketTrace, PortSeries, RateMean, RunOutput,
+    ActiveSpan, FlowSeries, FlowSummary, LinkSeries, LinkSummary, MediaSummary, MetricRecords,
+    PacketEvent, PacketTrace, PortSeries, RateMean, RunOutput,
 };
 
 /// Cumulative counters of one flow.
@@ -308,15 +308,7 @@ impl Recorder {
         let c = &self.counters[i];
         let sender = endpoints[2 * i].stats();
         let receiver = endpoints[2 * i + 1].stats();
-        let stop = f.stop.unwrap_or(end).min(end);
-        let active = stop.saturating_since(f.start).as_secs_f64();
-        let per_sec = |bytes: u64| {
-            if active > 0.0 {
-                bytes as f64 * 8.0 / active
-            } else {
-                0.0
-            }
-        };
+        let span = ActiveSpan::scheduled(f.start, f.stop, end);
         FlowSummary {
             flow_id: i as u32,
             name: f.name.to_string(),
@@ -324,7 +316,7 @@ impl Recorder {
             src: node_names[f.src.index()].clone(),
             dst: node_names[f.dst.index()].clone(),
             start_s: f.start.as_secs_f64(),
-            stop_s: stop.as_secs_f64(),
+            stop_s: span.stop.as_secs_f64(),
             packets_sent: c.packets_sent,
             bytes_sent: c.bytes_sent,
             packets_delivered: c.packets_delivered,
@@ -332,8 +324,8 @@ impl Recorder {
             goodput_bytes: receiver.app_bytes_received,
             packets_dropped: c.packets_dropped,
             retransmits: sender.retransmits,
-            throughput_bps: per_sec(c.bytes_delivered),
-            goodput_bps: per_sec(receiver.app_bytes_received),
+            throughput_bps: span.bits_per_sec(c.bytes_delivered),
+            goodput_bps: span.bits_per_sec(receiver.app_bytes_received),
             loss_rate: if c.packets_sent == 0 {
                 0.0
             } else {
@@ -345,7 +337,7 @@ impl Recorder {
                 c.rtt_sum / c.rtt_samples as f64
             },
             media: MediaSummary {
-                mean_encoded_rate_bps: c.encoded_rate.mean(stop.as_secs_f64()),
+                mean_encoded_rate_bps: c.encoded_rate.mean(span.stop.as_secs_f64()),
                 ..c.media
             },
         }
