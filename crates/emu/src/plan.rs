@@ -139,7 +139,7 @@ impl Plan {
         let mut entries: Vec<(usize, FlowPlanDraft)> = Vec::new();
         let mut sim_order = 0usize;
         let kernel_orders: Vec<usize> = scenario.kernel_flows.iter().map(|k| k.order).collect();
-        for (i, f) in net.flows.iter().enumerate() {
+        for (i, (f, route)) in net.flows().iter().zip(net.routes()).enumerate() {
             while kernel_orders.contains(&sim_order) {
                 sim_order += 1;
             }
@@ -182,7 +182,7 @@ impl Plan {
                     dst: f.dst,
                     start,
                     stop: f.stop,
-                    route: f.route.clone().unwrap_or_default(),
+                    route: route.clone(),
                 },
             ));
             sim_order += 1;
@@ -208,7 +208,7 @@ impl Plan {
                 entries.len()
             )));
         }
-        for (i, l) in net.links.iter().enumerate() {
+        for (i, l) in net.links().iter().enumerate() {
             if matches!(l.queue, fairstream_net::QueueConfig::Erica(_)) {
                 return Err(EmuError::Unsupported(format!(
                     "link `{}`: an ERICA port switches ATM cells, which exist only in the \
@@ -224,7 +224,7 @@ impl Plan {
             }
             hosts.push(HostPlan {
                 node,
-                name: net.nodes[node.index()].clone(),
+                name: net.nodes()[node.index()].clone(),
                 addr: host_addr(hosts.len()),
                 sack: None,
                 timestamps: None,
@@ -274,11 +274,11 @@ impl Plan {
         }
         Ok(Self {
             name: scenario.name.clone(),
-            nodes: net.nodes.clone(),
+            nodes: net.nodes().to_vec(),
             hosts,
             flows,
-            links: net.links.clone(),
-            link_names: (0..net.links.len()).map(|i| link_name(net, i)).collect(),
+            links: net.links().to_vec(),
+            link_names: (0..net.links().len()).map(|i| link_name(net, i)).collect(),
             duration: net.duration,
             seed: net.seed,
             interval: net.record.interval,

@@ -4,7 +4,8 @@
 use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant, RateSchedule, RngStream};
 
 use crate::{
-    Direction, Endpoint, EndpointStats, Header, IP_UDP_HEADER, MetricSink, Packet, UdpDatagram,
+    Direction, Endpoint, EndpointStats, FlowCtx, Header, IP_UDP_HEADER, MetricSink, Packet,
+    UdpDatagram,
 };
 
 /// Fixed on/off periods: send for `on`, stay silent for `off`, repeat.
@@ -24,11 +25,7 @@ pub struct CbrConfig {
     pub rate: RateSchedule,
     /// Size of every packet on the wire.
     pub packet_size: DataSize,
-    /// When the first packet leaves.
-    pub start: Instant,
-    /// When the source falls silent (`None`: never).
-    pub stop: Option<Instant>,
-    /// Optional on/off pattern, starting with an on period at `start`.
+    /// Optional on/off pattern, starting with an on period at the flow's start.
     pub on_off: Option<OnOff>,
     /// Dither each inter-packet gap uniformly in `[0.5, 1.5)` of its nominal value, as ns-2's
     /// CBR `random_` option does: same mean rate, but no phase lock with other periodic
@@ -42,8 +39,6 @@ impl Default for CbrConfig {
         Self {
             rate: Bitrate::mbps(1).into(),
             packet_size: DataSize::bytes(1000),
-            start: Instant::ZERO,
-            stop: None,
             on_off: None,
             random: false,
         }
@@ -55,6 +50,8 @@ impl Default for CbrConfig {
 pub struct CbrSource {
     flow: FlowId,
     config: CbrConfig,
+    /// When the source falls silent (`None`: never).
+    stop: Option<Instant>,
     /// Start of the current stretch of constant rate (an on period, or a schedule step);
     /// packet `k` of it leaves at `base + k·interval`.
     base: Instant,
@@ -72,16 +69,18 @@ pub struct CbrSource {
 }
 
 impl CbrSource {
-    /// A source for `flow`; `rng` draws the gaps when `config.random` is set.
-    pub fn new(flow: FlowId, config: CbrConfig, rng: RngStream) -> Self {
+    /// The source of flow `ctx`: its first packet leaves at the flow's start, none at or after
+    /// its stop; the flow's random stream draws the gaps when `config.random` is set.
+    pub fn new(ctx: &FlowCtx, config: CbrConfig) -> Self {
         let mut source = Self {
-            flow,
-            base: config.start,
-            rate: config.rate.rate_at(config.start),
-            next_at: config.start,
+            flow: ctx.id,
+            base: ctx.start,
+            rate: config.rate.rate_at(ctx.start),
+            next_at: ctx.start,
             config,
+            stop: ctx.stop,
             k: 0,
-            rng,
+            rng: ctx.rng.clone(),
             next_due: None,
             next_seq: 0,
             stats: EndpointStats::default(),
@@ -129,7 +128,7 @@ impl CbrSource {
             if t == Instant::MAX {
                 return None;
             }
-            return match self.config.stop {
+            return match self.stop {
                 Some(stop) if t >= stop => None,
                 _ => Some(t),
             };
@@ -240,7 +239,7 @@ mod tests {
             packet_size: DataSize::bytes(1500),
             ..Default::default()
         };
-        let mut src = CbrSource::new(FlowId(0), cfg, RngStream::from_seed(1));
+        let mut src = CbrSource::new(&FlowCtx::at_zero(FlowId(0), 1), cfg);
         let sent = drain(&mut src, Instant::from_nanos(10_000_000_000 - 1));
         // 1.5 Mbit/s of 1500-byte packets = 125 packets/s.
         assert_eq!(sent.len(), 1250);
@@ -252,15 +251,15 @@ mod tests {
         let cfg = CbrConfig {
             rate: Bitrate::kbps(80).into(),
             packet_size: DataSize::bytes(1000),
-            start: Instant::ZERO,
-            stop: Some(Instant::from_nanos(4_000_000_000)),
             on_off: Some(OnOff {
                 on: Duration::from_secs(1),
                 off: Duration::from_secs(1),
             }),
             random: false,
         };
-        let mut src = CbrSource::new(FlowId(0), cfg, RngStream::from_seed(1));
+        let stop = Some(Instant::from_nanos(4_000_000_000));
+        let ctx = FlowCtx::new(FlowId(0), Instant::ZERO, stop, RngStream::from_seed(1));
+        let mut src = CbrSource::new(&ctx, cfg);
         let sent = drain(&mut src, Instant::MAX);
         // 10 packets/s, on during [0,1) and [2,3).
         assert_eq!(sent.len(), 20);
@@ -279,7 +278,7 @@ mod tests {
             random: true,
             ..Default::default()
         };
-        let mut src = CbrSource::new(FlowId(0), cfg, RngStream::from_seed(3));
+        let mut src = CbrSource::new(&FlowCtx::at_zero(FlowId(0), 3), cfg);
         let sent = drain(&mut src, Instant::from_nanos(100_000_000_000));
         // 125 packets/s on average over 100 s.
         assert!(
@@ -295,12 +294,11 @@ mod tests {
     #[test]
     fn zero_rate_never_sends() {
         let mut src = CbrSource::new(
-            FlowId(0),
+            &FlowCtx::at_zero(FlowId(0), 1),
             CbrConfig {
                 rate: Bitrate::ZERO.into(),
                 ..Default::default()
             },
-            RngStream::from_seed(1),
         );
         assert_eq!(src.poll_timeout(), None);
         assert!(src.poll_transmit(Instant::from_nanos(1)).is_none());
@@ -321,7 +319,7 @@ mod tests {
             rate,
             ..Default::default()
         };
-        let mut src = CbrSource::new(FlowId(0), cfg, RngStream::from_seed(1));
+        let mut src = CbrSource::new(&FlowCtx::at_zero(FlowId(0), 1), cfg);
         let sent = drain(&mut src, Instant::MAX);
         let in_second = |s: u64| {
             sent.iter()

@@ -13,9 +13,9 @@
 //! Metric records (cwnd, RTT, RTO, rate, …) go to the [`MetricSink`] passed to each handler.
 //!
 //! ```
-//! use fairstream_core::{FlowId, Instant, RngStream};
-//! use fairstream_proto::{CbrConfig, CbrSource, Endpoint, NullSink};
-//! let mut src = CbrSource::new(FlowId(0), CbrConfig::default(), RngStream::from_seed(1));
+//! use fairstream_core::FlowId;
+//! use fairstream_proto::{CbrConfig, CbrSource, Endpoint, FlowCtx, NullSink};
+//! let mut src = CbrSource::new(&FlowCtx::at_zero(FlowId(0), 1), CbrConfig::default());
 //! let now = src.poll_timeout().unwrap(); // the flow's start time
 //! src.handle_timeout(now, &mut NullSink);
 //! let first = src.poll_transmit(now).expect("a CBR source sends at its start");
@@ -47,5 +47,7 @@ pub use packet::{
     StreamReport, TcpFlags, TcpSegment, TfrcData, TfrcFeedback, UdpDatagram, VtpData, VtpFeedback,
     udp_feedback_size, udp_headers,
 };
-pub use protocols::{AnyEndpoint, FlowDemand, FlowProtocol, ProtocolConfig, TcpFlowConfig};
+pub use protocols::{
+    AnyEndpoint, FlowCtx, FlowDemand, FlowProtocol, ProtocolConfig, TcpFlowConfig,
+};
 pub use vtp::{VtpConfig, VtpReceiver, VtpSender};

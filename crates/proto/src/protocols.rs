@@ -10,6 +10,45 @@ use crate::tcp::{TcpConfig, TcpSender, TcpSink, TcpSinkConfig};
 use crate::tfrc::{TfrcFlowConfig, TfrcReceiver, TfrcSender, TfrcWirelessConfig};
 use crate::{CbrConfig, CbrSource, Endpoint, EndpointStats, MetricSink, Packet, UdpSink};
 
+/// What a driver tells a protocol about the flow whose two endpoints it builds: which flow it
+/// is, when its application runs, and the random stream its endpoints draw from (derived by the
+/// driver from the run's seed, the protocol's [`FlowProtocol::RNG_STREAM`] and the flow id). A
+/// protocol's configuration holds only the protocol's own parameters; this is the rest.
+#[derive(Clone, Debug)]
+pub struct FlowCtx {
+    /// The flow.
+    pub id: FlowId,
+    /// When its application starts.
+    pub start: Instant,
+    /// When its application stops (`None`: it runs to the end).
+    pub stop: Option<Instant>,
+    /// Its random stream.
+    pub rng: RngStream,
+}
+
+impl FlowCtx {
+    /// Flow `id`, its application running from `start` to `stop`, drawing from `rng`.
+    pub fn new(id: FlowId, start: Instant, stop: Option<Instant>, rng: RngStream) -> Self {
+        Self {
+            id,
+            start,
+            stop,
+            rng,
+        }
+    }
+
+    /// Flow `id` starting at time zero and never stopping, drawing from the stream of `seed`
+    /// (tests and examples).
+    pub fn at_zero(id: FlowId, seed: u64) -> Self {
+        Self::new(id, Instant::ZERO, None, RngStream::from_seed(seed))
+    }
+
+    /// Whether the application is stopped at `t` (it never runs at or after its stop).
+    pub fn stopped_at(&self, t: Instant) -> bool {
+        self.stop.is_some_and(|s| t >= s)
+    }
+}
+
 /// What a protocol's flow configuration tells a driver: how to build the flow's two ends.
 pub trait FlowProtocol {
     /// The protocol's name in scenarios and results (`"tcp"`, `"cbr"`, …).
@@ -30,14 +69,8 @@ pub trait FlowProtocol {
         Self::RNG_STREAM
     }
 
-    /// The sender and receiver of `flow`, its application running from `start` to `stop`.
-    fn endpoints(
-        &self,
-        flow: FlowId,
-        start: Instant,
-        stop: Option<Instant>,
-        rng: RngStream,
-    ) -> (AnyEndpoint, AnyEndpoint);
+    /// The sender and receiver of the flow `ctx` describes.
+    fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint);
 
     /// Whether the receiver sends packets back (ACKs, feedback), so that the flow needs a route
     /// in both directions; every protocol but unresponsive UDP does.
@@ -118,21 +151,10 @@ impl FlowProtocol for TcpFlowConfig {
     const NAME: &'static str = "tcp";
     const RNG_STREAM: &'static str = "tcp-sender";
 
-    fn endpoints(
-        &self,
-        flow: FlowId,
-        start: Instant,
-        stop: Option<Instant>,
-        mut rng: RngStream,
-    ) -> (AnyEndpoint, AnyEndpoint) {
-        let config = TcpConfig {
-            start,
-            stop,
-            ..self.sender
-        };
+    fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
         (
-            AnyEndpoint::TcpSender(Box::new(TcpSender::new(flow, config, &mut rng))),
-            AnyEndpoint::TcpSink(TcpSink::new(flow, self.sink)),
+            AnyEndpoint::TcpSender(Box::new(TcpSender::new(ctx, self.sender))),
+            AnyEndpoint::TcpSink(TcpSink::new(ctx.id, self.sink)),
         )
     }
 
@@ -195,20 +217,9 @@ impl FlowProtocol for CbrConfig {
     const NAME: &'static str = "cbr";
     const RNG_STREAM: &'static str = "cbr";
 
-    fn endpoints(
-        &self,
-        flow: FlowId,
-        start: Instant,
-        stop: Option<Instant>,
-        rng: RngStream,
-    ) -> (AnyEndpoint, AnyEndpoint) {
-        let config = Self {
-            start,
-            stop,
-            ..self.clone()
-        };
+    fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
         (
-            AnyEndpoint::Cbr(CbrSource::new(flow, config, rng)),
+            AnyEndpoint::Cbr(CbrSource::new(ctx, self.clone())),
             AnyEndpoint::UdpSink(UdpSink::new()),
         )
     }
@@ -249,14 +260,8 @@ macro_rules! protocols {
             }
 
             /// The flow's sender and receiver (see [`FlowProtocol::endpoints`]).
-            pub fn endpoints(
-                &self,
-                flow: FlowId,
-                start: Instant,
-                stop: Option<Instant>,
-                rng: RngStream,
-            ) -> (AnyEndpoint, AnyEndpoint) {
-                match self { $( Self::$proto(c) => c.endpoints(flow, start, stop, rng), )+ }
+            pub fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
+                match self { $( Self::$proto(c) => c.endpoints(ctx), )+ }
             }
 
             /// Whether the receiver sends packets back.

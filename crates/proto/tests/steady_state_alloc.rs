@@ -10,7 +10,7 @@ use fairstream_core::{Bitrate, Duration, FlowId, Instant, RngStream};
 use fairstream_proto::multfrc::MultfrcConfig;
 use fairstream_proto::tfrc::TfrcFlowConfig;
 use fairstream_proto::{
-    AnyEndpoint, Direction, Endpoint, NullSink, Packet, ProtocolConfig, TcpFlowConfig,
+    AnyEndpoint, Direction, Endpoint, FlowCtx, NullSink, Packet, ProtocolConfig, TcpFlowConfig,
 };
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
@@ -37,8 +37,7 @@ const LOSS: f64 = 0.01;
 
 impl Path {
     fn new(protocol: &ProtocolConfig) -> Self {
-        let (sender, receiver) =
-            protocol.endpoints(FlowId(0), Instant::ZERO, None, RngStream::from_seed(7));
+        let (sender, receiver) = protocol.endpoints(&FlowCtx::at_zero(FlowId(0), 7));
         Self {
             sender,
             receiver,

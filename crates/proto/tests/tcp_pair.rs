@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, VecDeque};
 
 use fairstream_core::{Bitrate, Duration, FlowId, Instant, RngStream};
 use fairstream_proto::tcp::{TcpConfig, TcpSender, TcpSink, TcpSinkConfig, TcpVariant};
-use fairstream_proto::{Endpoint, Metric, Packet, VecSink};
+use fairstream_proto::{Endpoint, FlowCtx, Metric, Packet, VecSink};
 
 /// A one-way link: FIFO serialisation at `rate` (none: infinitely fast), a drop-tail limit on
 /// packets in the system, then `delay`.
@@ -82,8 +82,20 @@ struct Pair {
 
 impl Pair {
     fn new(cfg: TcpConfig, sink: TcpSinkConfig, fwd: Link, rev: Link, loss: Loss) -> Self {
+        let ctx = FlowCtx::at_zero(FlowId(0), 11);
+        Self::with_ctx(&ctx, cfg, sink, fwd, rev, loss)
+    }
+
+    fn with_ctx(
+        ctx: &FlowCtx,
+        cfg: TcpConfig,
+        sink: TcpSinkConfig,
+        fwd: Link,
+        rev: Link,
+        loss: Loss,
+    ) -> Self {
         Self {
-            sender: TcpSender::new(FlowId(0), cfg, &mut RngStream::from_seed(11)),
+            sender: TcpSender::new(ctx, cfg),
             sink: TcpSink::new(FlowId(0), sink),
             fwd,
             rev,
@@ -370,14 +382,16 @@ fn heavy_random_loss_transfer_completes() {
 #[test]
 fn ftp_source_with_stop_stops_and_drains() {
     let (f, r) = clean_path();
-    let c = TcpConfig {
-        start: Instant::from_nanos(SECS / 2),
-        stop: Some(limit(3)),
-        ..TcpConfig::default()
-    };
+    let ctx = FlowCtx::new(
+        FlowId(0),
+        Instant::from_nanos(SECS / 2),
+        Some(limit(3)),
+        RngStream::from_seed(11),
+    );
     // The last few packets before the stop are lost and must be retransmitted after it.
     let loss = Loss::SentDuring(limit(3) - Duration::from_millis(5), limit(3));
-    let mut pair = Pair::new(c, TcpSinkConfig::default(), f, r, loss);
+    let c = TcpConfig::default();
+    let mut pair = Pair::with_ctx(&ctx, c, TcpSinkConfig::default(), f, r, loss);
     pair.run(limit(100));
     assert!(pair.sender.is_complete());
     let sent = pair.sender.max_seq();

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use fairstream_core::{Duration, FlowId, Instant, RngStream};
 use fairstream_proto::wire::{self, AckStatus, Body, Handshake, WireError};
-use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Header, ProtocolConfig};
+use fairstream_proto::{AnyEndpoint, Direction, Endpoint, FlowCtx, Header, ProtocolConfig};
 use fairstream_records::RunOutput;
 
 use crate::clock::Clock;
@@ -156,8 +156,8 @@ pub fn run_receiver(
                         (None, None) => Some(AckStatus::UnknownProtocol),
                         (None, Some(p)) => {
                             let config = cfg.config.clone().unwrap_or_else(|| p.config(None));
-                            let (_, ep) =
-                                config.endpoints(FlowId(0), now, None, RngStream::from_seed(1));
+                            let ctx = FlowCtx::new(FlowId(0), now, None, RngStream::from_seed(1));
+                            let (_, ep) = config.endpoints(&ctx);
                             start = now;
                             rec = Recorder::new(now, cfg.interval);
                             next_live = now + Duration::from_secs(1);

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use fairstream_core::{Bitrate, Duration, FlowId, RngStream};
 use fairstream_proto::wire::{self, AckStatus, Body, Handshake, WireError};
-use fairstream_proto::{Direction, Endpoint, ProtocolConfig};
+use fairstream_proto::{Direction, Endpoint, FlowCtx, ProtocolConfig};
 use fairstream_records::{ActiveSpan, RunOutput};
 
 use crate::clock::Clock;
@@ -185,7 +185,8 @@ pub fn run_sender(
         .config
         .clone()
         .unwrap_or_else(|| cfg.protocol.config(cfg.rate_cap));
-    let (mut ep, _) = config.endpoints(FlowId(0), start, Some(end), RngStream::from_seed(1));
+    let ctx = FlowCtx::new(FlowId(0), start, Some(end), RngStream::from_seed(1));
+    let (mut ep, _) = config.endpoints(&ctx);
     let mut rec = Recorder::new(start, cfg.interval);
     let mut filter = PeerFilter::new(cfg.to, conn_id);
     let mut breaker = CircuitBreaker::new(start);

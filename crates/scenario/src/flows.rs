@@ -4,8 +4,7 @@
 
 use fairstream_core::{Duration, Instant};
 use fairstream_proto::ProtocolConfig;
-use fairstream_sim::routing::Routes;
-use fairstream_sim::{FlowSpec, FlowStart, Network};
+use fairstream_sim::{FlowSpec, FlowStart, Network, NetworkError};
 use toml::Value;
 use toml::de::DeValue;
 
@@ -39,7 +38,6 @@ pub(crate) fn flow_keys() -> Vec<&'static str> {
 pub(crate) fn read_flow(
     f: &mut Section<'_, '_>,
     index: &NodeIndex,
-    routes: &Routes,
     net: &mut Network,
     end: Duration,
     warnings: &mut Vec<ScenarioError>,
@@ -56,7 +54,7 @@ pub(crate) fn read_flow(
     };
     let protocol = reader.map_or(LINUX_TCP, |r| r.name);
     let count = f.int_or("count", 1, MAX_FLOWS as i64, 1)? as usize;
-    let first = net.flows.len() + kernel.len();
+    let first = net.flows().len() + kernel.len();
     if first + count > MAX_FLOWS {
         return Err(f.error(
             "count",
@@ -143,40 +141,40 @@ pub(crate) fn read_flow(
                 ),
             ));
         }
-        let protocol = match &config {
-            Flavour::Simulated(c) => (**c).clone(),
-            // Routed as a flow whose receiver answers (TCP's ACKs), then kept apart.
-            Flavour::Kernel(_) => ProtocolConfig::Tcp(Default::default()),
-        };
-        let spec = FlowSpec {
-            name: flow_name,
-            src,
-            dst,
-            protocol,
-            start,
-            stop: stop_at,
-            overhead,
-            route: None,
-        };
-        let order = net.flows.len() + kernel.len();
-        add_routed(f, routes, net, spec)?;
-        if let Flavour::Kernel(tcp) = &config {
-            let spec = net.flows.pop().expect("the flow just added");
-            kernel.push(KernelFlow {
-                name: spec.name,
-                order,
-                src,
-                dst,
-                start,
-                stop: stop_at,
-                route: spec.route.unwrap_or_default(),
-                tcp: tcp.clone(),
-                at: f.error(
-                    "protocol",
-                    "a linux-tcp flow runs the kernel's TCP, which only `fairstream emulate` \
-                     runs; the simulator cannot",
-                ),
-            });
+        match &config {
+            Flavour::Simulated(c) => {
+                let spec = FlowSpec {
+                    name: flow_name,
+                    src,
+                    dst,
+                    protocol: (**c).clone(),
+                    start,
+                    stop: stop_at,
+                    overhead,
+                };
+                net.add_flow(spec).map_err(|e| route_error(f, e))?;
+            }
+            Flavour::Kernel(tcp) => {
+                // Routed as a flow whose receiver answers (TCP's ACKs), and kept apart.
+                let route = net
+                    .find_route(&flow_name, src, dst, true)
+                    .map_err(|e| route_error(f, e))?;
+                kernel.push(KernelFlow {
+                    name: flow_name,
+                    order: net.flows().len() + kernel.len(),
+                    src,
+                    dst,
+                    start,
+                    stop: stop_at,
+                    route,
+                    tcp: tcp.clone(),
+                    at: f.error(
+                        "protocol",
+                        "a linux-tcp flow runs the kernel's TCP, which only `fairstream emulate` \
+                         runs; the simulator cannot",
+                    ),
+                });
+            }
         }
     }
     Ok(())
@@ -236,25 +234,17 @@ fn choose_reader(f: &mut Section<'_, '_>) -> Result<&'static ProtocolReader> {
     Ok(reader)
 }
 
-/// Finds `spec`'s route (the error names the nodes that cannot be joined) and adds it to `net`.
-fn add_routed(
-    f: &Section<'_, '_>,
-    routes: &Routes,
-    net: &mut Network,
-    mut spec: FlowSpec,
-) -> Result<()> {
-    match net.route(routes, &spec) {
-        Ok(route) => spec.route = Some(route),
-        Err((a, b)) => {
-            let (na, nb) = (&net.nodes[a.index()], &net.nodes[b.index()]);
-            return Err(f.error(
-                "to",
-                format!("no route from `{na}` to `{nb}`; add links that join them"),
-            ));
-        }
+/// Adds `spec` to `net`, which finds its route (the error names the nodes that cannot be
+/// joined).
+/// The scenario error for a flow the network cannot route, at its `to` line.
+fn route_error(f: &Section<'_, '_>, e: NetworkError) -> ScenarioError {
+    match e {
+        NetworkError::NoRoute { from, to, .. } => f.error(
+            "to",
+            format!("no route from `{from}` to `{to}`; add links that join them"),
+        ),
+        e => f.error("to", e.to_string()),
     }
-    net.add_flow(spec);
-    Ok(())
 }
 
 fn read_start(f: &mut Section<'_, '_>) -> Result<FlowStart> {

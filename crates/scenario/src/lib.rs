@@ -31,7 +31,7 @@
 //! rate = "1Mbps"
 //! "#;
 //! let scenario = fairstream_scenario::load(text, "one-link.toml", None).unwrap();
-//! assert_eq!(scenario.network.links.len(), 2);
+//! assert_eq!(scenario.network.links().len(), 2);
 //! assert!(scenario.resolved.contains("packet_size = \"1000B\""));
 //! let err = fairstream_scenario::load(&text.replace("10Mbps", "10 Mbs"), "one-link.toml", None).unwrap_err();
 //! assert_eq!(err.to_string(), "one-link.toml:8:8: field `topology.link[0].rate`: `10 Mbs` is not a bit rate; expected a form such as \"11Mbps\", \"1.5 Mbit/s\" or \"512kbps\"");
@@ -51,7 +51,6 @@ mod topology;
 mod transport;
 
 use fairstream_core::Duration;
-use fairstream_sim::routing::Routes;
 use fairstream_sim::{Estimate, Network, Part};
 use toml::Value;
 use toml::de::DeTable;
@@ -162,7 +161,6 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
     top.set("topology", Value::Table(topo.take_resolved()));
 
     let mut record_section = top.opt_table("record", record::RECORD_KEYS)?;
-    let routes = Routes::compute(net.nodes.len(), &net.link_ends());
     let flow_tables = top.tables("flow", &flows::flow_keys())?;
     if flow_tables.is_empty() {
         return Err(top.error("flow", "no flows; expected at least one [[flow]] table"));
@@ -173,18 +171,10 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
     let mut most_flows = (0, top.error("flow", ""));
     let mut book = flows::FlowBook::default();
     for mut f in flow_tables {
-        let before = net.flows.len();
-        flows::read_flow(
-            &mut f,
-            &index,
-            &routes,
-            &mut net,
-            duration,
-            &mut warnings,
-            &mut book,
-        )?;
-        if net.flows.len() - before > most_flows.0 {
-            most_flows = (net.flows.len() - before, f.error("count", ""));
+        let before = net.flows().len();
+        flows::read_flow(&mut f, &index, &mut net, duration, &mut warnings, &mut book)?;
+        if net.flows().len() - before > most_flows.0 {
+            most_flows = (net.flows().len() - before, f.error("count", ""));
         }
         resolved_flows.push(Value::Table(f.take_resolved()));
     }

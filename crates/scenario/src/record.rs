@@ -34,14 +34,14 @@ pub(crate) fn read_record(
         return Err(r.error("interval", "the bin width must be longer than zero"));
     }
     let bins = net.duration.as_nanos().div_ceil(interval.as_nanos());
-    let rows = u128::from(bins) * (net.flows.len() + net.links.len()) as u128;
+    let rows = u128::from(bins) * (net.flows().len() + net.links().len()) as u128;
     if rows > MAX_SERIES_ROWS {
         return Err(r.error(
             "interval",
             format!(
                 "at {interval} the interval series would hold {rows} rows ({bins} bins × {} flows and \
                  links), more than {MAX_SERIES_ROWS}; widen the interval or shorten the run",
-                net.flows.len() + net.links.len()
+                net.flows().len() + net.links().len()
             ),
         ));
     }
@@ -50,13 +50,13 @@ pub(crate) fn read_record(
     net.record.packets = r.bool_or("packets", false)?;
     let names = r.opt_str_list("pcap")?.unwrap_or_default();
     for (name, span) in names {
-        let id = (0..net.links.len())
+        let id = (0..net.links().len())
             .map(|i| LinkId(i as u32))
             .find(|&id| net.link_name(id) == name);
         match id {
             Some(id) => net.record.pcap.push(id),
             None => {
-                let known: Vec<String> = (0..net.links.len())
+                let known: Vec<String> = (0..net.links().len())
                     .map(|i| net.link_name(LinkId(i as u32)))
                     .collect();
                 return Err(r.src.error(

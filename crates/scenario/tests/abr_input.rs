@@ -68,7 +68,10 @@ fn a_good_abr_scenario_resolves_every_default_and_loads_back() {
     }
     let again = load(&s.resolved, "resolved.toml", None).unwrap();
     assert_eq!(again.resolved, s.resolved);
-    assert_eq!(again.network.flows[0].protocol, s.network.flows[0].protocol);
+    assert_eq!(
+        again.network.flows()[0].protocol,
+        s.network.flows()[0].protocol
+    );
 }
 
 #[test]
@@ -187,7 +190,7 @@ fn an_abr_run_is_deterministic_and_seeded() {
 #[test]
 fn an_erica_port_written_in_the_scenario_syntax_loads_back() {
     let s = load(GOOD, "abr.toml", None).unwrap();
-    for link in &s.network.links {
+    for link in s.network.links() {
         let written = link.queue.to_string();
         assert!(written.contains("kind = \"erica\""), "{written}");
         let text = GOOD.replacen(
@@ -196,6 +199,6 @@ fn an_erica_port_written_in_the_scenario_syntax_loads_back() {
             1,
         );
         let again = load(&text, "again.toml", None).unwrap();
-        assert_eq!(again.network.links[0].queue, link.queue, "{written}");
+        assert_eq!(again.network.links()[0].queue, link.queue, "{written}");
     }
 }

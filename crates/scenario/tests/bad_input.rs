@@ -27,7 +27,7 @@ fn err(text: &str) -> ScenarioError {
 #[test]
 fn good_scenario_loads_and_resolves_defaults() {
     let s = load(GOOD, "good.toml", None).unwrap();
-    assert_eq!(s.network.links.len(), 2);
+    assert_eq!(s.network.links().len(), 2);
     assert!(
         s.resolved.contains("variant = \"newreno\""),
         "{}",

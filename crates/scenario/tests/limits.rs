@@ -112,15 +112,17 @@ fn a_dumbbell_of_a_hundred_thousand_hosts_loads_in_memory_linear_in_its_size() {
         "[record]\ninterval = \"10s\"\n",
     );
     let s = load(&text, "big.toml", None).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(s.network.nodes.len(), 200_002);
-    assert_eq!(s.network.flows.len(), 100_000);
+    assert_eq!(s.network.nodes().len(), 200_002);
+    assert_eq!(s.network.flows().len(), 100_000);
     // Every route crosses three links each way, found by two searches (one per router).
-    assert!(s.network.flows.iter().all(|f| {
-        f.route
-            .as_ref()
-            .is_some_and(|r| r.forward.len() == 3 && r.back.len() == 3)
-    }));
-    let per_node = s.estimate.total_bytes() / s.network.nodes.len() as f64;
+    assert_eq!(s.network.routes().len(), 100_000);
+    assert!(
+        s.network
+            .routes()
+            .iter()
+            .all(|r| r.forward.len() == 3 && r.back.len() == 3)
+    );
+    let per_node = s.estimate.total_bytes() / s.network.nodes().len() as f64;
     assert!(
         per_node < 20_000.0,
         "{per_node} bytes per node: {:?}",

@@ -46,7 +46,11 @@ fn a_linux_tcp_flow_is_read_and_kept_apart() {
         None,
     )
     .unwrap();
-    assert_eq!(s.network.flows.len(), 1, "only the TFRC flow is simulated");
+    assert_eq!(
+        s.network.flows().len(),
+        1,
+        "only the TFRC flow is simulated"
+    );
     let k = &s.kernel_flows[0];
     assert_eq!((k.order, k.name.as_str()), (1, "linux-tcp1"));
     assert_eq!(k.tcp.congestion, "reno");

@@ -208,7 +208,7 @@ fn a_queue_as_results_show_it_loads_back_as_the_same_queue() {
             None,
         )
         .unwrap_or_else(|e| panic!("{queue}: {e}"));
-        let config = &first.network.links[0].queue;
+        let config = &first.network.links()[0].queue;
         let shown = config.to_string();
         assert!(shown.starts_with("{ kind = \""), "{shown}");
         let again = load(
@@ -222,7 +222,8 @@ fn a_queue_as_results_show_it_loads_back_as_the_same_queue() {
         )
         .unwrap_or_else(|e| panic!("{queue}: `{shown}` does not load: {e}"));
         assert_eq!(
-            &again.network.links[0].queue, config,
+            &again.network.links()[0].queue,
+            config,
             "{queue} shown as {shown}"
         );
     }

@@ -32,7 +32,7 @@ use fairstream_proto::{AnyEndpoint, FlowDemand, Packet};
 use crate::Network;
 use crate::link::Link;
 use crate::network::{FlowRoute, FlowSpec, FlowStart, LinkSpec};
-use crate::routing::{Routes, TREE_BUDGET};
+use crate::routing::TREE_BUDGET;
 
 /// What a run's memory goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -138,18 +138,18 @@ impl Estimate {
     pub fn of(net: &Network) -> Self {
         let mut e = Self::default();
         let secs = net.duration.as_secs_f64();
-        let caps: Vec<f64> = net.links.iter().map(peak_bps).collect();
-        let routes = flow_routes(net);
+        let caps: Vec<f64> = net.links().iter().map(peak_bps).collect();
+        let routes = net.routes();
 
         // Packets each link is offered (for the room its queue fills), and the shared
         // bottlenecks of adaptive flows.
-        let mut offered = vec![0.0f64; net.links.len()];
+        let mut offered = vec![0.0f64; net.links().len()];
         let mut groups: HashMap<LinkId, Group> = HashMap::new();
         let mut emitted = 0.0;
         let mut flow_bytes = 0.0;
         let mut by_flows = 0.0;
         let mut metrics_per_packet: f64 = 0.0;
-        for (f, route) in net.flows.iter().zip(&routes) {
+        for (f, route) in net.flows().iter().zip(routes) {
             let demand = f.protocol.demand();
             let size = demand.packet_size.as_bytes().max(1) as f64 * 8.0;
             let active = active_secs(f, secs);
@@ -230,11 +230,11 @@ impl Estimate {
             // The flow's state: its description twice over (the network and the engine's),
             // its endpoints, counters and route, and its window in flight.
             let window = demand.window.map_or(0.0, |w| {
-                (w as f64).min(path_holds(&net.links, &caps, &route.forward, size))
+                (w as f64).min(path_holds(net.links(), &caps, &route.forward, size))
             });
             // Packets of the flow held at once: a window's worth each way, or for a flow
             // without a window what its paths hold.
-            let holds = |path: &[LinkId], size: f64| path_holds(&net.links, &caps, path, size);
+            let holds = |path: &[LinkId], size: f64| path_holds(net.links(), &caps, path, size);
             by_flows += match demand.window {
                 Some(w) => 2.0 * (w as f64).min(holds(&route.forward, size)),
                 None => holds(&route.forward, size) + holds(&route.back, size),
@@ -259,7 +259,7 @@ impl Estimate {
         } else {
             net.duration.as_nanos().div_ceil(record.interval.as_nanos()) as f64
         };
-        e.series_rows = bins * (net.flows.len() + net.links.len()) as f64;
+        e.series_rows = bins * (net.flows().len() + net.links().len()) as f64;
         e.trace_rows = if record.packets {
             3.0 * e.packet_hops
         } else {
@@ -270,24 +270,24 @@ impl Estimate {
         } else {
             0.0
         };
-        e.events = 2.0 * e.packet_hops + 2.0 * emitted + bins + 8.0 * net.flows.len() as f64;
+        e.events = 2.0 * e.packet_hops + 2.0 * emitted + bins + 8.0 * net.flows().len() as f64;
 
-        let nodes = net.nodes.len() as f64;
-        let names: usize = net.nodes.iter().map(String::len).sum();
-        let kept_searches = (nodes * 2.0 * net.flows.len() as f64).min(TREE_BUDGET as f64);
+        let nodes = net.nodes().len() as f64;
+        let names: usize = net.nodes().iter().map(String::len).sum();
+        let kept_searches = (nodes * 2.0 * net.flows().len() as f64).min(TREE_BUDGET as f64);
         e.bytes[Part::Nodes as usize] = nodes * NODE_BYTES
             + 2.0 * names as f64
-            + net.links.len() as f64 * 16.0
+            + net.links().len() as f64 * 16.0
             + 4.0 * kept_searches
             + 9.0 * nodes;
         e.bytes[Part::Links as usize] = net
-            .links
+            .links()
             .iter()
-            .map(|l| link_bytes(l, net.flows.len()))
+            .map(|l| link_bytes(l, net.flows().len()))
             .sum();
         e.bytes[Part::Flows as usize] = flow_bytes;
         let by_links: f64 = net
-            .links
+            .links()
             .iter()
             .zip(&caps)
             .zip(&offered)
@@ -373,36 +373,20 @@ fn link_bytes(l: &LinkSpec, flows: usize) -> f64 {
         + l.queue.bytes_per_flow() * flows) as f64
 }
 
-/// Each flow's route: the one the network carries, or one found here.
-fn flow_routes(net: &Network) -> Vec<FlowRoute> {
-    let mut routes: Option<Routes> = None;
-    net.flows
-        .iter()
-        .map(|f| match &f.route {
-            Some(r) if net.joins(f, r) => r.clone(),
-            _ => {
-                let routes = routes
-                    .get_or_insert_with(|| Routes::compute(net.nodes.len(), &net.link_ends()));
-                net.route(routes, f).unwrap_or_default()
-            }
-        })
-        .collect()
-}
-
 /// Twice the TCP equation's rate (bit/s) for packets of `size` bits at the path's random loss
 /// and propagation round trip: a bound on a loss-limited flow's rate (infinite without loss).
 fn loss_bound_bps(net: &Network, route: &FlowRoute, size: f64) -> f64 {
     let survive: f64 = route
         .forward
         .iter()
-        .map(|l| 1.0 - net.links[l.index()].error.mean_loss_rate())
+        .map(|l| 1.0 - net.links()[l.index()].error.mean_loss_rate())
         .product();
     let p = 1.0 - survive;
     let rtt: f64 = route
         .forward
         .iter()
         .chain(&route.back)
-        .map(|l| net.links[l.index()].delay.as_secs_f64())
+        .map(|l| net.links()[l.index()].delay.as_secs_f64())
         .sum();
     if p <= 0.0 || rtt <= 0.0 {
         return f64::INFINITY;

@@ -31,7 +31,7 @@
 //! let b = net.add_node("b");
 //! net.add_link(LinkSpec::new(a, b, Bitrate::mbps(1), Duration::from_millis(10)));
 //! let cbr = CbrConfig { rate: Bitrate::mbps(2).into(), packet_size: DataSize::bytes(1000), ..Default::default() };
-//! net.add_flow(FlowSpec::new("udp", a, b, ProtocolConfig::Cbr(cbr)));
+//! net.add_flow(FlowSpec::new("udp", a, b, ProtocolConfig::Cbr(cbr))).unwrap();
 //! let out = Simulator::new(net).unwrap().run();
 //! // A 1 Mbit/s link delivers about half of a 2 Mbit/s offered load.
 //! let delivered = out.flows[0].bytes_delivered as f64 * 8.0 / 10.0;

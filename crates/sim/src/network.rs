@@ -1,7 +1,7 @@
 //! What to simulate: nodes, links, flows and recorders, with the run's duration and seed.
 
 use fairstream_core::{
-    Bitrate, DataSize, Duration, Instant, LinkId, NodeId, RateSchedule, RngStream,
+    Bitrate, DataSize, Duration, FlowId, Instant, LinkId, NodeId, RateSchedule, RngStream,
 };
 use fairstream_net::{ErrorModel, LimitCounting, Queue, QueueConfig, QueueLimit};
 use fairstream_proto::ProtocolConfig;
@@ -64,7 +64,8 @@ impl LinkSpec {
 }
 
 /// A flow: its protocol's configuration, a sender at `src` and a receiver at `dst`. The
-/// simulator builds the endpoints from the configuration.
+/// simulator builds the endpoints from the configuration; the network finds its route when it
+/// is added ([`Network::add_flow`]).
 #[derive(Clone, Debug)]
 pub struct FlowSpec {
     /// Name shown in results.
@@ -82,9 +83,6 @@ pub struct FlowSpec {
     /// Host overhead of the sender (ns-2 `overhead_`): each packet it emits leaves after a
     /// random delay uniform in `[0, overhead]` past the previous one's departure (zero: none).
     pub overhead: Duration,
-    /// Its route, if already found (by the scenario reader, which checks it); `None`: the
-    /// simulator finds it. A route that does not join the flow's nodes is found anew.
-    pub route: Option<FlowRoute>,
 }
 
 /// The links a flow's packets cross: data from source to destination, feedback back.
@@ -142,7 +140,6 @@ impl FlowSpec {
             start: FlowStart::At(Instant::ZERO),
             stop: None,
             overhead: Duration::ZERO,
-            route: None,
         }
     }
 }
@@ -185,15 +182,23 @@ pub struct EngineConfig {
 /// The packet size that scales [`EngineConfig::perturb_delays`]: an Ethernet MTU.
 pub const PERTURBATION_PACKET: DataSize = DataSize::bytes(1500);
 
-/// Everything a run needs.
+/// Everything a run needs. Nodes, links and flows are added in that order through
+/// [`Network::add_node`], [`Network::add_link`] and [`Network::add_flow`]; the network finds
+/// each flow's route once, when the flow is added, and owns it ([`Network::routes`]): the
+/// simulator and the estimate walk it as found.
 #[derive(Clone, Debug)]
 pub struct Network {
     /// Node names, indexed by [`NodeId`].
-    pub nodes: Vec<String>,
+    nodes: Vec<String>,
     /// Links, indexed by [`LinkId`].
-    pub links: Vec<LinkSpec>,
+    links: Vec<LinkSpec>,
     /// Flows, indexed by flow id.
-    pub flows: Vec<FlowSpec>,
+    flows: Vec<FlowSpec>,
+    /// Each flow's route, indexed by flow id.
+    routes: Vec<FlowRoute>,
+    /// The route finder over the links added so far (built at the first flow, dropped when a
+    /// node or link is added).
+    routing: Option<Routes>,
     /// Simulated time to run.
     pub duration: Duration,
     /// Master seed of every random stream.
@@ -242,6 +247,8 @@ impl Network {
             nodes: Vec::new(),
             links: Vec::new(),
             flows: Vec::new(),
+            routes: Vec::new(),
+            routing: None,
             duration,
             seed,
             record: RecordConfig::default(),
@@ -252,18 +259,86 @@ impl Network {
     /// Adds a node and returns its id.
     pub fn add_node(&mut self, name: impl Into<String>) -> NodeId {
         self.nodes.push(name.into());
+        self.routing = None;
         NodeId((self.nodes.len() - 1) as u32)
     }
 
     /// Adds a one-way link and returns its id.
     pub fn add_link(&mut self, link: LinkSpec) -> LinkId {
         self.links.push(link);
+        self.routing = None;
         LinkId((self.links.len() - 1) as u32)
     }
 
-    /// Adds a flow; its index is its flow id.
-    pub fn add_flow(&mut self, flow: FlowSpec) {
+    /// Adds a flow and finds its route ([`Network::find_route`]); returns its flow id, or why
+    /// it cannot run.
+    pub fn add_flow(&mut self, flow: FlowSpec) -> Result<FlowId, NetworkError> {
+        let route = self.find_route(
+            &flow.name,
+            flow.src,
+            flow.dst,
+            flow.protocol.sends_feedback(),
+        )?;
         self.flows.push(flow);
+        self.routes.push(route);
+        Ok(FlowId((self.flows.len() - 1) as u32))
+    }
+
+    /// The route of a flow named `name` from `src` to `dst`: fewest hops each way over the
+    /// links added so far, with a way back only where its receiver answers (`feedback`). An
+    /// error says why there is none: the flow starts and ends at one node, or a way has no
+    /// path. Flows the network does not run (the emulator's kernel TCP) are routed here too.
+    pub fn find_route(
+        &mut self,
+        name: &str,
+        src: NodeId,
+        dst: NodeId,
+        feedback: bool,
+    ) -> Result<FlowRoute, NetworkError> {
+        if src == dst {
+            return Err(NetworkError::SameNode {
+                flow: name.to_string(),
+                node: self.nodes[src.index()].clone(),
+            });
+        }
+        let routing = self
+            .routing
+            .get_or_insert_with(|| Routes::compute(self.nodes.len(), &link_ends(&self.links)));
+        let path = |a: NodeId, b: NodeId| {
+            routing.path(a, b).ok_or_else(|| NetworkError::NoRoute {
+                flow: name.to_string(),
+                from: self.nodes[a.index()].clone(),
+                to: self.nodes[b.index()].clone(),
+            })
+        };
+        Ok(FlowRoute {
+            forward: path(src, dst)?,
+            back: if feedback {
+                path(dst, src)?
+            } else {
+                Vec::new()
+            },
+        })
+    }
+
+    /// Node names, indexed by [`NodeId`].
+    pub fn nodes(&self) -> &[String] {
+        &self.nodes
+    }
+
+    /// Links, indexed by [`LinkId`].
+    pub fn links(&self) -> &[LinkSpec] {
+        &self.links
+    }
+
+    /// Flows, indexed by flow id.
+    pub fn flows(&self) -> &[FlowSpec] {
+        &self.flows
+    }
+
+    /// Each flow's route, indexed by flow id (found when the flow was added).
+    pub fn routes(&self) -> &[FlowRoute] {
+        &self.routes
     }
 
     /// The display name of a link.
@@ -278,39 +353,12 @@ impl Network {
         })
     }
 
-    /// The route of `flow` (fewest hops each way), or the first `(from, to)` pair of nodes it
-    /// needs a path between and has none.
-    pub fn route(&self, routes: &Routes, flow: &FlowSpec) -> Result<FlowRoute, (NodeId, NodeId)> {
-        let path = |a: NodeId, b: NodeId| routes.path(a, b).ok_or((a, b));
-        Ok(FlowRoute {
-            forward: path(flow.src, flow.dst)?,
-            back: if flow.protocol.sends_feedback() {
-                path(flow.dst, flow.src)?
-            } else {
-                Vec::new()
-            },
-        })
-    }
-
-    /// Whether `route` joins `flow`'s source to its destination (and back, if it needs to).
-    pub fn joins(&self, flow: &FlowSpec, route: &FlowRoute) -> bool {
-        let walks = |path: &[LinkId], from: NodeId, to: NodeId| {
-            let mut at = from;
-            for l in path {
-                match self.links.get(l.index()) {
-                    Some(link) if link.from == at => at = link.to,
-                    _ => return false,
-                }
-            }
-            at == to
-        };
-        walks(&route.forward, flow.src, flow.dst)
-            && (route.back.is_empty() && !flow.protocol.sends_feedback()
-                || walks(&route.back, flow.dst, flow.src))
-    }
-
     /// Endpoints of every link as `(from, to)` pairs.
     pub fn link_ends(&self) -> Vec<(NodeId, NodeId)> {
-        self.links.iter().map(|l| (l.from, l.to)).collect()
+        link_ends(&self.links)
     }
+}
+
+fn link_ends(links: &[LinkSpec]) -> Vec<(NodeId, NodeId)> {
+    links.iter().map(|l| (l.from, l.to)).collect()
 }

@@ -21,7 +21,7 @@ pub const TREE_BUDGET: usize = 1 << 22;
 const NONE: u32 = u32::MAX;
 
 /// A route finder over `n` nodes joined by one-way links.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Routes {
     /// Incoming links of each node as `(link, from)`, in link order.
     incoming: Vec<Vec<(LinkId, NodeId)>>,
@@ -31,6 +31,17 @@ pub struct Routes {
     to: Vec<NodeId>,
     /// Kept searches: for a destination, the first link of a fewest-hop path from every node.
     trees: RefCell<HashMap<NodeId, Box<[u32]>>>,
+}
+
+/// The graph, without the kept searches (a cache, whose order is a hash map's).
+impl std::fmt::Debug for Routes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Routes")
+            .field("incoming", &self.incoming)
+            .field("only_out", &self.only_out)
+            .field("to", &self.to)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Routes {

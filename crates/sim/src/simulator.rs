@@ -22,13 +22,12 @@
 
 use fairstream_core::{Duration, FlowId, Instant, LinkId, NodeId, RngStream};
 use fairstream_net::{Dequeue, QueuedPacket};
-use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Packet};
+use fairstream_proto::{AnyEndpoint, Direction, Endpoint, FlowCtx, Packet};
 
 use crate::calendar::Calendar;
 use crate::link::Link;
 use crate::network::FlowSpec;
 use crate::recorder::{FlowInfo, FlowSink, Recorder};
-use crate::routing::Routes;
 use crate::{Network, NetworkError};
 use fairstream_records::{PacketEvent, RunOutput};
 
@@ -123,46 +122,29 @@ pub struct Simulator {
 }
 
 impl Simulator {
-    /// Builds a run; fails if a flow has no route (in either direction). Captures are written
-    /// to the system's temporary directory (see [`Simulator::with_capture_dir`]).
+    /// Builds a run (its flows' routes are the network's). Captures are written to the system's
+    /// temporary directory (see [`Simulator::with_capture_dir`]); fails if one cannot be created.
     pub fn new(net: Network) -> Result<Self, NetworkError> {
         Self::with_capture_dir(net, &std::env::temp_dir())
     }
 
     /// Builds a run whose pcap captures are written into `capture_dir` as it goes (hidden files,
-    /// removed when the output holding them is dropped); fails if a flow has no route or a
-    /// capture cannot be created there.
+    /// removed when the output holding them is dropped); fails if a capture cannot be created
+    /// there.
     pub fn with_capture_dir(
         net: Network,
         capture_dir: &std::path::Path,
     ) -> Result<Self, NetworkError> {
-        let routes = Routes::compute(net.nodes.len(), &net.link_ends());
-        let mut paths = Vec::with_capacity(net.flows.len());
-        for f in &net.flows {
-            if f.src == f.dst {
-                return Err(NetworkError::SameNode {
-                    flow: f.name.clone(),
-                    node: net.nodes[f.src.index()].clone(),
-                });
-            }
-            let route = match &f.route {
-                Some(r) if net.joins(f, r) => r.clone(),
-                _ => net
-                    .route(&routes, f)
-                    .map_err(|(a, b)| NetworkError::NoRoute {
-                        flow: f.name.clone(),
-                        from: net.nodes[a.index()].clone(),
-                        to: net.nodes[b.index()].clone(),
-                    })?,
-            };
-            paths.push([route.forward.into(), route.back.into()]);
-        }
-        let link_names = (0..net.links.len())
+        let paths = net
+            .routes()
+            .iter()
+            .map(|r| [r.forward.as_slice().into(), r.back.as_slice().into()]);
+        let link_names = (0..net.links().len())
             .map(|i| net.link_name(LinkId(i as u32)))
             .collect();
-        let queue_descriptions = net.links.iter().map(|l| l.queue.to_string()).collect();
+        let queue_descriptions = net.links().iter().map(|l| l.queue.to_string()).collect();
         let links: Vec<Link> = net
-            .links
+            .links()
             .iter()
             .enumerate()
             .map(|(i, l)| Link::new(l, net.seed, i, net.engine.perturb_delays))
@@ -177,13 +159,14 @@ impl Simulator {
             .iter()
             .map(|l| watchers.get(&(l.to, l.from)).copied())
             .collect();
-        let mut endpoints = Vec::with_capacity(net.flows.len() * 2);
-        let mut flows = Vec::with_capacity(net.flows.len());
-        for (id, (f, paths)) in net.flows.iter().zip(paths).enumerate() {
+        let mut endpoints = Vec::with_capacity(net.flows().len() * 2);
+        let mut flows = Vec::with_capacity(net.flows().len());
+        for (id, (f, paths)) in net.flows().iter().zip(paths).enumerate() {
             // Every random stream of a flow is derived here, from the seed and the flow's id.
             let start = f.start.resolve(net.seed, id);
             let rng = RngStream::derive(net.seed, f.protocol.rng_stream(), id as u64);
-            let (sender, receiver) = f.protocol.endpoints(FlowId(id as u32), start, f.stop, rng);
+            let ctx = FlowCtx::new(FlowId(id as u32), start, f.stop, rng);
+            let (sender, receiver) = f.protocol.endpoints(&ctx);
             flows.push(FlowMeta::new(f, id, net.seed, start, paths));
             endpoints.push(sender);
             endpoints.push(receiver);
@@ -198,7 +181,7 @@ impl Simulator {
             cal: Calendar::with_ties(net.engine.ties, net.seed),
             end: Instant::ZERO + net.duration,
             seed: net.seed,
-            node_names: net.nodes,
+            node_names: net.nodes().to_vec(),
             link_names,
             queue_descriptions,
             links,

@@ -24,7 +24,8 @@ fn captures_grow_on_disk_during_the_run() {
         packet_size: DataSize::bytes(1000),
         ..Default::default()
     };
-    net.add_flow(FlowSpec::new("udp", a, b, ProtocolConfig::Cbr(cbr)));
+    net.add_flow(FlowSpec::new("udp", a, b, ProtocolConfig::Cbr(cbr)))
+        .expect("a and b are joined");
     net.record.pcap.push(LinkId(0));
     let mut sim = Simulator::with_capture_dir(net, &dir).unwrap();
     let files = || -> Vec<std::path::PathBuf> {

@@ -8,7 +8,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use fairstream_core::{DataSize, Duration, FlowId, Instant, RngStream};
-use fairstream_proto::{CbrConfig, Endpoint, IP_UDP_HEADER, NullSink, ProtocolConfig};
+use fairstream_proto::{CbrConfig, Endpoint, FlowCtx, IP_UDP_HEADER, NullSink, ProtocolConfig};
 use fairstream_rt::clock::Clock;
 use fairstream_rt::pacer::{self, Lateness};
 use serde_json::json;
@@ -59,7 +59,8 @@ pub fn send(
     }
     let config = ProtocolConfig::Cbr(cfg.clone());
     let rng = RngStream::derive(end.seed, "cbr", end.index as u64);
-    let (mut ep, _) = config.endpoints(FlowId(end.index as u32), end.start, Some(end.stop), rng);
+    let ctx = FlowCtx::new(FlowId(end.index as u32), end.start, Some(end.stop), rng);
+    let (mut ep, _) = config.endpoints(&ctx);
     let mut buf = vec![0u8; 65_536];
     let (mut sent, mut refused) = (0u64, 0u64);
     let mut lateness = Lateness::default();

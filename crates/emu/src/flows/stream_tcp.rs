@@ -76,13 +76,9 @@ pub fn send(
     else {
         return Ok(rec);
     };
-    let config = SurestreamConfig {
-        start: end.clock.now(),
-        stop: Some(end.stop),
-        ..end.config.clone()
-    };
+    let config = &end.config;
     let capacity = config.send_buffer.as_bytes();
-    let mut app = StreamServer::new(&config);
+    let mut app = StreamServer::new(config, end.clock.now(), Some(end.stop));
     let zeros = vec![0u8; 1 << 16];
     let mut written = 0u64;
     let mut failure = None;

@@ -19,13 +19,13 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use fairstream_core::{DataSize, FlowId, Instant, RngStream};
+use fairstream_core::{DataSize, FlowId, Instant};
 
 use super::cell::{
     CELL_SIZE, CellBody, CellHeader, Reassembler, RmDirection, cells_for_pdu, vc_id,
 };
 use super::source::{AbrParams, AbrSource, CellKind, turn_around};
-use crate::protocols::{AnyEndpoint, FlowDemand, FlowProtocol, ProtocolConfig};
+use crate::protocols::{AnyEndpoint, FlowCtx, FlowDemand, FlowProtocol, ProtocolConfig};
 use crate::{Direction, Endpoint, EndpointStats, Header, Metric, MetricSink, Packet};
 
 /// A flow whose packets ride ABR virtual circuits, one per direction.
@@ -67,14 +67,9 @@ impl FlowProtocol for AbrFlowConfig {
         self.inner.rng_stream()
     }
 
-    fn endpoints(
-        &self,
-        flow: FlowId,
-        start: Instant,
-        stop: Option<Instant>,
-        rng: RngStream,
-    ) -> (AnyEndpoint, AnyEndpoint) {
-        let (sender, receiver) = self.inner.endpoints(flow, start, stop, rng);
+    fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
+        let (sender, receiver) = self.inner.endpoints(ctx);
+        let flow = ctx.id;
         let forward = PduStore::default();
         let back = PduStore::default();
         let end = |inner, out, outbox, inbox| {
@@ -422,12 +417,12 @@ mod tests {
             packet_size: DataSize::bytes(packet),
             ..CbrConfig::default()
         };
-        AbrFlowConfig::new(ProtocolConfig::Cbr(cbr), params).endpoints(
+        AbrFlowConfig::new(ProtocolConfig::Cbr(cbr), params).endpoints(&FlowCtx::new(
             FlowId(3),
             Instant::ZERO,
             None,
-            RngStream::derive(1, "test", 0),
-        )
+            fairstream_core::RngStream::derive(1, "test", 0),
+        ))
     }
 
     fn vc(e: &AnyEndpoint) -> &AbrVc {

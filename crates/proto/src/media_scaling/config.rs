@@ -174,10 +174,6 @@ pub struct MmAppConfig {
     pub random: bool,
     /// The scaling rule.
     pub scaling: ScalingConfig,
-    /// When the application starts sending.
-    pub start: Instant,
-    /// When it stops (`None`: never).
-    pub stop: Option<Instant>,
 }
 
 impl Default for MmAppConfig {
@@ -187,15 +183,14 @@ impl Default for MmAppConfig {
             packet_size: DataSize::bytes(1000),
             random: false,
             scaling: ScalingConfig::default(),
-            start: Instant::ZERO,
-            stop: None,
         }
     }
 }
 
 impl MmAppConfig {
-    /// The receiver's player: untyped frames on a grid of half the shortest packet interval.
-    pub(super) fn player(&self) -> Player {
+    /// The player of a receiver whose flow starts at `start`: untyped frames on a grid of half
+    /// the shortest packet interval.
+    pub(super) fn player(&self, start: Instant) -> Player {
         let top = self.rates.iter().copied().max().unwrap_or(Bitrate::ZERO);
         let shortest = if top.as_bps() == 0 {
             Duration::from_secs(1)
@@ -211,13 +206,10 @@ impl MmAppConfig {
         let grid = grid.max(Duration::from_micros(1));
         Player::live(
             &self.scaling,
-            self.start,
+            start,
             grid,
             Vec::new(),
-            FrameClock::Stamped {
-                start: self.start,
-                grid,
-            },
+            FrameClock::Stamped { start, grid },
         )
     }
 
@@ -262,12 +254,8 @@ pub struct MpegAppConfig {
     /// the last full, sent back to back at the frame's time; default 1500 B \[paper\]. Taken as
     /// at least the 58 B of headers + 1, at most 65 535 B.
     pub max_packet: DataSize,
-    /// The scaling rule.
+    /// The scaling rule (the trace's time 0 is the flow's start).
     pub scaling: ScalingConfig,
-    /// When the application starts sending (the trace's time 0).
-    pub start: Instant,
-    /// When it stops (`None`: never).
-    pub stop: Option<Instant>,
 }
 
 impl Default for MpegAppConfig {
@@ -279,8 +267,6 @@ impl Default for MpegAppConfig {
             },
             max_packet: DataSize::bytes(1500),
             scaling: ScalingConfig::default(),
-            start: Instant::ZERO,
-            stop: None,
         }
     }
 }
@@ -303,13 +289,14 @@ impl MpegAppConfig {
             .saturating_sub(DATA_HEADERS)
     }
 
-    /// The receiver's player: the trace's frames, at its mean frame interval, with its types.
-    pub(super) fn player(&self, trace: &FrameTrace) -> Player {
+    /// The player of a receiver whose flow starts at `start`: the trace's frames, at its mean
+    /// frame interval, with its types.
+    pub(super) fn player(&self, trace: &FrameTrace, start: Instant) -> Player {
         let frames = trace.len().max(1) as u64;
         let interval = Duration::from_nanos(trace.duration().as_nanos() / frames);
         Player::live(
             &self.scaling,
-            self.start,
+            start,
             interval,
             trace.kinds().collect(),
             FrameClock::Numbered,

@@ -20,34 +20,34 @@ pub mod sender;
 #[cfg(test)]
 mod tests;
 
-use fairstream_core::{FlowId, Instant, RngStream};
+use fairstream_core::{Instant, RngStream};
 
 pub use config::{MmAppConfig, MpegAppConfig, MpegTrace, ScalingConfig};
 pub use receiver::MediaReceiver;
 pub use sender::MediaSender;
 
-use crate::{AnyEndpoint, FlowDemand, FlowProtocol};
+use crate::{AnyEndpoint, FlowCtx, FlowDemand, FlowProtocol};
 
 impl MmAppConfig {
-    /// The two endpoints of `flow` (the dither, if any, drawn from `rng`).
-    pub fn build(&self, flow: FlowId, rng: RngStream) -> (MediaSender, MediaReceiver) {
+    /// The two endpoints of flow `ctx` (the dither, if any, drawn from its random stream).
+    pub fn build(&self, ctx: &FlowCtx) -> (MediaSender, MediaReceiver) {
         let rule = config::Rule::new(&self.scaling, self.max_interval());
         (
-            MediaSender::mm_app(flow, self, rng),
-            MediaReceiver::new(flow, rule, self.player()),
+            MediaSender::mm_app(ctx, self),
+            MediaReceiver::new(ctx.id, rule, self.player(ctx.start)),
         )
     }
 }
 
 impl MpegAppConfig {
-    /// The two endpoints of `flow` (size noise, if any, drawn from `rng`).
-    pub fn build(&self, flow: FlowId, mut rng: RngStream) -> (MediaSender, MediaReceiver) {
-        let trace = self.build_trace(&mut rng);
+    /// The two endpoints of flow `ctx` (size noise, if any, drawn from its random stream).
+    pub fn build(&self, ctx: &FlowCtx) -> (MediaSender, MediaReceiver) {
+        let trace = self.build_trace(&mut ctx.rng.clone());
         let rule = config::Rule::new(&self.scaling, self.max_interval(&trace));
-        let player = self.player(&trace);
+        let player = self.player(&trace, ctx.start);
         (
-            MediaSender::mpeg_app(flow, self, trace),
-            MediaReceiver::new(flow, rule, player),
+            MediaSender::mpeg_app(ctx, self, trace),
+            MediaReceiver::new(ctx.id, rule, player),
         )
     }
 }
@@ -56,19 +56,8 @@ impl FlowProtocol for MmAppConfig {
     const NAME: &'static str = "mmapp";
     const RNG_STREAM: &'static str = "mmapp";
 
-    fn endpoints(
-        &self,
-        flow: FlowId,
-        start: Instant,
-        stop: Option<Instant>,
-        rng: RngStream,
-    ) -> (AnyEndpoint, AnyEndpoint) {
-        let config = Self {
-            start,
-            stop,
-            ..*self
-        };
-        let (s, r) = config.build(flow, rng);
+    fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
+        let (s, r) = self.build(ctx);
         (
             AnyEndpoint::MmAppSender(Box::new(s)),
             AnyEndpoint::MmAppReceiver(Box::new(r)),
@@ -81,7 +70,7 @@ impl FlowProtocol for MmAppConfig {
             fixed_rate: self.rates.iter().copied().max(),
             state_bytes: size_of::<MediaSender>()
                 + size_of::<MediaReceiver>()
-                + self.player().heap_bytes(),
+                + self.player(Instant::ZERO).heap_bytes(),
             ..FlowDemand::adaptive(self.packet_size)
         }
     }
@@ -91,19 +80,8 @@ impl FlowProtocol for MpegAppConfig {
     const NAME: &'static str = "mpegapp";
     const RNG_STREAM: &'static str = "mpegapp";
 
-    fn endpoints(
-        &self,
-        flow: FlowId,
-        start: Instant,
-        stop: Option<Instant>,
-        rng: RngStream,
-    ) -> (AnyEndpoint, AnyEndpoint) {
-        let config = Self {
-            start,
-            stop,
-            ..self.clone()
-        };
-        let (s, r) = config.build(flow, rng);
+    fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
+        let (s, r) = self.build(ctx);
         (
             AnyEndpoint::MpegAppSender(Box::new(s)),
             AnyEndpoint::MpegAppReceiver(Box::new(r)),
@@ -119,7 +97,7 @@ impl FlowProtocol for MpegAppConfig {
             state_bytes: size_of::<MediaSender>()
                 + size_of::<MediaReceiver>()
                 + trace.len() * size_of::<fairstream_media::Frame>()
-                + self.player(&trace).heap_bytes(),
+                + self.player(&trace, Instant::ZERO).heap_bytes(),
             ..FlowDemand::adaptive(self.max_packet)
         }
     }

@@ -34,8 +34,8 @@ use fairstream_media::{FrameTrace, FrameType, scale};
 
 use super::config::{DATA_HEADERS, MAX_SCALE, MmAppConfig, MpegAppConfig, Rule, SCALES, fragments};
 use crate::{
-    Direction, Endpoint, EndpointStats, Header, MediaData, MediaFeedback, Metric, MetricSink,
-    Packet,
+    Direction, Endpoint, EndpointStats, FlowCtx, Header, MediaData, MediaFeedback, Metric,
+    MetricSink, Packet,
 };
 
 /// MM_APP's frames: fixed size, per-scale rates.
@@ -109,8 +109,10 @@ pub struct MediaSender {
 }
 
 impl MediaSender {
-    /// An MM_APP sender for `flow` (draws its dither from `rng` when `random`).
-    pub fn mm_app(flow: FlowId, config: &MmAppConfig, rng: RngStream) -> Self {
+    /// The MM_APP sender of flow `ctx` (draws its dither from the flow's random stream when
+    /// `random`).
+    pub fn mm_app(ctx: &FlowCtx, config: &MmAppConfig) -> Self {
+        let rng = ctx.rng.clone();
         let source = Source::Fixed(Fixed {
             rates: config.rates.map(|r| r.max(Bitrate::bps(1))),
             size: config.packet(),
@@ -120,11 +122,12 @@ impl MediaSender {
             last_frame: None,
         });
         let rule = Rule::new(&config.scaling, config.max_interval());
-        Self::new(flow, rule, config.start, config.stop, source)
+        Self::new(ctx, rule, source)
     }
 
-    /// An MPEG_APP sender for `flow` sending `trace` (see [`MpegAppConfig::build_trace`]).
-    pub fn mpeg_app(flow: FlowId, config: &MpegAppConfig, trace: FrameTrace) -> Self {
+    /// The MPEG_APP sender of flow `ctx` sending `trace` (see [`MpegAppConfig::build_trace`]),
+    /// the trace's time 0 at the flow's start.
+    pub fn mpeg_app(ctx: &FlowCtx, config: &MpegAppConfig, trace: FrameTrace) -> Self {
         let rule = Rule::new(&config.scaling, config.max_interval(&trace));
         let kinds: Vec<FrameType> = trace.kinds().collect();
         let source = Source::Frames(Box::new(Frames {
@@ -135,16 +138,16 @@ impl MediaSender {
             pass: 0,
             skipped: 0,
         }));
-        Self::new(flow, rule, config.start, config.stop, source)
+        Self::new(ctx, rule, source)
     }
 
-    fn new(flow: FlowId, rule: Rule, start: Instant, stop: Option<Instant>, src: Source) -> Self {
+    fn new(ctx: &FlowCtx, rule: Rule, src: Source) -> Self {
         Self {
-            flow,
+            flow: ctx.id,
             scale: rule.initial_scale,
             rule,
-            start,
-            stop,
+            start: ctx.start,
+            stop: ctx.stop,
             source: src,
             srtt: None,
             next_seq: 0,

@@ -17,13 +17,13 @@
 mod receiver;
 mod sender;
 
-use fairstream_core::{Duration, FlowId, Instant, RngStream};
+use fairstream_core::Duration;
 
 pub use receiver::MultfrcReceiver;
 pub use sender::MultfrcSender;
 
 use crate::tfrc::TfrcFlowConfig;
-use crate::{AnyEndpoint, FlowDemand, FlowProtocol};
+use crate::{AnyEndpoint, FlowCtx, FlowDemand, FlowProtocol};
 
 /// MULTFRC's parameters: the connections' TFRC parameters and the rule for their number.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -67,16 +67,10 @@ impl FlowProtocol for MultfrcConfig {
     const NAME: &'static str = "multfrc";
     const RNG_STREAM: &'static str = "multfrc";
 
-    fn endpoints(
-        &self,
-        flow: FlowId,
-        start: Instant,
-        stop: Option<Instant>,
-        _rng: RngStream,
-    ) -> (AnyEndpoint, AnyEndpoint) {
+    fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
         (
-            AnyEndpoint::MultfrcSender(Box::new(MultfrcSender::new(flow, *self, start, stop))),
-            AnyEndpoint::MultfrcReceiver(Box::new(MultfrcReceiver::new(flow, *self))),
+            AnyEndpoint::MultfrcSender(Box::new(MultfrcSender::new(ctx, *self))),
+            AnyEndpoint::MultfrcReceiver(Box::new(MultfrcReceiver::new(ctx.id, *self))),
         )
     }
 

@@ -3,11 +3,11 @@
 //! the opening and closing of connections to follow round(n). Connections get fresh numbers
 //! (wrapping at 256) so that a receiver never mistakes a new connection for an old one.
 
-use fairstream_core::{Bitrate, Duration, FlowId, Instant};
+use fairstream_core::{Bitrate, Duration, Instant};
 
 use super::MultfrcConfig;
 use crate::tfrc::TfrcSender;
-use crate::{Endpoint, EndpointStats, Metric, MetricSink, NullSink, Packet};
+use crate::{Endpoint, EndpointStats, FlowCtx, Metric, MetricSink, NullSink, Packet};
 
 /// Takes the connections' RTT samples into the period's sums and forwards them (so the flow's
 /// mean RTT counts them); their other records (per-connection rates) stay out of the flow's.
@@ -49,10 +49,9 @@ impl ConnSet {
 /// The MULTFRC sender.
 #[derive(Clone, Debug)]
 pub struct MultfrcSender {
-    flow: FlowId,
+    /// The flow; each connection opened runs from its opening to the flow's stop.
+    ctx: FlowCtx,
     config: MultfrcConfig,
-    start: Instant,
-    stop: Option<Instant>,
     pub(super) conns: Vec<TfrcSender>,
     /// Number the next opened connection gets.
     next_conn: u8,
@@ -74,14 +73,13 @@ impl MultfrcSender {
         config.max_connections.clamp(1, 128) as usize * size_of::<TfrcSender>()
     }
 
-    /// A sender for `flow` running from `start` to `stop`.
-    pub fn new(flow: FlowId, config: MultfrcConfig, start: Instant, stop: Option<Instant>) -> Self {
+    /// The sender of flow `ctx`.
+    pub fn new(ctx: &FlowCtx, config: MultfrcConfig) -> Self {
         let cap = config.max_connections.clamp(1, 128) as usize;
+        let start = ctx.start;
         let mut sender = Self {
-            flow,
+            ctx: ctx.clone(),
             config,
-            start,
-            stop,
             conns: Vec::with_capacity(cap),
             next_conn: 0,
             n: config.initial.clamp(1.0, cap as f64),
@@ -116,10 +114,11 @@ impl MultfrcSender {
     fn resize(&mut self, now: Instant) {
         let target = (self.n.round() as usize).clamp(1, self.max_connections());
         while self.conns.len() < target {
-            let (sender, _) = self
-                .config
-                .tfrc
-                .pair(self.flow, self.next_conn, now, self.stop);
+            let conn = FlowCtx {
+                start: now,
+                ..self.ctx.clone()
+            };
+            let (sender, _) = self.config.tfrc.pair(&conn, self.next_conn);
             self.conns.push(sender);
             self.next_conn = self.next_conn.wrapping_add(1);
         }
@@ -218,7 +217,7 @@ impl Endpoint for MultfrcSender {
         for c in &mut self.conns {
             c.handle_timeout(now, &mut NullSink);
         }
-        if now >= self.next_update && self.stop.is_none_or(|s| now < s) && now >= self.start {
+        if now >= self.next_update && !self.ctx.stopped_at(now) && now >= self.ctx.start {
             self.update(now, metrics);
         }
     }

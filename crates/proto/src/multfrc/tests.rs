@@ -3,7 +3,9 @@
 use fairstream_core::{Bitrate, Duration, FlowId, Instant};
 
 use super::*;
-use crate::{Direction, Endpoint, Header, LossRate, Metric, Packet, TfrcFeedback, VecSink};
+use crate::{
+    Direction, Endpoint, FlowCtx, Header, LossRate, Metric, Packet, TfrcFeedback, VecSink,
+};
 
 fn ms(x: u64) -> Instant {
     Instant::from_nanos(x * 1_000_000)
@@ -62,7 +64,7 @@ fn drive(
 
 #[test]
 fn opens_connections_while_the_rtt_stays_near_its_minimum() {
-    let mut s = MultfrcSender::new(FlowId(0), MultfrcConfig::default(), Instant::ZERO, None);
+    let mut s = MultfrcSender::new(&FlowCtx::at_zero(FlowId(0), 1), MultfrcConfig::default());
     assert_eq!(s.connections(), (1.0, 1));
     // Constant RTT: below (1 + α)·rtt_min every period, so n += 1/n: 1, 2, 2.5, 2.9, 3.24, …
     let steps = drive(&mut s, 0, 5, |_| 100);
@@ -81,8 +83,8 @@ fn the_rate_cap_holds_for_the_aggregate_of_the_connections() {
     let cap = Bitrate::kbps(1200);
     let mut capped = MultfrcConfig::default();
     capped.tfrc.sender.max_rate = cap;
-    let mut s = MultfrcSender::new(FlowId(0), capped, Instant::ZERO, None);
-    let mut free = MultfrcSender::new(FlowId(0), MultfrcConfig::default(), Instant::ZERO, None);
+    let mut s = MultfrcSender::new(&FlowCtx::at_zero(FlowId(0), 1), capped);
+    let mut free = MultfrcSender::new(&FlowCtx::at_zero(FlowId(0), 1), MultfrcConfig::default());
     // Constant RTT: the connections multiply (1, 2, 2.5, 2.9, 3.24, 3.55, …), and each one's
     // equation allows about 0.9 Mbit/s (s = 948 B, R = 100 ms, p = 0.01).
     let steps = drive(&mut s, 0, 6, |_| 100);
@@ -109,13 +111,11 @@ fn the_rate_cap_holds_for_the_aggregate_of_the_connections() {
 #[test]
 fn closes_a_connection_when_the_rtt_rises() {
     let mut s = MultfrcSender::new(
-        FlowId(0),
+        &FlowCtx::at_zero(FlowId(0), 1),
         MultfrcConfig {
             initial: 4.0,
             ..MultfrcConfig::default()
         },
-        Instant::ZERO,
-        None,
     );
     assert_eq!(s.connections().1, 4);
     // The first period sets rtt_min = 100 ms; then 130 ms > 1.2·100: n −= 1 each period.
@@ -130,7 +130,7 @@ fn closes_a_connection_when_the_rtt_rises() {
 
 #[test]
 fn records_n_and_the_connection_count() {
-    let mut s = MultfrcSender::new(FlowId(0), MultfrcConfig::default(), Instant::ZERO, None);
+    let mut s = MultfrcSender::new(&FlowCtx::at_zero(FlowId(0), 1), MultfrcConfig::default());
     let mut sink = VecSink::default();
     while s.poll_transmit(Instant::ZERO).is_some() {}
     s.handle_packet(
@@ -160,13 +160,11 @@ fn records_n_and_the_connection_count() {
 fn the_receiver_keeps_one_tfrc_receiver_per_connection() {
     let config = MultfrcConfig::default();
     let mut tx = MultfrcSender::new(
-        FlowId(0),
+        &FlowCtx::at_zero(FlowId(0), 1),
         MultfrcConfig {
             initial: 3.0,
             ..config
         },
-        Instant::ZERO,
-        None,
     );
     let mut rx = MultfrcReceiver::new(FlowId(0), config);
     let mut sink = VecSink::default();
@@ -199,7 +197,7 @@ fn shuffled_dropped_duplicated_and_bogus_packets_never_break_either_end() {
         let mut g = RngStream::from_seed(seed);
         let mut config = MultfrcConfig::default();
         config.tfrc.sender.max_rate = max;
-        let mut tx = MultfrcSender::new(FlowId(0), config, Instant::ZERO, None);
+        let mut tx = MultfrcSender::new(&FlowCtx::at_zero(FlowId(0), 1), config);
         let mut rx = MultfrcReceiver::new(FlowId(0), config);
         let mut sink = VecSink::default();
         let mut now = Instant::ZERO;
@@ -262,7 +260,7 @@ fn shuffled_dropped_duplicated_and_bogus_packets_never_break_either_end() {
 
 #[test]
 fn a_period_judges_only_connections_that_reported_and_left_slow_start() {
-    let mut s = MultfrcSender::new(FlowId(0), MultfrcConfig::default(), Instant::ZERO, None);
+    let mut s = MultfrcSender::new(&FlowCtx::at_zero(FlowId(0), 1), MultfrcConfig::default());
     let mut sink = VecSink::default();
     while s.poll_transmit(ms(0)).is_some() {}
     // A report with p = 0: connection 0 is still in slow start, so the period (low RTT) is

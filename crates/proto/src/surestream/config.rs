@@ -115,10 +115,6 @@ pub struct SurestreamConfig {
     pub tcp: TcpConfig,
     /// The TCP receiver's parameters.
     pub tcp_sink: TcpSinkConfig,
-    /// When the player connects (filled in by the driver).
-    pub start: Instant,
-    /// When the server stops early (filled in by the driver; `None`: at the clip's end).
-    pub stop: Option<Instant>,
 }
 
 impl SurestreamConfig {
@@ -185,8 +181,6 @@ impl Default for SurestreamConfig {
             tcp_rule: TcpRule::default(),
             tcp: TcpConfig::default(),
             tcp_sink: TcpSinkConfig::default(),
-            start: Instant::ZERO,
-            stop: None,
         }
     }
 }

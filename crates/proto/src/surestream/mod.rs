@@ -38,7 +38,7 @@ pub mod rules;
 pub mod tcp;
 pub mod udp;
 
-use fairstream_core::{FlowId, Instant, RngStream};
+use fairstream_core::Instant;
 use fairstream_media::PlayoutConfig;
 
 pub use config::{Clip, Schedule, SurestreamConfig, TcpRule, Transport, UdpRule};
@@ -46,7 +46,8 @@ pub use tcp::{StreamPlayer, StreamServer, TcpPlayer, TcpServer};
 pub use udp::{UdpPlayer, UdpServer};
 
 use crate::{
-    AnyEndpoint, Endpoint, EndpointStats, FlowDemand, FlowProtocol, Metric, MetricSink, Packet,
+    AnyEndpoint, Endpoint, EndpointStats, FlowCtx, FlowDemand, FlowProtocol, Metric, MetricSink,
+    Packet,
 };
 
 /// Records the level and its rate at `now`.
@@ -55,11 +56,11 @@ fn record_level(clip: &Clip, now: Instant, level: usize, metrics: &mut dyn Metri
     metrics.record(now, Metric::EncodedRate(clip.rate(level)));
 }
 
-/// The player's playout parameters.
-fn playout_config(c: &SurestreamConfig) -> PlayoutConfig {
+/// The playout parameters of a player connecting at `start`.
+fn playout_config(c: &SurestreamConfig, start: Instant) -> PlayoutConfig {
     let clip = c.clip();
     PlayoutConfig {
-        start: c.start,
+        start,
         frame_interval: clip.interval(),
         frames: clip.frames(),
         prebuffer: c.prebuffer,
@@ -134,16 +135,17 @@ endpoint_by_transport!(Server);
 endpoint_by_transport!(Player);
 
 impl SurestreamConfig {
-    /// The server and player of `flow` (over TCP, `rng` draws the TCP clock phase).
-    pub fn build(&self, flow: FlowId, mut rng: RngStream) -> (Server, Player) {
+    /// The server and player of flow `ctx` (over TCP, its random stream draws the TCP clock
+    /// phase).
+    pub fn build(&self, ctx: &FlowCtx) -> (Server, Player) {
         match self.transport {
             Transport::Udp => (
-                Server::Udp(UdpServer::new(flow, self)),
-                Player::Udp(UdpPlayer::new(flow, self)),
+                Server::Udp(UdpServer::new(ctx, self)),
+                Player::Udp(UdpPlayer::new(ctx, self)),
             ),
             Transport::Tcp => (
-                Server::Tcp(TcpServer::new(flow, self, &mut rng)),
-                Player::Tcp(TcpPlayer::new(flow, self)),
+                Server::Tcp(TcpServer::new(ctx, self)),
+                Player::Tcp(TcpPlayer::new(ctx, self)),
             ),
         }
     }
@@ -153,19 +155,8 @@ impl FlowProtocol for SurestreamConfig {
     const NAME: &'static str = "surestream";
     const RNG_STREAM: &'static str = "surestream";
 
-    fn endpoints(
-        &self,
-        flow: FlowId,
-        start: Instant,
-        stop: Option<Instant>,
-        rng: RngStream,
-    ) -> (AnyEndpoint, AnyEndpoint) {
-        let config = Self {
-            start,
-            stop,
-            ..self.clone()
-        };
-        let (s, p) = config.build(flow, rng);
+    fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
+        let (s, p) = self.build(ctx);
         (
             AnyEndpoint::SurestreamServer(Box::new(s)),
             AnyEndpoint::SurestreamPlayer(Box::new(p)),

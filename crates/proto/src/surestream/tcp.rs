@@ -13,7 +13,7 @@
 //! frame, whole (TCP loses nothing, so every frame arrives; late ones are those delivered after
 //! their playout turn).
 
-use fairstream_core::{Duration, FlowId, Instant, RngStream};
+use fairstream_core::{Duration, Instant};
 use fairstream_media::{PlayState, Playout};
 
 use super::config::{Clip, Schedule, SurestreamConfig};
@@ -21,7 +21,7 @@ use super::record_level;
 use super::rules::TcpLevels;
 use crate::player::record_playout;
 use crate::tcp::{TcpConfig, TcpSender, TcpSink};
-use crate::{Endpoint, EndpointStats, Metric, MetricSink, Packet};
+use crate::{Endpoint, EndpointStats, FlowCtx, Metric, MetricSink, Packet};
 
 /// The streamer's server as an application over any reliable byte stream: the frame
 /// schedule, the level rule asked every `report_interval`, and the writing of each released
@@ -49,22 +49,23 @@ pub struct StreamServer {
 }
 
 impl StreamServer {
-    /// The server's application of `config`.
-    pub fn new(config: &SurestreamConfig) -> Self {
+    /// The server's application of `config`, for a player connecting at `start`; the server
+    /// stops early at `stop`.
+    pub fn new(config: &SurestreamConfig, start: Instant, stop: Option<Instant>) -> Self {
         let clip = config.clip();
         let level = config.first_level();
         Self {
-            schedule: Schedule::new(&clip, config.start, config.speedup, config.prebuffer),
-            rule: TcpLevels::new(config.tcp_rule, level, clip.levels() - 1, config.start),
+            schedule: Schedule::new(&clip, start, config.speedup, config.prebuffer),
+            rule: TcpLevels::new(config.tcp_rule, level, clip.levels() - 1, start),
             level,
-            start: config.start,
-            stop: config.stop,
+            start,
+            stop,
             interval: config.report_interval.max(Duration::from_millis(1)),
             started: false,
             next_frame: 0,
             remaining: 0,
             frame_size: 0,
-            tick: config.start,
+            tick: start,
             frames_sent: 0,
             clip,
         }
@@ -169,19 +170,18 @@ pub struct TcpServer {
 }
 
 impl TcpServer {
-    /// The server of `flow` (`rng` draws the TCP clock phase).
-    pub fn new(flow: FlowId, config: &SurestreamConfig, rng: &mut RngStream) -> Self {
+    /// The server of flow `ctx` (the flow's random stream draws the TCP clock phase): the
+    /// player connects at the flow's start, and the server stops early at its stop.
+    pub fn new(ctx: &FlowCtx, config: &SurestreamConfig) -> Self {
         let tcp = TcpConfig {
             packet_size: config.packet_size,
-            start: config.start,
-            stop: config.stop,
             packets: None,
             send_buffer: Some(config.send_buffer),
             ..config.tcp
         };
         Self {
-            tcp: TcpSender::new(flow, tcp, rng),
-            app: StreamServer::new(config),
+            tcp: TcpSender::new(ctx, tcp),
+            app: StreamServer::new(config, ctx.start, ctx.stop),
         }
     }
 
@@ -251,10 +251,10 @@ pub struct StreamPlayer {
 }
 
 impl StreamPlayer {
-    /// The player's application of `config`.
-    pub fn new(config: &SurestreamConfig) -> Self {
+    /// The player's application of `config`, connecting at `start`.
+    pub fn new(config: &SurestreamConfig, start: Instant) -> Self {
         Self {
-            playout: Playout::new(super::playout_config(config)),
+            playout: Playout::new(super::playout_config(config, start)),
             interval: config.report_interval.max(Duration::from_millis(1)),
             frames: 0,
             next_record: None,
@@ -314,11 +314,11 @@ pub struct TcpPlayer {
 }
 
 impl TcpPlayer {
-    /// The player of `flow`.
-    pub fn new(flow: FlowId, config: &SurestreamConfig) -> Self {
+    /// The player of flow `ctx`, connecting at the flow's start.
+    pub fn new(ctx: &FlowCtx, config: &SurestreamConfig) -> Self {
         Self {
-            sink: TcpSink::new(flow, config.tcp_sink),
-            app: StreamPlayer::new(config),
+            sink: TcpSink::new(ctx.id, config.tcp_sink),
+            app: StreamPlayer::new(config, ctx.start),
         }
     }
 
@@ -368,12 +368,11 @@ mod tests {
         // (released at 6×) and the writes fall behind the schedule.
         let ms = |x: u64| Instant::from_nanos(x * 1_000_000);
         let mut s = TcpServer::new(
-            FlowId(0),
+            &FlowCtx::at_zero(fairstream_core::FlowId(0), 1),
             &SurestreamConfig {
                 transport: super::super::Transport::Tcp,
                 ..SurestreamConfig::default()
             },
-            &mut RngStream::from_seed(1),
         );
         let mut m = VecSink::default();
         while let Some(t) = s.poll_timeout().filter(|&t| t <= ms(9_000)) {

@@ -21,7 +21,7 @@ use super::record_level;
 use super::rules::UdpLevels;
 use crate::player::record_playout;
 use crate::{
-    Direction, Endpoint, EndpointStats, Header, MediaData, Metric, MetricSink, Packet,
+    Direction, Endpoint, EndpointStats, FlowCtx, Header, MediaData, Metric, MetricSink, Packet,
     StreamReport, udp_feedback_size,
 };
 
@@ -65,28 +65,30 @@ pub struct UdpServer {
 }
 
 impl UdpServer {
-    /// The server of `flow`.
-    pub fn new(flow: FlowId, config: &SurestreamConfig) -> Self {
+    /// The server of flow `ctx`: the player connects at the flow's start, and the server
+    /// stops early at its stop (`None`: at the clip's end).
+    pub fn new(ctx: &FlowCtx, config: &SurestreamConfig) -> Self {
         let clip = config.clip();
         let level = config.first_level();
+        let start = ctx.start;
         Self {
-            flow,
-            schedule: Schedule::new(&clip, config.start, config.speedup, config.prebuffer),
-            rule: UdpLevels::new(config.udp, level, clip.levels() - 1, config.start),
+            flow: ctx.id,
+            schedule: Schedule::new(&clip, start, config.speedup, config.prebuffer),
+            rule: UdpLevels::new(config.udp, level, clip.levels() - 1, start),
             level,
             payload: config.payload(),
-            start: config.start,
-            stop: config.stop,
+            start,
+            stop: ctx.stop,
             feedback_timeout: config.udp.feedback_timeout,
             started: false,
             next_frame: 0,
             current: None,
-            next_send: config.start,
+            next_send: start,
             pending: None,
             seq: 0,
             srtt: None,
             last_report: None,
-            heard: config.start,
+            heard: start,
             frames_sent: 0,
             stats: EndpointStats::default(),
             clip,
@@ -300,11 +302,11 @@ pub struct UdpPlayer {
 }
 
 impl UdpPlayer {
-    /// The player of `flow`.
-    pub fn new(flow: FlowId, config: &SurestreamConfig) -> Self {
+    /// The player of flow `ctx`, connecting at the flow's start.
+    pub fn new(ctx: &FlowCtx, config: &SurestreamConfig) -> Self {
         Self {
-            flow,
-            playout: Playout::new(super::playout_config(config)),
+            flow: ctx.id,
+            playout: Playout::new(super::playout_config(config, ctx.start)),
             interval: config.report_interval.max(Duration::from_millis(1)),
             next_report: None,
             number: 0,
@@ -312,7 +314,7 @@ impl UdpPlayer {
             received: 0,
             lost: 0,
             bytes: 0,
-            period_start: config.start,
+            period_start: ctx.start,
             newest: None,
             assembling: None,
             out: None,
@@ -489,7 +491,10 @@ mod tests {
     #[test]
     fn a_lossy_report_steps_the_level_down_at_the_next_i_frame() {
         let ms = |x: u64| Instant::from_nanos(x * 1_000_000);
-        let mut s = UdpServer::new(FlowId(0), &SurestreamConfig::default());
+        let mut s = UdpServer::new(
+            &FlowCtx::at_zero(FlowId(0), 1),
+            &SurestreamConfig::default(),
+        );
         // Top level (4) from the start; 10 s of media at 6× by 1.67 s, then 15 frame/s (a GOP of 9
         // frames every 0.6 s).
         let sent = run(&mut s, ms(2_150));

@@ -2,7 +2,7 @@
 //! `modern` preset, and the `linux` preset: the closest settings of a Linux 6.x flow
 //! (docs/scenarios.md says which Linux setting each one stands for and what still differs).
 
-use fairstream_core::{DataSize, Duration, Instant};
+use fairstream_core::{DataSize, Duration};
 
 use super::control::Control;
 use super::cubic::CubicParams;
@@ -64,10 +64,6 @@ pub struct TcpConfig {
     pub max_rto: Duration,
     /// RTO before the first RTT sample (ns-2 `rtxcur_init_` = 3 s; RFC 6298: 1 s).
     pub initial_rto: Duration,
-    /// When the application starts sending.
-    pub start: Instant,
-    /// When the application stops handing new data to TCP (`None`: never).
-    pub stop: Option<Instant>,
     /// Application data to send in packets (`None`: an FTP source that always has data).
     pub packets: Option<u64>,
     /// A send buffer of this size that the application writes into
@@ -96,8 +92,6 @@ impl Default for TcpConfig {
             min_rto: Duration::from_millis(200),
             max_rto: Duration::from_secs(60),
             initial_rto: Duration::from_secs(3),
-            start: Instant::ZERO,
-            stop: None,
             packets: None,
             send_buffer: None,
         }

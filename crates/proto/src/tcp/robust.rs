@@ -12,7 +12,7 @@ use super::{
     TcpVariant,
 };
 use crate::closed_loop::{Channel, Mangler, run};
-use crate::{Direction, Endpoint, Header, NullSink, Packet, TcpFlags, TcpSegment};
+use crate::{Direction, Endpoint, FlowCtx, Header, NullSink, Packet, TcpFlags, TcpSegment};
 
 const FLOW: FlowId = FlowId(3);
 /// Forgeries that can stall a flow for good (ACKs of data not received, data far ahead) come
@@ -147,7 +147,10 @@ fn configs() -> Vec<TcpConfig> {
 fn chaos_never_panics_and_keeps_the_window_sane() {
     for (k, config) in configs().into_iter().enumerate() {
         let seed = k as u64 + 1;
-        let mut s = TcpSender::new(FLOW, config, &mut RngStream::from_seed(seed));
+        let mut s = TcpSender::new(
+            &FlowCtx::new(FLOW, Instant::ZERO, None, RngStream::from_seed(seed)),
+            config,
+        );
         let delayed = (k % 2 == 0).then_some(Duration::from_millis(40));
         let mut r = TcpSink::new(FLOW, TcpSinkConfig::for_sender(&config, delayed));
         let mut ch = Chaos {

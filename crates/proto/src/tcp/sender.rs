@@ -17,7 +17,7 @@
 
 use std::collections::VecDeque;
 
-use fairstream_core::{DataSize, Duration, FlowId, Instant, RngStream};
+use fairstream_core::{DataSize, Duration, FlowId, Instant};
 
 use super::app::SendBuffer;
 use super::bbr::{Bbr, LossState};
@@ -29,7 +29,8 @@ use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::{TcpConfig, TcpVariant};
 use crate::{
-    Direction, Endpoint, EndpointStats, Header, Metric, MetricSink, Packet, TcpFlags, TcpSegment,
+    Direction, Endpoint, EndpointStats, FlowCtx, Header, Metric, MetricSink, Packet, TcpFlags,
+    TcpSegment,
 };
 
 mod sack;
@@ -58,7 +59,7 @@ pub enum CwndAction {
 /// The sender's timers, indexing its timer table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Timer {
-    /// The application starts (`config.start`).
+    /// The application starts (the flow's start).
     Start = 0,
     /// Retransmission timeout.
     Rtx = 1,
@@ -91,6 +92,8 @@ struct SackRecovery {
 pub struct TcpSender {
     flow: FlowId,
     config: TcpConfig,
+    /// When the application stops handing new data (`None`: never).
+    stop: Option<Instant>,
     rtt: RttEstimator,
     /// Payload of a full data packet, bytes.
     data_payload: u32,
@@ -167,28 +170,31 @@ impl TcpSender {
     /// Packets its send queue holds room for when built.
     pub const QUEUE_CAPACITY: usize = 64;
 
-    /// A sender for `flow`; `rng` is only used to draw the RTT clock phase `boot_time`.
+    /// The sender of flow `ctx`; the flow's random stream is only used to draw the RTT clock
+    /// phase `boot_time`.
     ///
-    /// Nothing is sent before `config.start`, which [`Endpoint::poll_timeout`] reports until
-    /// then. A `config.stop` at or before `config.start` means the sender never sends. An
-    /// `initial_window` of 0 is taken as 1.
-    pub fn new(flow: FlowId, config: TcpConfig, rng: &mut RngStream) -> Self {
-        let rtt = RttEstimator::from_config(&config, rng);
+    /// Nothing is sent before the flow's start, which [`Endpoint::poll_timeout`] reports until
+    /// then; no new data after its stop. A stop at or before the start means the sender never
+    /// sends. An `initial_window` of 0 is taken as 1.
+    pub fn new(ctx: &FlowCtx, config: TcpConfig) -> Self {
+        let mut rng = ctx.rng.clone();
+        let rtt = RttEstimator::from_config(&config, &mut rng);
         let iw = f64::from(config.initial_window.max(1));
         let wnd = i64::from(config.window);
-        let never = config.stop.is_some_and(|stop| stop <= config.start);
+        let never = ctx.stop.is_some_and(|stop| stop <= ctx.start);
         let mut timers = [None; Timer::COUNT];
         if !never {
-            timers[Timer::Start as usize] = Some(config.start);
+            timers[Timer::Start as usize] = Some(ctx.start);
         }
         let bbr = match config.control {
-            super::Control::Bbr(p) => Some(Box::new(Bbr::new(p, config.start, iw, rng.next_u64()))),
+            super::Control::Bbr(p) => Some(Box::new(Bbr::new(p, ctx.start, iw, rng.next_u64()))),
             _ => None,
         };
         let sack = config.sack_recovery();
         let header = config.header_bytes();
         Self {
-            flow,
+            flow: ctx.id,
+            stop: ctx.stop,
             data_payload: u32::try_from(config.segment_payload()).unwrap_or(u32::MAX),
             header,
             cc: config.control.controller(),
@@ -400,7 +406,7 @@ impl TcpSender {
         self.started
     }
 
-    /// Whether a finite transfer (`config.packets`, or data cut by `config.stop`) is entirely
+    /// Whether a finite transfer (`config.packets`, or data cut by the flow's stop) is entirely
     /// acknowledged. Always `false` for an FTP source still running.
     pub fn is_complete(&self) -> bool {
         (self.started || self.stopped)
@@ -420,7 +426,7 @@ impl TcpSender {
 
     /// Writes up to `bytes` of application data into the send buffer at `now` and sends what
     /// the window allows; returns how many bytes were accepted (none without a send buffer, or
-    /// after `config.stop`). When all were accepted, `push` ends a record with the last of them
+    /// after the flow's stop). When all were accepted, `push` ends a record with the last of them
     /// (its segment carries [`TcpFlags::push`]).
     pub fn write(&mut self, now: Instant, bytes: u64, push: bool) -> u64 {
         self.apply_stop(now);
@@ -465,9 +471,9 @@ impl TcpSender {
         self.timers[Timer::Rtx as usize].is_some()
     }
 
-    /// Applies `config.stop` once `now` reaches it: no new data after what was sent so far.
+    /// Applies the flow's stop once `now` reaches it: no new data after what was sent so far.
     fn apply_stop(&mut self, now: Instant) {
-        if let Some(stop) = self.config.stop
+        if let Some(stop) = self.stop
             && !self.stopped
             && now >= stop
         {
@@ -1062,11 +1068,15 @@ mod tests {
             ..TcpConfig::default()
         };
         f(&mut cfg);
-        let start = cfg.start;
-        let mut s = TcpSender::new(FlowId(1), cfg, &mut RngStream::from_seed(1));
-        s.handle_timeout(start, &mut NullSink);
-        let sent = drain(&mut s, start);
+        let mut s = TcpSender::new(&ctx(), cfg);
+        s.handle_timeout(Instant::ZERO, &mut NullSink);
+        let sent = drain(&mut s, Instant::ZERO);
         (s, sent)
+    }
+
+    /// Flow 1 from time zero, never stopping.
+    fn ctx() -> FlowCtx {
+        FlowCtx::at_zero(FlowId(1), 1)
     }
 
     fn drain(s: &mut TcpSender, now: Instant) -> Vec<i64> {
@@ -1136,7 +1146,7 @@ mod tests {
             send_buffer: Some(DataSize::bytes(3000)),
             ..TcpConfig::default()
         };
-        let mut s = TcpSender::new(FlowId(1), cfg, &mut RngStream::from_seed(1));
+        let mut s = TcpSender::new(&ctx(), cfg);
         // Nothing written: the start sends the SYN only.
         s.handle_timeout(t(0), &mut NullSink);
         assert_eq!(drain_app(&mut s, t(0)), [(0, 0, false)]);
@@ -1231,11 +1241,11 @@ mod tests {
 
     #[test]
     fn before_start_nothing_sent_and_start_is_next_timeout() {
-        let cfg = TcpConfig {
+        let ctx = FlowCtx {
             start: t(1000),
-            ..TcpConfig::default()
+            ..ctx()
         };
-        let mut s = TcpSender::new(FlowId(1), cfg, &mut RngStream::from_seed(1));
+        let mut s = TcpSender::new(&ctx, TcpConfig::default());
         assert_eq!(s.poll_timeout(), Some(t(1000)));
         s.handle_timeout(t(500), &mut NullSink);
         s.handle_packet(t(600), &ack_packet(0, t(600)), &mut NullSink);
@@ -1248,11 +1258,7 @@ mod tests {
 
     #[test]
     fn syn_start_sends_only_syn_then_initial_window() {
-        let mut s = TcpSender::new(
-            FlowId(1),
-            TcpConfig::default(),
-            &mut RngStream::from_seed(1),
-        );
+        let mut s = TcpSender::new(&ctx(), TcpConfig::default());
         s.handle_timeout(Instant::ZERO, &mut NullSink);
         let syn = s
             .poll_transmit(Instant::ZERO)
@@ -1576,7 +1582,7 @@ mod tests {
             packets: Some(2),
             ..TcpConfig::default()
         };
-        let mut s = TcpSender::new(FlowId(1), cfg, &mut RngStream::from_seed(1));
+        let mut s = TcpSender::new(&ctx(), cfg);
         s.handle_timeout(Instant::ZERO, &mut NullSink);
         assert_eq!(drain(&mut s, Instant::ZERO), vec![0]);
         assert_eq!(ack(&mut s, 0, t(100)), vec![1, 2]);
@@ -1586,7 +1592,17 @@ mod tests {
 
     #[test]
     fn stop_no_new_data_but_retransmissions_continue() {
-        let (mut s, sent) = started(|c| c.stop = Some(t(50)));
+        let ctx = FlowCtx {
+            stop: Some(t(50)),
+            ..ctx()
+        };
+        let cfg = TcpConfig {
+            syn: false,
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(&ctx, cfg);
+        s.handle_timeout(Instant::ZERO, &mut NullSink);
+        let sent = drain(&mut s, Instant::ZERO);
         assert_eq!(sent, vec![0, 1]);
         // After the stop an ACK opens the window but no new packet leaves.
         assert!(ack(&mut s, 0, t(100)).is_empty());
@@ -1602,12 +1618,12 @@ mod tests {
 
     #[test]
     fn stop_before_start_never_sends() {
-        let cfg = TcpConfig {
+        let ctx = FlowCtx {
             start: t(100),
             stop: Some(t(100)),
-            ..TcpConfig::default()
+            ..ctx()
         };
-        let mut s = TcpSender::new(FlowId(1), cfg, &mut RngStream::from_seed(1));
+        let mut s = TcpSender::new(&ctx, TcpConfig::default());
         assert_eq!(s.poll_timeout(), None);
         s.handle_timeout(t(100), &mut NullSink);
         assert!(s.poll_transmit(t(100)).is_none());
@@ -1627,12 +1643,11 @@ mod tests {
     #[test]
     fn newreno_first_data_packet_lost_fast_retransmit_allowed() {
         let mut s = TcpSender::new(
-            FlowId(1),
+            &ctx(),
             TcpConfig {
                 initial_window: 4,
                 ..TcpConfig::default()
             },
-            &mut RngStream::from_seed(1),
         );
         s.handle_timeout(Instant::ZERO, &mut NullSink);
         drain(&mut s, Instant::ZERO);

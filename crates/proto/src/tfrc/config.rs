@@ -1,7 +1,7 @@
 //! TFRC's parameters with RFC 5348's defaults, and the `ns2` preset that switches each rule
 //! where ns-2's `Agent/TFRC` and `Agent/TFRCSink` differ (PROTOCOLS.md §2.2 and §2.9).
 
-use fairstream_core::{Bitrate, DataSize, Duration, Instant};
+use fairstream_core::{Bitrate, DataSize, Duration};
 
 use super::EquationForm;
 use crate::{TfrcData, TfrcFeedback, udp_feedback_size, udp_headers};
@@ -94,13 +94,10 @@ pub struct TfrcConfig {
     /// Size of a data packet on the wire, headers included.
     pub packet_size: DataSize,
     /// Bytes of `packet_size` that are headers: the segment size `s` of the equation is
-    /// `packet_size − header` (RFC 5348 §3.1 excludes headers). Default 44 (IPv4 + UDP + the
-    /// 16-byte TFRC data header); ns-2 adds a 32-byte `headersize_` to its `packetSize_`.
+    /// `packet_size − header` (RFC 5348 §3.1 excludes headers). Default: what the wire format
+    /// puts before the payload (`udp_headers` of the TFRC data header: IPv4 + UDP + frame
+    /// header + fields, 52 bytes); ns-2 adds a 32-byte `headersize_` to its `packetSize_`.
     pub header: DataSize,
-    /// When the application starts sending.
-    pub start: Instant,
-    /// When it stops (`None`: never).
-    pub stop: Option<Instant>,
     /// The equation's form.
     pub equation: EquationForm,
     /// How `t_RTO` is set.
@@ -143,8 +140,6 @@ impl Default for TfrcConfig {
         Self {
             packet_size: DataSize::bytes(1000),
             header: DataSize::bytes(udp_headers(TfrcData::WIRE_LEN)),
-            start: Instant::ZERO,
-            stop: None,
             equation: EquationForm::Rfc5348,
             timeout: TimeoutRule::FourRtt,
             rtt_filter: 0.9,

@@ -1,11 +1,9 @@
 //! TFRC as flow protocols: `tfrc` (RFC 5348, or ns-2's agent with the `ns2` preset) and
 //! `tfrc-wireless` (the same with a loss discrimination algorithm at the receiver).
 
-use fairstream_core::{FlowId, Instant, RngStream};
-
 use super::{TfrcConfig, TfrcPreset, TfrcReceiver, TfrcReceiverConfig, TfrcSender};
 use crate::lda::{Lda, LdaConfig};
-use crate::{AnyEndpoint, FlowDemand, FlowProtocol};
+use crate::{AnyEndpoint, FlowCtx, FlowDemand, FlowProtocol};
 
 /// A TFRC flow: the sender's and the receiver's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -28,22 +26,11 @@ impl TfrcFlowConfig {
         }
     }
 
-    /// The sender and receiver of connection `conn` of `flow`, running from `start` to `stop`.
-    pub fn pair(
-        &self,
-        flow: FlowId,
-        conn: u8,
-        start: Instant,
-        stop: Option<Instant>,
-    ) -> (TfrcSender, TfrcReceiver) {
-        let config = TfrcConfig {
-            start,
-            stop,
-            ..self.sender
-        };
+    /// The sender and receiver of connection `conn` of flow `ctx`.
+    pub fn pair(&self, ctx: &FlowCtx, conn: u8) -> (TfrcSender, TfrcReceiver) {
         (
-            TfrcSender::new(flow, conn, config),
-            TfrcReceiver::new(flow, conn, self.receiver, self.sender.equation, None),
+            TfrcSender::new(ctx, conn, self.sender),
+            TfrcReceiver::new(ctx.id, conn, self.receiver, self.sender.equation, None),
         )
     }
 }
@@ -52,14 +39,8 @@ impl FlowProtocol for TfrcFlowConfig {
     const NAME: &'static str = "tfrc";
     const RNG_STREAM: &'static str = "tfrc";
 
-    fn endpoints(
-        &self,
-        flow: FlowId,
-        start: Instant,
-        stop: Option<Instant>,
-        _rng: RngStream,
-    ) -> (AnyEndpoint, AnyEndpoint) {
-        let (sender, receiver) = self.pair(flow, 0, start, stop);
+    fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
+        let (sender, receiver) = self.pair(ctx, 0);
         (
             AnyEndpoint::TfrcSender(Box::new(sender)),
             AnyEndpoint::TfrcReceiver(Box::new(receiver)),
@@ -99,16 +80,10 @@ impl FlowProtocol for TfrcWirelessConfig {
     const NAME: &'static str = "tfrc-wireless";
     const RNG_STREAM: &'static str = "tfrc-wireless";
 
-    fn endpoints(
-        &self,
-        flow: FlowId,
-        start: Instant,
-        stop: Option<Instant>,
-        _rng: RngStream,
-    ) -> (AnyEndpoint, AnyEndpoint) {
-        let (sender, _) = self.tfrc.pair(flow, 0, start, stop);
+    fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
+        let (sender, _) = self.tfrc.pair(ctx, 0);
         let receiver = TfrcReceiver::new(
-            flow,
+            ctx.id,
             0,
             self.tfrc.receiver,
             self.tfrc.sender.equation,

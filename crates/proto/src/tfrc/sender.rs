@@ -14,7 +14,8 @@ use super::config::{
 };
 use crate::tcp::RttEstimator;
 use crate::{
-    Direction, Endpoint, EndpointStats, Header, Metric, MetricSink, Packet, TfrcData, TfrcFeedback,
+    Direction, Endpoint, EndpointStats, FlowCtx, Header, Metric, MetricSink, Packet, TfrcData,
+    TfrcFeedback,
 };
 
 /// Receive rates remembered (RFC 5348's X_recv_set holds those of the last two RTTs; with
@@ -37,6 +38,9 @@ pub struct TfrcSender {
     flow: FlowId,
     conn: u8,
     pub(super) config: TfrcConfig,
+    /// When the application starts sending, and when it stops (`None`: never).
+    start: Instant,
+    stop: Option<Instant>,
     /// Segment size s, bytes.
     s: f64,
     /// Allowed rate X and the equation's rate X_Bps, bytes/s.
@@ -78,8 +82,10 @@ pub struct TfrcSender {
 }
 
 impl TfrcSender {
-    /// A sender for sub-connection `conn` of `flow`, starting at `config.start`.
-    pub fn new(flow: FlowId, conn: u8, config: TfrcConfig) -> Self {
+    /// A sender for sub-connection `conn` of flow `ctx`, sending from the flow's start until
+    /// its stop (TFRC draws no random numbers).
+    pub fn new(ctx: &FlowCtx, conn: u8, config: TfrcConfig) -> Self {
+        let (flow, start) = (ctx.id, ctx.start);
         let s = config.segment();
         let tick = match config.timeout {
             TimeoutRule::Ns2Ticks { tick } => tick,
@@ -92,11 +98,13 @@ impl TfrcSender {
             flow,
             conn,
             config,
+            start,
+            stop: ctx.stop,
             s,
             x,
             x_eq: f64::INFINITY,
             x_inst: x,
-            recv_set: [(f64::INFINITY, config.start); RECV_SET],
+            recv_set: [(f64::INFINITY, start); RECV_SET],
             recv_len: 1,
             rtt: None,
             ticks: RttEstimator::new(
@@ -111,17 +119,17 @@ impl TfrcSender {
             p: 0.0,
             initial_rate: x,
             tld: None,
-            last_change: config.start,
+            last_change: start,
             in_slow_start: true,
             old_rate: x,
             delta: 0.0,
             x_recv_latest: 0.0,
-            no_feedback_at: config.start.saturating_add(match config.no_feedback {
+            no_feedback_at: start.saturating_add(match config.no_feedback {
                 // RFC 5348 §4.2: 2 s; ns-2's `start()`: two packet times at the first rate.
                 NoFeedbackRule::Rfc5348 => Duration::from_secs(2),
                 NoFeedbackRule::Ns2 => Duration::from_secs_f64(2.0 * s / x),
             }),
-            next_send: config.start,
+            next_send: start,
             last_send: None,
             seq: 0,
             round: 0,
@@ -172,7 +180,7 @@ impl TfrcSender {
 
     /// Whether the application still has data to send at `now`.
     fn sending(&self, now: Instant) -> bool {
-        self.config.stop.is_none_or(|stop| now < stop)
+        self.stop.is_none_or(|stop| now < stop)
     }
 
     fn min_rate(&self) -> f64 {
@@ -466,7 +474,7 @@ impl Endpoint for TfrcSender {
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
-        if now < self.next_send || now < self.config.start || !self.sending(now) {
+        if now < self.next_send || now < self.start || !self.sending(now) {
             return None;
         }
         let gap = Duration::from_secs_f64(self.s / self.pacing_rate());
@@ -498,7 +506,7 @@ impl Endpoint for TfrcSender {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        let send = self.next_send.max(self.config.start);
+        let send = self.next_send.max(self.start);
         if !self.sending(send) {
             return None;
         }

@@ -4,7 +4,9 @@
 use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant, RngStream};
 
 use super::*;
-use crate::{Direction, Endpoint, Header, LossRate, NullSink, Packet, TfrcData, TfrcFeedback};
+use crate::{
+    Direction, Endpoint, FlowCtx, Header, LossRate, NullSink, Packet, TfrcData, TfrcFeedback,
+};
 
 fn ms(x: u64) -> Instant {
     Instant::from_nanos(x * 1_000_000)
@@ -161,7 +163,7 @@ fn a_new_loss_event_is_reported_at_once() {
 
 /// A sender that has been told its RTT is 100 ms by a first report at 100 ms.
 fn sender_with_rtt(config: TfrcConfig) -> TfrcSender {
-    let mut tx = TfrcSender::new(FlowId(0), 0, config);
+    let mut tx = TfrcSender::new(&FlowCtx::at_zero(FlowId(0), 1), 0, config);
     let first = tx.poll_transmit(Instant::ZERO).expect("sends at start");
     assert!(matches!(first.header, Header::TfrcData(_)));
     tx.handle_packet(
@@ -333,7 +335,7 @@ fn shuffled_dropped_duplicated_and_bogus_packets_never_break_either_end() {
         };
         let mut c = TfrcFlowConfig::preset(preset);
         c.sender.max_rate = max;
-        let (mut tx, mut rx) = c.pair(FlowId(0), 0, Instant::ZERO, None);
+        let (mut tx, mut rx) = c.pair(&FlowCtx::at_zero(FlowId(0), 1), 0);
         // ns-2's agent has no t_mbi floor.
         let min = if c.sender.t_mbi_floor {
             c.sender.segment() / c.sender.t_mbi.as_secs_f64()
@@ -493,7 +495,7 @@ fn tfrc_wireless_keeps_a_loss_among_the_first_packets_out_of_the_history() {
 /// reports, one every 110 ms, each echoing a packet sent 100 ms earlier (an RTT of 100 ms) with
 /// `x_recv` (bit/s) and p; stops at the last report's instant with the report just handled.
 fn sender_after(config: TfrcFlowConfig, reports: &[(u64, f64)]) -> (TfrcSender, Instant) {
-    let (mut tx, _) = config.pair(FlowId(0), 0, Instant::ZERO, None);
+    let (mut tx, _) = config.pair(&FlowCtx::at_zero(FlowId(0), 1), 0);
     let mut t = Instant::ZERO;
     for (k, &(x_recv_bps, p)) in reports.iter().enumerate() {
         let at = ms(110 * (k as u64 + 1));
@@ -586,7 +588,7 @@ fn ns2_caps_congestion_avoidance_by_the_latest_receive_rate() {
     assert!((r - 80_000.0).abs() < 1.0, "ns-2: {r}");
     let mut c = TfrcFlowConfig::preset(TfrcPreset::Ns2);
     c.sender.receive_limit = ReceiveLimit::Set;
-    let (mut set, _) = c.pair(FlowId(0), 0, Instant::ZERO, None);
+    let (mut set, _) = c.pair(&FlowCtx::at_zero(FlowId(0), 1), 0);
     assert!(set.poll_transmit(Instant::ZERO).is_some());
     for (k, &(x, p)) in reports.iter().enumerate() {
         let now = ms(100 * (k as u64 + 1));

@@ -1,7 +1,7 @@
 //! VTP parameters (PROTOCOLS.md §5): every constant of the algorithm with its default and the
 //! tag PROTOCOLS.md gives it, and the sanitised form the endpoints compute with.
 
-use fairstream_core::{Bitrate, DataSize, Duration, Instant};
+use fairstream_core::{Bitrate, DataSize, Duration};
 
 use crate::lda::SpikeThresholds;
 use crate::{VtpData, udp_headers};
@@ -75,10 +75,6 @@ pub struct VtpConfig {
     /// paper's text says only that VTP "should then enter congestion avoidance"). Default true
     /// \[proposed\]; docs/VALIDATION.md compares the two beside TCP.
     pub resume_at_achieved_rate: bool,
-    /// When the application starts sending.
-    pub start: Instant,
-    /// When the application stops (`None`: never).
-    pub stop: Option<Instant>,
 }
 
 impl Default for VtpConfig {
@@ -101,8 +97,6 @@ impl Default for VtpConfig {
             rtt_ratio_bound: 0.5,
             no_feedback_periods: 2,
             resume_at_achieved_rate: true,
-            start: Instant::ZERO,
-            stop: None,
         }
     }
 }

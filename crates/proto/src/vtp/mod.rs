@@ -20,35 +20,21 @@ pub mod sender;
 #[cfg(test)]
 mod tests;
 
-use fairstream_core::{FlowId, Instant, RngStream};
-
 pub use config::{DATA_HEADERS, VtpConfig};
 pub use control::VtpMode;
 pub use receiver::VtpReceiver;
 pub use sender::VtpSender;
 
-use crate::{AnyEndpoint, FlowDemand, FlowProtocol};
+use crate::{AnyEndpoint, FlowCtx, FlowDemand, FlowProtocol};
 
 impl FlowProtocol for VtpConfig {
     const NAME: &'static str = "vtp";
     const RNG_STREAM: &'static str = "vtp";
 
-    /// VTP draws no random numbers: `rng` is unused.
-    fn endpoints(
-        &self,
-        flow: FlowId,
-        start: Instant,
-        stop: Option<Instant>,
-        _rng: RngStream,
-    ) -> (AnyEndpoint, AnyEndpoint) {
-        let config = Self {
-            start,
-            stop,
-            ..*self
-        };
+    fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
         (
-            AnyEndpoint::VtpSender(Box::new(VtpSender::new(flow, config))),
-            AnyEndpoint::VtpReceiver(Box::new(VtpReceiver::new(flow, &config))),
+            AnyEndpoint::VtpSender(Box::new(VtpSender::new(ctx, *self))),
+            AnyEndpoint::VtpReceiver(Box::new(VtpReceiver::new(ctx.id, self))),
         )
     }
 

@@ -28,13 +28,18 @@ use fairstream_core::{Bitrate, Duration, FlowId, Instant};
 use super::VtpConfig;
 use super::config::{DATA_HEADERS, Params};
 use super::control::{Control, VtpMode};
-use crate::{Direction, Endpoint, EndpointStats, Header, MetricSink, Packet, VtpData, VtpFeedback};
+use crate::{
+    Direction, Endpoint, EndpointStats, FlowCtx, Header, MetricSink, Packet, VtpData, VtpFeedback,
+};
 
 /// A VTP sender with a greedy application between its start and stop times.
 #[derive(Clone, Debug)]
 pub struct VtpSender {
     flow: FlowId,
     config: VtpConfig,
+    /// When the application starts sending, and when it stops (`None`: never).
+    start: Instant,
+    stop: Option<Instant>,
     p: Params,
     ctl: Control,
     /// Data packets sent (the next sequence number).
@@ -52,13 +57,16 @@ pub struct VtpSender {
 }
 
 impl VtpSender {
-    /// A sender for `flow`. Nothing is sent before `config.start` (which
-    /// [`Endpoint::poll_timeout`] reports until then) nor at or after `config.stop`.
-    pub fn new(flow: FlowId, config: VtpConfig) -> Self {
+    /// The sender of flow `ctx`. Nothing is sent before the flow's start (which
+    /// [`Endpoint::poll_timeout`] reports until then) nor at or after its stop. VTP draws no
+    /// random numbers.
+    pub fn new(ctx: &FlowCtx, config: VtpConfig) -> Self {
         let p = Params::new(&config);
         Self {
-            flow,
-            ctl: Control::new(&p, &config, config.start),
+            flow: ctx.id,
+            start: ctx.start,
+            stop: ctx.stop,
+            ctl: Control::new(&p, &config, ctx.start),
             next_seq: 0,
             first_sent: None,
             last_sent: None,
@@ -154,13 +162,13 @@ impl VtpSender {
     // ----------------------------------------------------------------- internals
 
     fn stopped_at(&self, t: Instant) -> bool {
-        self.config.stop.is_some_and(|stop| t >= stop)
+        self.stop.is_some_and(|stop| t >= stop)
     }
 
     /// When the next data packet is due (`None` once the application has stopped).
     fn send_due(&self) -> Option<Instant> {
         let t = match self.last_sent {
-            None => self.config.start,
+            None => self.start,
             Some(last) => last.saturating_add(self.ctl.gap(&self.p)),
         };
         (!self.stopped_at(t)).then_some(t)
@@ -177,7 +185,7 @@ impl VtpSender {
 
     /// Fires whatever is due at `now`: the first rate record, the end of a hold, silence.
     fn on_time(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
-        if !self.started && now >= self.config.start && !self.stopped_at(self.config.start) {
+        if !self.started && now >= self.start && !self.stopped_at(self.start) {
             self.started = true;
             self.ctl.record_rate(now, metrics);
         }

@@ -1,4 +1,4 @@
-use fairstream_core::{Bitrate, Duration, FlowId, Instant, RngStream};
+use fairstream_core::{Bitrate, Duration, FlowId, Instant};
 use fairstream_media::FrameType;
 use proptest::prelude::*;
 
@@ -330,8 +330,7 @@ fn every_protocol_runs_over_the_wire_format_at_the_size_it_is_charged() {
     ];
     let mut types = std::collections::HashMap::<u8, u64>::new();
     for config in protocols {
-        let (mut s, mut r) =
-            config.endpoints(FlowId(0), Instant::ZERO, None, RngStream::from_seed(1));
+        let (mut s, mut r) = config.endpoints(&crate::FlowCtx::at_zero(FlowId(0), 1));
         let mut ch = WireChannel::default();
         let end = Instant::ZERO + Duration::from_secs(2);
         run(&mut s, &mut r, &mut ch, end, &mut NullSink, |_, _, _| {});

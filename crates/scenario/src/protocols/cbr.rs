@@ -1,6 +1,6 @@
 //! A `protocol = "cbr"` flow: unresponsive UDP at a constant bit rate.
 
-use fairstream_core::{Bitrate, DataSize, Duration, Instant};
+use fairstream_core::{Bitrate, DataSize, Duration};
 use fairstream_proto::{CbrConfig, OnOff, ProtocolConfig};
 
 use super::read_packet_size;
@@ -43,8 +43,6 @@ pub(crate) fn read(
     Ok(ProtocolConfig::Cbr(CbrConfig {
         rate,
         packet_size,
-        start: Instant::ZERO,
-        stop: None,
         on_off,
         random,
     }))

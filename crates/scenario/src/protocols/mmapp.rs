@@ -37,7 +37,6 @@ pub(crate) fn read(
         packet_size,
         random,
         scaling,
-        ..d
     }))
 }
 

@@ -74,7 +74,6 @@ pub(crate) fn read(
         trace,
         max_packet,
         scaling,
-        ..d
     }))
 }
 

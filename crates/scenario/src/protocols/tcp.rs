@@ -1,7 +1,7 @@
 //! A `protocol = "tcp"` flow: TCP Reno, NewReno or SACK in ns-2 one-way mode with its window
 //! control (AIMD, binomial, CUBIC or BBR), options and presets (`ns2`, `modern`, `linux`).
 
-use fairstream_core::{Duration, Instant};
+use fairstream_core::Duration;
 use fairstream_proto::tcp::options::header_len;
 use fairstream_proto::tcp::{TcpConfig, TcpSinkConfig, TcpVariant};
 use fairstream_proto::{ProtocolConfig, TcpFlowConfig};
@@ -146,8 +146,6 @@ pub(crate) fn read(
         min_rto,
         max_rto,
         initial_rto,
-        start: Instant::ZERO,
-        stop: None,
         packets,
         // The FTP or finite source; the send buffer is for applications (the streamer).
         send_buffer: None,

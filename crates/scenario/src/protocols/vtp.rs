@@ -120,6 +120,5 @@ pub(crate) fn read(
         rtt_ratio_bound,
         no_feedback_periods,
         resume_at_achieved_rate,
-        ..d
     }))
 }

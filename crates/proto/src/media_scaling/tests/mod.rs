@@ -11,7 +11,8 @@ use fairstream_core::{DataSize, Duration, FlowId, Instant, RngStream};
 use super::config::{DATA_HEADERS, Rule};
 use super::{MediaReceiver, MediaSender, MmAppConfig, MpegAppConfig, ScalingConfig};
 use crate::{
-    Direction, Endpoint, Header, MediaData, MediaFeedback, MetricSink, Packet, udp_feedback_size,
+    Direction, Endpoint, FlowCtx, Header, MediaData, MediaFeedback, MetricSink, Packet,
+    udp_feedback_size,
 };
 
 const FLOW: FlowId = FlowId(5);
@@ -91,7 +92,7 @@ fn receiver(c: ScalingConfig, max_interval: Duration) -> MediaReceiver {
         scaling: c,
         ..MmAppConfig::default()
     }
-    .player();
+    .player(Instant::ZERO);
     MediaReceiver::new(FLOW, Rule::new(&c, max_interval), player)
 }
 
@@ -166,15 +167,20 @@ fn media_scaling_protocols_are_listed() {
     assert_eq!((mm.name(), mm.rng_stream()), ("mmapp", "mmapp"));
     assert_eq!((mpeg.name(), mpeg.rng_stream()), ("mpegapp", "mpegapp"));
     assert!(mm.sends_feedback() && mpeg.sends_feedback());
-    let (mut s, r) = mm.endpoints(FLOW, ms(7), Some(ms(60)), RngStream::from_seed(1));
+    let (mut s, r) = mm.endpoints(&FlowCtx::new(
+        FLOW,
+        ms(7),
+        Some(ms(60)),
+        RngStream::from_seed(1),
+    ));
     assert!(matches!(s, AnyEndpoint::MmAppSender(_)));
     assert!(matches!(r, AnyEndpoint::MmAppReceiver(_)));
-    // The flow's start and stop replace the configuration's: 1000 B at 300 kbit/s every
+    // The flow's start and stop: 1000 B at 300 kbit/s every
     // 26.667 ms from 7 ms: packets at 7, 33.7 and 60.3 ms, the last after the stop.
     assert_eq!(s.poll_timeout(), Some(ms(7)));
     let sent = run_until(&mut s, ms(1000), &mut crate::NullSink);
     assert_eq!(sent.len(), 2);
-    let (s, r) = mpeg.endpoints(FLOW, ms(0), None, RngStream::from_seed(1));
+    let (s, r) = mpeg.endpoints(&FlowCtx::at_zero(FLOW, 1));
     assert!(matches!(s, AnyEndpoint::MpegAppSender(_)));
     assert!(matches!(r, AnyEndpoint::MpegAppReceiver(_)));
 }

@@ -115,9 +115,9 @@ impl Channel for Chaos {
 }
 
 fn pair(seed: u64) -> (MediaSender, MediaReceiver) {
-    let rng = RngStream::from_seed(seed);
+    let ctx = &FlowCtx::at_zero(FLOW, seed);
     match seed % 4 {
-        0 => MmAppConfig::default().build(FLOW, rng),
+        0 => MmAppConfig::default().build(ctx),
         1 => MmAppConfig {
             packet_size: DataSize::ZERO,
             random: true,
@@ -141,10 +141,9 @@ fn pair(seed: u64) -> (MediaSender, MediaReceiver) {
                 rebuffer: Duration::MAX,
                 max_stall: Duration::ZERO,
             },
-            ..MmAppConfig::default()
         }
-        .build(FLOW, rng),
-        2 => MpegAppConfig::default().build(FLOW, rng),
+        .build(ctx),
+        2 => MpegAppConfig::default().build(ctx),
         _ => MpegAppConfig {
             max_packet: DataSize::bytes(100),
             trace: super::super::MpegTrace::Synthetic {
@@ -160,9 +159,8 @@ fn pair(seed: u64) -> (MediaSender, MediaReceiver) {
                 feedback_timeout_rtts: 0.5,
                 ..ScalingConfig::default()
             },
-            ..MpegAppConfig::default()
         }
-        .build(FLOW, rng),
+        .build(ctx),
     }
 }
 
@@ -254,7 +252,7 @@ fn mean_scale(m: &VecSink, from: Instant, to: Instant) -> f64 {
 
 #[test]
 fn mm_app_climbs_to_scale_4_on_an_empty_path_and_stays() {
-    let (mut s, mut r) = MmAppConfig::default().build(FLOW, RngStream::from_seed(1));
+    let (mut s, mut r) = MmAppConfig::default().build(&FlowCtx::at_zero(FLOW, 1));
     let mut link = bottleneck(10_000);
     let mut m = VecSink::default();
     run(&mut s, &mut r, &mut link, ms(10_000), &mut m, |_, _, _| {});
@@ -279,7 +277,7 @@ fn mm_app_climbs_to_scale_4_on_an_empty_path_and_stays() {
 fn mm_app_backs_off_from_an_overloaded_bottleneck() {
     // 600 kbit/s: between scales 1 (500) and 2 (700). The scale must keep coming down from
     // above 1 and the link must stay busy without being flooded.
-    let (mut s, mut r) = MmAppConfig::default().build(FLOW, RngStream::from_seed(1));
+    let (mut s, mut r) = MmAppConfig::default().build(&FlowCtx::at_zero(FLOW, 1));
     let mut link = bottleneck(600);
     let mut m = VecSink::default();
     run(&mut s, &mut r, &mut link, ms(60_000), &mut m, |_, _, _| {});
@@ -297,7 +295,7 @@ fn mm_app_backs_off_from_an_overloaded_bottleneck() {
 
 #[test]
 fn mpeg_app_runs_at_scale_4_when_the_path_has_room() {
-    let (mut s, mut r) = MpegAppConfig::default().build(FLOW, RngStream::from_seed(1));
+    let (mut s, mut r) = MpegAppConfig::default().build(&FlowCtx::at_zero(FLOW, 1));
     let mut link = bottleneck(3_000);
     let mut m = VecSink::default();
     run(&mut s, &mut r, &mut link, ms(10_000), &mut m, |_, _, _| {});
@@ -325,7 +323,7 @@ fn a_frame_missing_a_fragment_is_not_delivered() {
         },
         ..MpegAppConfig::default()
     }
-    .build(FLOW, RngStream::from_seed(1));
+    .build(&FlowCtx::at_zero(FLOW, 1));
     let mut link = bottleneck(600);
     let mut m = VecSink::default();
     run(&mut s, &mut r, &mut link, ms(10_000), &mut m, |_, _, _| {});

@@ -17,11 +17,16 @@ fn quiet(initial_scale: u8) -> ScalingConfig {
 }
 
 fn mm(c: MmAppConfig) -> MediaSender {
-    MediaSender::mm_app(FLOW, &c, RngStream::from_seed(3))
+    MediaSender::mm_app(&FlowCtx::at_zero(FLOW, 3), &c)
 }
 
 fn mpeg(c: &MpegAppConfig) -> MediaSender {
-    c.build(FLOW, RngStream::from_seed(3)).0
+    c.build(&FlowCtx::at_zero(FLOW, 3)).0
+}
+
+/// Flow [`FLOW`] running from `start` to `stop`.
+fn running(start: Instant, stop: Option<Instant>) -> FlowCtx {
+    FlowCtx::new(FLOW, start, stop, RngStream::from_seed(3))
 }
 
 fn times(ps: &[Packet]) -> Vec<u64> {
@@ -309,25 +314,17 @@ fn without_reports_the_sender_halves_its_scale_every_feedback_timeout() {
 
 #[test]
 fn nothing_is_sent_at_or_after_stop() {
-    let mut s = mm(MmAppConfig {
-        stop: Some(ms(100)),
-        ..MmAppConfig::default()
-    });
+    let mut s = MediaSender::mm_app(&running(ms(0), Some(ms(100))), &MmAppConfig::default());
     let sent = run_until(&mut s, ms(10_000), &mut NullSink);
     assert_eq!(sent.len(), 4);
     assert_eq!(s.poll_timeout(), None);
-    let mut never = mpeg(&MpegAppConfig {
-        start: ms(5),
-        stop: Some(ms(5)),
-        ..MpegAppConfig::default()
-    });
+    let mut never = MpegAppConfig::default()
+        .build(&running(ms(5), Some(ms(5))))
+        .0;
     assert_eq!(never.poll_timeout(), None);
     assert!(run_until(&mut never, ms(1000), &mut NullSink).is_empty());
     // A later start: the trace's time 0 is the start.
-    let mut late = mpeg(&MpegAppConfig {
-        start: ms(250),
-        ..MpegAppConfig::default()
-    });
+    let mut late = MpegAppConfig::default().build(&running(ms(250), None)).0;
     assert_eq!(late.poll_timeout(), Some(ms(250)));
     let first = run_until(&mut late, ms(250), &mut NullSink);
     assert_eq!(first.len(), 8);

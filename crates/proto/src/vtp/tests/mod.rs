@@ -9,7 +9,8 @@ use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant};
 
 use super::{DATA_HEADERS, VtpConfig, VtpReceiver, VtpSender};
 use crate::{
-    Direction, Endpoint, Header, MetricSink, Packet, VtpData, VtpFeedback, udp_feedback_size,
+    Direction, Endpoint, FlowCtx, Header, MetricSink, Packet, VtpData, VtpFeedback,
+    udp_feedback_size,
 };
 
 const FLOW: FlowId = FlowId(3);
@@ -116,7 +117,12 @@ fn cfg() -> VtpConfig {
 }
 
 fn sender(c: VtpConfig) -> VtpSender {
-    VtpSender::new(FLOW, c)
+    VtpSender::new(&running(Instant::ZERO, None), c)
+}
+
+/// Flow [`FLOW`] running from `start` to `stop`.
+fn running(start: Instant, stop: Option<Instant>) -> FlowCtx {
+    FlowCtx::new(FLOW, start, stop, fairstream_core::RngStream::from_seed(1))
 }
 
 fn receiver() -> VtpReceiver {
@@ -130,11 +136,10 @@ fn vtp_is_a_listed_protocol() {
     assert_eq!((config.name(), config.rng_stream()), ("vtp", "vtp"));
     assert!(config.sends_feedback());
     assert_eq!(config.segment_payload(), 0);
-    let rng = fairstream_core::RngStream::from_seed(1);
-    let (mut s, r) = config.endpoints(FLOW, ms(7), Some(ms(9)), rng);
+    let (mut s, r) = config.endpoints(&running(ms(7), Some(ms(9))));
     assert!(matches!(s, AnyEndpoint::VtpSender(_)));
     assert!(matches!(r, AnyEndpoint::VtpReceiver(_)));
-    // The flow's start and stop replace the configuration's: packets at 7 and 8 ms.
+    // The flow's start and stop: packets at 7 and 8 ms.
     assert_eq!(s.poll_timeout(), Some(ms(7)));
     let mut sent = 0;
     while let Some(t) = s.poll_timeout() {

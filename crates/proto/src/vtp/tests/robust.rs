@@ -127,7 +127,7 @@ fn chaos_never_panics_and_keeps_the_rate_within_limits() {
                 ..VtpConfig::default()
             },
         };
-        let mut s = VtpSender::new(FLOW, config);
+        let mut s = VtpSender::new(&running(Instant::ZERO, None), config);
         let mut r = VtpReceiver::new(FLOW, &config);
         let mut ch = Chaos {
             m: Mangler::new(
@@ -213,7 +213,7 @@ impl Channel for Bottleneck {
 /// 40 s (wire bytes delivered over capacity), and the sender.
 fn through_bottleneck(p_loss: f64) -> (f64, VtpSender, u64) {
     let config = VtpConfig::default();
-    let mut s = VtpSender::new(FLOW, config);
+    let mut s = VtpSender::new(&running(Instant::ZERO, None), config);
     let mut r = VtpReceiver::new(FLOW, &config);
     let mut link = Bottleneck {
         rate: Bitrate::mbps(2),

@@ -11,10 +11,7 @@ fn has(m: &VecSink, want: Metric) -> bool {
 
 #[test]
 fn packets_leave_at_size_over_rate_and_follow_rate_changes() {
-    let mut s = sender(VtpConfig {
-        start: ms(1000),
-        ..cfg()
-    });
+    let mut s = VtpSender::new(&running(ms(1000), None), cfg());
     let mut m = VecSink::default();
     assert_eq!(s.poll_timeout(), Some(ms(1000)));
     assert!(s.poll_transmit(ms(999)).is_none());
@@ -58,18 +55,11 @@ fn packets_leave_at_size_over_rate_and_follow_rate_changes() {
 
 #[test]
 fn nothing_is_sent_at_or_after_stop() {
-    let mut s = sender(VtpConfig {
-        stop: Some(ms(10)),
-        ..cfg()
-    });
+    let mut s = VtpSender::new(&running(ms(0), Some(ms(10))), cfg());
     let sent = run_until(&mut s, ms(1000), &mut NullSink);
     assert_eq!(sent.len(), 10);
     assert_eq!(s.poll_timeout(), None);
-    let mut never = sender(VtpConfig {
-        start: ms(5),
-        stop: Some(ms(5)),
-        ..cfg()
-    });
+    let mut never = VtpSender::new(&running(ms(5), Some(ms(5))), cfg());
     assert_eq!(never.poll_timeout(), None);
     assert!(never.poll_transmit(ms(5)).is_none());
 }
@@ -460,10 +450,7 @@ fn silence_cuts_and_holds_then_keeps_the_rate_unless_a_report_came() {
 
 #[test]
 fn bogus_and_stale_reports_are_ignored() {
-    let mut s = sender(VtpConfig {
-        start: ms(10),
-        ..cfg()
-    });
+    let mut s = VtpSender::new(&running(ms(10), None), cfg());
     let mut m = VecSink::default();
     // Before anything was sent.
     feed(&mut s, ms(5), &report(fb(ms(0), 1, 0, 0, 1)), &mut m);
