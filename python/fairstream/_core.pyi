@@ -142,6 +142,12 @@ def parse_memory(text: str) -> int:
     """Bytes of a memory size written as `"8GB"`, `"512MiB"` or a number of bytes; ValueError
     saying what was expected otherwise."""
 
+def parse_quantity(text: str, kind: str) -> int:
+    """The one parser of quantities written with a unit, as scenarios write them: `kind` "rate"
+    ("11Mbps", "1.5 Mbit/s") gives bit/s, "duration" ("35ms") nanoseconds, "size" ("1500B",
+    "64KiB") bytes; ValueError saying what was expected otherwise. Python reads every number a run
+    knows from its tables; this is for what a person wrote."""
+
 def available_memory() -> tuple[int, str]:
     """The memory a run may use when no limit is given: `(bytes, where the figure comes from)`."""
 

@@ -133,6 +133,12 @@ BENCHMARKS: dict[str, Benchmark] = {
 }
 
 
+def worker_summary(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a run's summary a `fairstream.bench_worker` report carries (its flows, links and
+    simulated duration), as `bench_ns3.spec_from_run` reads it."""
+    return {"flows": report["flows"], "links": report["links"], "duration_s": report["sim_duration_s"]}
+
+
 # --------------------------------------------------------------------------- scenarios
 
 
@@ -469,7 +475,7 @@ def _run_one(
         clis.append(run_cli(text, bench.id))
         if with_ns3 and bench.ns3:
             if spec is None:
-                spec = bench_ns3.spec_from_run(sims[0]["resolved_toml"], {"flows": sims[0]["flows"]})
+                spec = bench_ns3.spec_from_run(sims[0]["resolved_toml"], worker_summary(sims[0]))
             if progress:
                 progress(f"bench {bench.id}: round {k + 1}/{repeat}: ns-3")
             ns3_runs.append(run_ns3(spec))
@@ -582,7 +588,7 @@ def _scale(
         if ns3:
             if progress:
                 progress(f"scaling: {n} flows in ns-3")
-            spec = bench_ns3.spec_from_run(runs[0]["resolved_toml"], {"flows": runs[0]["flows"]})
+            spec = bench_ns3.spec_from_run(runs[0]["resolved_toml"], worker_summary(runs[0]))
             r = run_ns3(spec)
             row["ns3"] = {
                 "sim_s": r["wall_s"],

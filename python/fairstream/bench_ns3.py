@@ -39,8 +39,9 @@ How the ns-3 model matches fairstream (each point is a setting, not a correction
   buffer and initial slow-start threshold, and a send buffer as large as that window. ns-3 does
   a real three-way handshake where fairstream emulates the SYN (ns-2 ``syn_``): both send the SYN
   at the flow's start and data one round trip later.
-- UDP CBR: a ``UdpClient`` sending ``packet_size - 28`` bytes of payload (1500 bytes on the IP
-  layer) every ``packet_size / rate`` from the flow's start, into a ``PacketSink``.
+- UDP CBR: a ``UdpClient`` sending the flow's payload (its summary's ``payload_bytes``: a
+  1500-byte packet less IP and UDP) every ``packet_size / rate`` from the flow's start, into a
+  ``PacketSink``.
 - flows start at exactly the ``start_s`` fairstream drew for them (taken from its summary).
 
 Goodput is computed as fairstream computes it: application bytes delivered in order to the sink
@@ -51,11 +52,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import math
 import re
 import sys
 import time
 
+from . import _core
 from .procstatus import status_kib
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -67,11 +68,6 @@ BUILD_NOTE = "PyPI wheel (cppyy bindings), release build with logging/asserts, g
 
 #: The extra that installs ns-3.
 INSTALL_HINT = "pip install 'fairstream[ns3]'"
-
-#: IP + TCP header without options, the timestamps option's bytes, and IP + UDP header, bytes.
-TCP_HEADER = 40
-TIMESTAMPS = 12
-UDP_HEADER = 28
 
 #: BulkSendApplication write size: a large write costs one Packet object per 64 KiB of send
 #: buffer instead of one per 512 bytes (the default); TCP cuts segments of SegmentSize either way.
@@ -139,72 +135,50 @@ def version() -> str | None:
         return None
 
 
-# --------------------------------------------------------------------------- units
+# --------------------------------------------------------------------------- spec (parent side)
 
-_RATE_UNITS = {"bps": 1.0, "kbps": 1e3, "mbps": 1e6, "gbps": 1e9, "bit/s": 1.0, "kbit/s": 1e3}
-_RATE_UNITS |= {"mbit/s": 1e6, "gbit/s": 1e9}
-_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
-_SIZE_UNITS = {"b": 1, "kb": 1000, "kib": 1024, "mb": 1000**2, "mib": 1024**2}
-_QUANTITY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ/]+)\s*$")
-
-
-def _quantity(text: Any, units: dict[str, float], what: str) -> float:
-    if isinstance(text, int | float) and not isinstance(text, bool):
-        return float(text)
-    match = _QUANTITY.match(str(text))
-    unit = match.group(2).lower() if match else ""
-    if not match or unit not in units:
-        raise ValueError(f"cannot read {text!r} as a {what} for the ns-3 model")
-    return float(match.group(1)) * units[unit]
+#: The dumbbell's links the ns-3 model takes its parameters from, by role (the first host's access
+#: links stand for every host's: the dumbbell gives every host the same).
+_ROLES = {
+    "left_access": "left0->router_left",
+    "right_access": "router_right->right0",
+    "bottleneck": "router_left->router_right",
+}
 
 
-def parse_rate(text: Any) -> float:
-    """A bit rate ("11Mbps", "1.5 Mbit/s") in bit/s."""
-    return _quantity(text, _RATE_UNITS, "bit rate")
+def _seconds(text: Any) -> float:
+    """Seconds of a duration the scenario writes with its unit ("35ms"), by the one parser."""
+    return _core.parse_quantity(str(text), "duration") / 1e9
 
 
-def parse_duration(text: Any) -> float:
-    """A duration ("35ms", "300 s") in seconds."""
-    return _quantity(text, _TIME_UNITS, "duration")
-
-
-def parse_size(text: Any) -> int:
-    """A data size ("1500B", "64KiB") in bytes."""
-    return round(_quantity(text, _SIZE_UNITS, "data size"))
-
-
-def queue_limit(queue: dict[str, Any] | None, rate_bps: float) -> str:
-    """An ns-3 QueueSize string ("99p", "64000B") for a fairstream drop-tail queue table.
+def queue_limit(link: dict[str, Any]) -> str:
+    """An ns-3 QueueSize string ("99p", "64000B") for a link's drop-tail queue, from the run's link
+    summary (``queue_kind``, ``queue_limit_packets`` / ``queue_limit_bytes``, ``droptail_counting``).
 
     ns-3's device queue counts the packets waiting, not the one on the wire, as fairstream's
     default (``preset = "pfifo"``) does; a packet limit of ``n`` under ``preset = "ns2"`` holds
     ``n - 1`` waiting, so ns-3 gets ``n - 1``.
     """
-    queue = queue or {"kind": "droptail", "limit": 50}
-    if queue.get("kind", "droptail") != "droptail":
-        raise ValueError(f"the ns-3 model has drop-tail queues only, not {queue.get('kind')!r}")
-    preset = queue.get("preset", "pfifo")
-    if preset not in ("pfifo", "ns2"):
-        raise ValueError(f"no ns-3 equivalent of drop-tail preset {preset!r}")
-    limit = queue.get("limit", 50)
-    text = str(limit).strip()
-    packets = re.match(r"^([0-9]+)\s*(packets?|p)?$", text)
-    if packets:
-        n = int(packets.group(1))
-        return f"{n - 1 if preset == 'ns2' else n}p"
-    if preset == "ns2":
+    if link.get("queue_kind") != "droptail":
+        raise ValueError(f"the ns-3 model has drop-tail queues only, not {link.get('queue_kind')!r}")
+    counting = link.get("droptail_counting")
+    if counting not in ("pfifo", "ns2"):
+        raise ValueError(f"no ns-3 equivalent of drop-tail counting {counting!r}")
+    packets = link.get("queue_limit_packets")
+    if packets is not None:
+        return f"{int(packets) - 1 if counting == 'ns2' else int(packets)}p"
+    if counting == "ns2":
         raise ValueError("the ns-3 model has no byte-limited drop-tail queue with ns-2 counting")
-    try:
-        return f"{math.floor(parse_duration(text) * rate_bps / 8)}B"
-    except ValueError:
-        return f"{parse_size(text)}B"
-
-
-# --------------------------------------------------------------------------- spec (parent side)
+    return f"{int(link['queue_limit_bytes'])}B"
 
 
 def spec_from_run(resolved_toml: str, summary: dict[str, Any]) -> dict[str, Any]:
-    """The ns-3 spec of a finished fairstream run: its resolved scenario and its summary.
+    """The ns-3 spec of a finished fairstream run: its resolved scenario and its summary (``flows``,
+    ``links`` and ``duration_s`` as in summary.json).
+
+    Links, queues, packet sizes and the flows' start times are the numbers the run wrote in its
+    summary; the resolved scenario says which settings each flow has (every default filled in),
+    the few durations and rates it gives read with `_core.parse_quantity`.
 
     Raises ValueError for what the ns-3 model does not reproduce (a topology other than a
     dumbbell, lossy links, capacity schedules, queues other than drop-tail, TCP settings such as
@@ -219,27 +193,24 @@ def spec_from_run(resolved_toml: str, summary: dict[str, Any]) -> dict[str, Any]
     if float(doc.get("engine", {}).get("perturb_delays", 0) or 0) != 0:
         raise ValueError("the ns-3 model has no perturbed link delays (engine.perturb_delays)")
     hosts = int(topo.get("hosts", 1))
+    by_name = {link["name"]: link for link in summary["links"]}
     links = {}
-    for role in ("left_access", "right_access", "bottleneck"):
-        table = topo.get(role) if role == "bottleneck" else (topo.get(role) or topo.get("access"))
-        if not table:
-            raise ValueError(f"the dumbbell has no `{role}` link")
-        for key in ("loss", "schedule"):
-            if table.get(key) not in (None, [], {}, {"kind": "none"}):
-                raise ValueError(f"the ns-3 model has no `{key}` on links (topology.{role})")
-        rate = parse_rate(table["rate"])
-        links[role] = {
-            "rate_bps": rate,
-            "delay_s": parse_duration(table["delay"]),
-            "queue": queue_limit(table.get("queue"), rate),
-        }
+    for role, name in _ROLES.items():
+        link = by_name.get(name)
+        if link is None:
+            raise ValueError(f"the dumbbell has no link {name} ({role})")
+        if link.get("loss_rate"):
+            raise ValueError(f"the ns-3 model has no `loss` on links (topology.{role})")
+        if link.get("schedule_t_ns"):
+            raise ValueError(f"the ns-3 model has no `schedule` on links (topology.{role})")
+        links[role] = {"rate_bps": link["rate_bps"], "delay_s": link["delay_s"], "queue": queue_limit(link)}
     templates = []
     for flow in doc.get("flow", []):
         templates.extend([flow] * int(flow.get("count", 1)))
     results = sorted(summary["flows"], key=lambda f: f["flow_id"])
     if len(templates) != len(results):
         raise ValueError(f"{len(templates)} flows in the scenario but {len(results)} in the summary")
-    duration = parse_duration(doc["duration"])
+    duration = float(summary["duration_s"])
     flows = [_flow_spec(t, r, hosts, duration) for t, r in zip(templates, results, strict=True)]
     return {
         "name": doc.get("name", summary.get("name")),
@@ -267,7 +238,7 @@ def _flow_spec(
         raise ValueError(
             f"flow {result['name']}: the ns-3 model does not know flow key(s) {', '.join(unknown)}"
         )
-    if parse_duration(template.get("overhead", 0)) != 0:
+    if _seconds(template["overhead"]) != 0:
         raise ValueError(f"flow {result['name']}: the ns-3 model has no host overhead")
     if template.get("atm", "none") != "none":
         raise ValueError(f"flow {result['name']}: the ns-3 model has no ATM (atm = {template['atm']!r})")
@@ -278,12 +249,13 @@ def _flow_spec(
         "dst": _host_index(result["dst"], "right", hosts),
         "start_s": float(result["start_s"]),
         "stop_s": float(result.get("stop_s") or duration),
-        "packet_size": parse_size(template.get("packet_size", "1040B" if protocol == "tcp" else "1000B")),
+        "packet_size": int(result["packet_size_bytes"]),
+        "payload": int(result["payload_bytes"]),
     }
     if protocol == "cbr":
         if template.get("on") or template.get("off") or template.get("random"):
             raise ValueError(f"flow {result['name']}: the ns-3 model has constant-rate CBR only")
-        out["rate_bps"] = parse_rate(template["rate"])
+        out["rate_bps"] = _core.parse_quantity(str(template["rate"]), "rate")
         return out
     if protocol != "tcp":
         raise ValueError(f"flow {result['name']}: no ns-3 model of protocol {protocol!r}")
@@ -312,7 +284,7 @@ def _flow_spec(
         )
     if template.get("packets") is not None or template.get("max_cwnd") is not None:
         raise ValueError(f"flow {result['name']}: the ns-3 model runs unlimited bulk flows without max_cwnd")
-    if parse_duration(template.get("max_rto", "60s")) != _NS3_MAX_RTO_S:
+    if _seconds(template["max_rto"]) != _NS3_MAX_RTO_S:
         raise ValueError(f"flow {result['name']}: ns-3's maximum RTO is fixed at 60 s")
     out |= {
         "variant": variant,
@@ -322,12 +294,12 @@ def _flow_spec(
         "cubic_c": float(cubic.get("c", 0.4)),
         "cubic_beta": float(cubic.get("beta", 0.7)),
         "cubic_fast_convergence": bool(cubic.get("fast_convergence", True)),
-        "initial_window": int(template.get("initial_window", 2)),
-        "window": int(template.get("window", 20)),
+        "initial_window": int(template["initial_window"]),
+        "window": int(template["window"]),
         "initial_ssthresh": template.get("initial_ssthresh"),
-        "min_rto_s": parse_duration(template.get("min_rto", "200ms")),
-        "initial_rto_s": parse_duration(template.get("initial_rto", "3s")),
-        "tick_s": parse_duration(template.get("tick", "10ms")),
+        "min_rto_s": _seconds(template["min_rto"]),
+        "initial_rto_s": _seconds(template["initial_rto"]),
+        "tick_s": _seconds(template["tick"]),
     }
     return out
 
@@ -352,7 +324,7 @@ def settings(spec: dict[str, Any]) -> dict[str, Any]:
     if cbr:
         f = cbr[0]
         out["cbr"] = {
-            "UdpClient::PacketSize": f["packet_size"] - UDP_HEADER,
+            "UdpClient::PacketSize": f["payload"],
             "UdpClient::Interval": f"{f['packet_size'] * 8 / f['rate_bps'] * 1e6:g}us",
         }
     return out
@@ -362,7 +334,7 @@ def _tcp_attributes(f: dict[str, Any]) -> list[tuple[str, Any]]:
     variant = f.get("variant", "newreno")
     control = f.get("control", "aimd")
     timestamps = bool(f.get("timestamps", False))
-    mss = f["packet_size"] - TCP_HEADER - (TIMESTAMPS if timestamps else 0)
+    mss = f["payload"]
     window_bytes = f["window"] * mss
     ssthresh = f["initial_ssthresh"]
     attrs: list[tuple[str, Any]] = [
@@ -574,7 +546,7 @@ def _build(ns: Any, spec: dict[str, Any], counters: Any = None) -> tuple[list[An
         else:
             helper = ns.UdpClientHelper(remote)
             helper.SetAttribute("MaxPackets", ns.UintegerValue(0))
-            helper.SetAttribute("PacketSize", ns.UintegerValue(f["packet_size"] - UDP_HEADER))
+            helper.SetAttribute("PacketSize", ns.UintegerValue(f["payload"]))
             interval_ns = round(f["packet_size"] * 8 / f["rate_bps"] * 1e9)
             helper.SetAttribute("Interval", ns.TimeValue(ns.NanoSeconds(interval_ns)))
         apps = helper.Install(left.Get(f["src"]))

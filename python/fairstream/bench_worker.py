@@ -7,7 +7,8 @@ Reads ``{"text": ..., "filename": ...}`` (a scenario) as JSON on stdin, builds a
   set-up + ``Simulator::Run()``), build_s, events, sim_duration_s, finished;
 - packets (sent by all flows), and what the ns-3 comparison needs: the resolved scenario
   (``resolved_toml``), the per-flow results of the summary (``flows``: name, src, dst, start_s,
-  stop_s, goodput, retransmits, drops) and the drops at the dumbbell's bottleneck
+  stop_s, packet sizes, goodput, retransmits, drops), its links (``links``, as in summary.json)
+  and the drops at the dumbbell's bottleneck
   (``bottleneck_drops``, the link ``router_left->router_right``; None without one);
 - memory from /proc/self/status (Linux; None elsewhere): ``vmhwm_kib``, this process's peak
   resident memory since it started, and ``rss_imported_kib`` / ``rss_end_kib``, its resident
@@ -37,6 +38,9 @@ FLOW_FIELDS = (
     "dst",
     "start_s",
     "stop_s",
+    "packet_size_bytes",
+    "header_bytes",
+    "payload_bytes",
     "goodput_bps",
     "goodput_bytes",
     "packets_sent",
@@ -66,6 +70,7 @@ def main() -> int:
         "finished": bool(finished),
         "resolved_toml": sim.resolved_toml(),
         "flows": [{k: f.get(k) for k in FLOW_FIELDS} for f in flows],
+        "links": summary.get("links", []),
         "bottleneck_drops": drops[0] if drops else None,
         "rss_imported_kib": rss_imported,
         "rss_end_kib": rss_end,

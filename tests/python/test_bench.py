@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 from fairstream import bench, bench_ns3
-from fairstream.bench import BENCHMARKS, agreement, jain, run_cli, run_fairstream, scenario_text
+from fairstream.bench import (
+    BENCHMARKS,
+    agreement,
+    jain,
+    run_cli,
+    run_fairstream,
+    scenario_text,
+    worker_summary,
+)
 from fairstream.cli import main
 
 needs_ns3 = pytest.mark.skipif(
@@ -118,13 +126,14 @@ def test_jain() -> None:
 
 def test_ns3_spec_from_a_fairstream_run() -> None:
     report = _quick_run("B1")
-    spec = bench_ns3.spec_from_run(report["resolved_toml"], {"flows": report["flows"]})
+    spec = bench_ns3.spec_from_run(report["resolved_toml"], worker_summary(report))
     assert spec["hosts"] == 2 and spec["duration_s"] == pytest.approx(2.0)
     assert spec["links"]["bottleneck"] == {"rate_bps": 11e6, "delay_s": pytest.approx(0.001), "queue": "99p"}
     assert spec["links"]["left_access"]["queue"] == "50p"
     assert spec["links"]["right_access"]["delay_s"] == pytest.approx(0.035)
     assert [f["start_s"] for f in spec["flows"]] == [f["start_s"] for f in report["flows"]]
     assert {f["start_s"] for f in spec["flows"]} != {0.0}  # drawn U[0, 1) by fairstream
+    assert {(f["packet_size"], f["payload"]) for f in spec["flows"]} == {(1500, 1460)}
     attributes = bench_ns3.settings(spec)["tcp"]
     assert attributes["TcpSocket::SegmentSize"] == 1460
     assert attributes["TcpSocket::InitialCwnd"] == 10
@@ -136,22 +145,21 @@ def test_ns3_spec_from_a_fairstream_run() -> None:
 
 def test_ns3_spec_refuses_what_it_does_not_model() -> None:
     report = _quick_run("B1")
-    resolved = report["resolved_toml"]
+    resolved, summary = report["resolved_toml"], worker_summary(report)
     with pytest.raises(ValueError, match="delayed_ack"):
-        bench_ns3.spec_from_run(
-            resolved.replace("delayed_ack = false", 'delayed_ack = "100ms"'), {"flows": report["flows"]}
-        )
+        bench_ns3.spec_from_run(resolved.replace("delayed_ack = false", 'delayed_ack = "100ms"'), summary)
+    red = [dict(link, queue_kind="red") for link in summary["links"]]
     with pytest.raises(ValueError, match="drop-tail"):
-        bench_ns3.spec_from_run(
-            resolved.replace('kind = "droptail"', 'kind = "red"'), {"flows": report["flows"]}
-        )
+        bench_ns3.spec_from_run(resolved, {**summary, "links": red})
+    lossy = [dict(link, loss_rate=0.01) for link in summary["links"]]
+    with pytest.raises(ValueError, match="loss"):
+        bench_ns3.spec_from_run(resolved, {**summary, "links": lossy})
     with pytest.raises(ValueError, match="does not know flow key.*fancy"):
-        bench_ns3.spec_from_run(
-            resolved.replace("[[flow]]\n", "[[flow]]\nfancy = 1\n"), {"flows": report["flows"]}
-        )
-    assert bench_ns3.queue_limit({"kind": "droptail", "limit": "20ms"}, 10e6) == "25000B"
-    assert bench_ns3.queue_limit(None, 10e6) == "50p"
-    assert bench_ns3.queue_limit({"kind": "droptail", "limit": "99 packets", "preset": "ns2"}, 10e6) == "98p"
+        bench_ns3.spec_from_run(resolved.replace("[[flow]]\n", "[[flow]]\nfancy = 1\n"), summary)
+    link = {"queue_kind": "droptail", "droptail_counting": "pfifo"}
+    assert bench_ns3.queue_limit({**link, "queue_limit_bytes": 25_000}) == "25000B"
+    assert bench_ns3.queue_limit({**link, "queue_limit_packets": 50}) == "50p"
+    assert bench_ns3.queue_limit({**link, "droptail_counting": "ns2", "queue_limit_packets": 99}) == "98p"
 
 
 def test_wait_for_idle(monkeypatch: pytest.MonkeyPatch) -> None:

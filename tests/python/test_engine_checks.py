@@ -201,13 +201,23 @@ def test_serialisation_rounds_to_the_nearest_nanosecond() -> None:
     assert audit.tx_ns(1500, 10_000_000) == 1_200_000
 
 
-def test_units_of_the_resolved_scenario() -> None:
-    assert audit.parse_rate("1.5Mbps") == 1_500_000 and audit.parse_rate("0bps") == 0
-    assert audit.parse_rate("10 Mbit/s") == 10_000_000 and audit.parse_rate("1Gbps") == 10**9
-    assert audit.parse_duration_ns("3.5s") == 3_500_000_000 and audit.parse_duration_ns("12us") == 12_000
-    assert audit.parse_size("20000B") == 20_000 and audit.parse_size("64KiB") == 65_536
-    with pytest.raises(ValueError):
-        audit.parse_rate("fast")
+def test_the_audit_models_a_link_from_the_numbers_of_its_summary() -> None:
+    link = {
+        "name": "r->d",
+        "rate_bps": 10e6,
+        "schedule_t_ns": [2_000_000_000, 3_000_000_000],
+        "schedule_bps": [0, 4_000_000],
+        "queue_kind": "tbf",
+        "tbf_rate_bps": 10_000_000,
+        "tbf_burst_bytes": 10_000,
+        "tbf_peak_bps": 20_000_000,
+        "tbf_mtu_bytes": 1500,
+    }
+    m = audit.model_from_summary(link)
+    assert (m.rate_bps, m.steps) == (10_000_000, ((2_000_000_000, 0), (3_000_000_000, 4_000_000)))
+    assert m.tbf == audit.TokenBucket(10_000_000, 10_000, 20_000_000, 1500)
+    plain = audit.model_from_summary({"name": "a->b", "rate_bps": 1e6, "queue_kind": "droptail"})
+    assert plain.constant and plain.tbf is None
 
 
 def test_audit_of_a_real_run_and_of_its_trace_with_one_packet_delayed(tmp_path: Path) -> None:
@@ -299,9 +309,9 @@ def test_share_statistics_see_a_favoured_flow() -> None:
     assert biased["p"][0] == 0.0 and biased["max_abs_dev"] == pytest.approx(0.25)
 
 
-def test_a_helper_topology_with_a_token_bucket_is_refused(tmp_path: Path) -> None:
-    # summary.json writes a queue in the scenario syntax ({ kind = "tbf", ... }): the audit must see
-    # the kind there, or it would audit a token bucket as a plain FIFO.
+def test_a_helper_topologys_token_bucket_is_audited_as_a_token_bucket(tmp_path: Path) -> None:
+    # The summary gives every link's queue kind and bucket as numbers, helper topologies' too: the
+    # audit models the dumbbell's token bucket instead of taking it for a plain FIFO.
     doc = {
         "name": "tbf-dumbbell",
         "duration": "200ms",
@@ -319,13 +329,10 @@ def test_a_helper_topology_with_a_token_bucket_is_refused(tmp_path: Path) -> Non
         "record": {"packets": True},
     }
     run = fairstream.run(doc, output_dir=tmp_path / "run")
-    queues = [lk["queue"] for lk in run.summary["links"]]
-    assert any(audit.queue_kind(q) == "tbf" for q in queues)
-    with pytest.raises(ValueError, match="token buckets and schedules of explicit links only"):
-        audit.link_models(run)
-
-
-def test_queue_kind_reads_the_summary_syntax() -> None:
-    assert audit.queue_kind('{ kind = "droptail", preset = "pfifo", limit = "50 packets" }') == "droptail"
-    assert audit.queue_kind({"kind": "red"}) == "red"
-    assert audit.queue_kind("") is None and audit.queue_kind("Tbf(...)") is None
+    buckets = {name: m.tbf for name, m in audit.link_models(run).items() if m.tbf is not None}
+    # The bottleneck's two directions, each with the scenario's bucket.
+    assert len(buckets) == 2
+    assert set(buckets.values()) == {audit.TokenBucket(1_000_000, 3000, None, audit.TokenBucket.mtu_bytes)}
+    assert all(
+        lk["queue_kind"] == ("tbf" if lk["name"] in buckets else "droptail") for lk in run.summary["links"]
+    )

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from fairstream.reproduce import EXPERIMENTS
 from fairstream.reproduce.paper004 import as_protocol, tcp_beside_tcp, wireless_link, with_buffer, with_per
-from fairstream.reproduce.rate_control_validation import TFRC_HEADER_BYTES, tfrc_equation, time_average
+from fairstream.reproduce.rate_control_validation import tfrc_equation, time_average
 from fairstream.reproduce.runner import reproduce
 from fairstream.results import RunResult
 
@@ -146,12 +146,15 @@ def test_tcp_beside_tcp_is_the_same_flow_with_its_partner_replaced() -> None:
     assert tcp_beside_tcp(rows, 0.0) == 5.0
 
 
-def test_tfrc_header_bytes_are_what_the_simulator_charges(reproduced: Path) -> None:
+def test_the_header_bytes_column_is_what_the_simulator_charges(reproduced: Path) -> None:
+    # The flow summary's header_bytes (what the TFRC notes and the equation's s read) against the
+    # run's own wire and payload bytes.
     res = result(reproduced, "tfrc-equation")
     run = RunResult(reproduced / "tfrc-equation" / res["runs"]["per-0.01"])
     flow = run.flow_summary.row(0, named=True)
     header = (flow["bytes_delivered"] - flow["goodput_bytes"]) / flow["packets_delivered"]
-    assert header == TFRC_HEADER_BYTES
+    assert header == flow["header_bytes"] == 52
+    assert flow["payload_bytes"] + flow["header_bytes"] == flow["packet_size_bytes"]
 
 
 def test_papers_002_and_004_run_ns2_tfrc_where_the_authors_did() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from conftest import small_scenario
 from fairstream import bench, bench_ns3, run
-from fairstream.bench import BENCHMARKS, run_fairstream, scenario_text
+from fairstream.bench import BENCHMARKS, run_fairstream, scenario_text, worker_summary
 from fairstream.reproduce.todays_tcp import response_function, response_under_bernoulli_loss
 
 needs_ns3 = pytest.mark.skipif(
@@ -44,7 +44,7 @@ def test_todays_tcp_benchmarks_run_their_variant() -> None:
 def test_ns3_spec_maps_sack_cubic_and_bbr() -> None:
     b = BENCHMARKS["B1-CUBIC"]
     report = run_fairstream(scenario_text(b, "2s"), str(b.path()))
-    spec = bench_ns3.spec_from_run(report["resolved_toml"], {"flows": report["flows"]})
+    spec = bench_ns3.spec_from_run(report["resolved_toml"], worker_summary(report))
     tcp = bench_ns3.settings(spec)["tcp"]
     assert tcp["TcpL4Protocol::SocketType"] == "ns3::TcpCubic"
     assert tcp["TcpL4Protocol::RecoveryType"] == "ns3::TcpPrrRecovery"
@@ -52,15 +52,13 @@ def test_ns3_spec_maps_sack_cubic_and_bbr() -> None:
     assert tcp["TcpCubic::Beta"] == pytest.approx(0.7) and tcp["TcpCubic::C"] == pytest.approx(0.4)
     resolved = report["resolved_toml"]
     with pytest.raises(ValueError, match="HyStart"):
-        bench_ns3.spec_from_run(
-            resolved.replace("hystart = false", "hystart = true"), {"flows": report["flows"]}
-        )
+        bench_ns3.spec_from_run(resolved.replace("hystart = false", "hystart = true"), worker_summary(report))
     with pytest.raises(ValueError, match="prr = true"):
-        bench_ns3.spec_from_run(resolved.replace("prr = true", "prr = false"), {"flows": report["flows"]})
+        bench_ns3.spec_from_run(resolved.replace("prr = true", "prr = false"), worker_summary(report))
     # BBR: TcpBbr, paced; timestamps shrink ns-3's segment by 12 bytes as ours.
     b = BENCHMARKS["B2-BBR"]
     report = run_fairstream(scenario_text(b, "1s", {"flow.0.timestamps": True}), str(b.path()))
-    spec = bench_ns3.spec_from_run(report["resolved_toml"], {"flows": report["flows"]})
+    spec = bench_ns3.spec_from_run(report["resolved_toml"], worker_summary(report))
     tcp = bench_ns3.settings(spec)["tcp"]
     assert tcp["TcpL4Protocol::SocketType"] == "ns3::TcpBbr"
     assert tcp["TcpSocketState::EnablePacing"] is True

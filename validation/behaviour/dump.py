@@ -126,13 +126,14 @@ def _diff(a: Any, b: Any, where: str, diffs: list[str], shape: list[str]) -> Non
 
 
 def _shape_summary(shape: list[str]) -> list[str]:
-    """Shape differences with run paths and row indices folded, each with its count."""
+    """Shape differences folded over runs and rows (the path from the run's ``summary`` or
+    ``tables`` on, row indices dropped), each with its count."""
     import re
 
     counts: dict[str, int] = {}
     for s in shape:
-        key = re.sub(r"\[\d+\]", "[]", s.split("/", 1)[1] if s.count("/") > 1 else s)
-        key = re.sub(r"^[^/]*/", "", key) if key.startswith(("runs", "replicas")) else key
+        at = min((s.find(k) for k in ("/summary/", "/tables/", "/result.json") if k in s), default=-1)
+        key = re.sub(r"\[\d+\]", "[]", s[at + 1 :] if at >= 0 else s)
         counts[key] = counts.get(key, 0) + 1
     return [f"{k}  (x{n})" for k, n in sorted(counts.items())]
 

@@ -161,8 +161,16 @@ impl fmt::Display for DataSize {
 
 /// Prints a percentage: `1%`, `0.5%`.
 impl fmt::Display for Probability {
+    /// As a percentage where that reads back as the same number (`"1%"`), else as the fraction
+    /// itself (`0.09445739962666873`): a resolved scenario must load back to the same
+    /// probability, and `p · 100 / 100` is not always `p`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}%", self.0 * 100.0)
+        let percent = self.0 * 100.0;
+        if percent / 100.0 == self.0 {
+            write!(f, "{percent}%")
+        } else {
+            write!(f, "{}", self.0)
+        }
     }
 }
 
@@ -200,6 +208,15 @@ mod tests {
         assert_eq!(Bitrate::kbps(1500).to_string(), "1.5Mbps");
         assert_eq!(Bitrate::kbps(56).to_string(), "56kbps");
         assert_eq!(Probability::new(0.01).unwrap().to_string(), "1%");
+    }
+
+    #[test]
+    fn a_probability_reads_back_as_itself() {
+        for p in [0.01, 0.005, 0.09445739962666873, 1.0 / 3.0, 0.0, 1.0] {
+            let shown = Probability::new(p).unwrap().to_string();
+            let back: Probability = shown.parse().unwrap();
+            assert_eq!(back.value().to_bits(), p.to_bits(), "{p} shown as {shown}");
+        }
     }
 
     #[test]

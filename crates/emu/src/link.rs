@@ -109,6 +109,11 @@ impl EmuLink {
         self.wake
     }
 
+    /// The queue discipline, as built for the link.
+    pub(crate) fn queue(&self) -> &Queue {
+        &self.queue
+    }
+
     /// The propagation delay.
     pub(crate) fn delay(&self) -> Duration {
         self.delay

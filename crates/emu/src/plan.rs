@@ -6,7 +6,7 @@ use std::net::{SocketAddr, SocketAddrV4};
 
 use fairstream_core::{Duration, Instant, NodeId};
 use fairstream_proto::surestream::{SurestreamConfig, Transport};
-use fairstream_proto::{CbrConfig, ProtocolConfig};
+use fairstream_proto::{CbrConfig, DataPacket, FlowProtocol, ProtocolConfig};
 use fairstream_rt::RtProtocol;
 use fairstream_scenario::{LinuxTcpConfig, Scenario};
 use fairstream_sim::{FlowRoute, LinkSpec};
@@ -45,6 +45,17 @@ impl FlowKind {
             Self::Rt(p, _) => p.name().to_string(),
             Self::LinuxTcp(c) => format!("linux-tcp-{}", c.congestion),
             Self::StreamTcp(_) => "surestream".to_string(),
+        }
+    }
+
+    /// A full data packet as the flow's sender sends it (a streamer over a kernel socket: as
+    /// the simulator's streamer over TCP describes it).
+    pub fn data_packet(&self) -> DataPacket {
+        match self {
+            Self::Cbr(c) => c.data_packet(),
+            Self::Rt(_, c) => c.data_packet(),
+            Self::LinuxTcp(c) => c.data_packet(),
+            Self::StreamTcp(c) => c.data_packet(),
         }
     }
 }

@@ -7,6 +7,7 @@
 //! forwarder could not route, each flow's ends' own reports, and the machine's load.
 
 use fairstream_core::Instant;
+use fairstream_sim::LinkParams;
 // Every module of the emulator takes the run records from here.
 pub use fairstream_records::{
     ActiveSpan, FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, RunOutput,
@@ -61,6 +62,7 @@ pub(crate) fn output(
                 .fold((0.0, 0), |(s, n), &(a, b)| (s + a, n + b))
         });
         let span = ActiveSpan::scheduled(f.start, Some(f.stop), end);
+        let packet = f.kind.data_packet();
         flows.push(FlowSummary {
             flow_id: i as u32,
             name: f.name.clone(),
@@ -69,6 +71,9 @@ pub(crate) fn output(
             dst: plan.hosts[f.dst].name.clone(),
             start_s: f.start.as_secs_f64(),
             stop_s: span.stop.as_secs_f64(),
+            packet_size_bytes: packet.size.as_bytes(),
+            header_bytes: packet.headers.as_bytes(),
+            payload_bytes: packet.payload().as_bytes(),
             packets_sent: c.packets_sent,
             bytes_sent: c.bytes_sent,
             packets_delivered: c.packets_delivered,
@@ -98,14 +103,13 @@ pub(crate) fn output(
         .map(|(i, l)| {
             let spec = &plan.links[i];
             let cap = l.capacity_bits(Instant::ZERO, end);
-            LinkSummary {
+            LinkParams::of(spec, l.queue()).describe(LinkSummary {
                 link_id: i as u32,
                 name: plan.link_names[i].clone(),
                 src: plan.nodes[spec.from.index()].clone(),
                 dst: plan.nodes[spec.to.index()].clone(),
                 rate_bps: spec.capacity.base().as_bps_f64(),
                 delay_s: spec.delay.as_secs_f64(),
-                queue: spec.queue.to_string(),
                 packets_forwarded: l.total.packets_forwarded,
                 bytes_forwarded: l.total.bytes_forwarded,
                 packets_dropped: l.total.packets_dropped,
@@ -116,7 +120,8 @@ pub(crate) fn output(
                     0.0
                 },
                 mean_queue_packets: l.mean_queue(end),
-            }
+                ..LinkSummary::default()
+            })
         })
         .collect();
     RunOutput {

@@ -13,5 +13,5 @@ pub mod queue;
 pub use error::{ErrorModel, GeState};
 pub use queue::{
     Dequeue, EricaPort, EricaPortConfig, Fq, FqConfig, LimitCounting, PacketDiscard, Queue,
-    QueueConfig, QueueLimit, QueuedPacket, RedConfig, TbfConfig,
+    QueueConfig, QueueLimit, QueueSummary, QueuedPacket, RedConfig, TbfConfig,
 };

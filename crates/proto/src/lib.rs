@@ -48,6 +48,6 @@ pub use packet::{
     udp_feedback_size, udp_headers,
 };
 pub use protocols::{
-    AnyEndpoint, FlowCtx, FlowDemand, FlowProtocol, ProtocolConfig, TcpFlowConfig,
+    AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol, ProtocolConfig, TcpFlowConfig,
 };
 pub use vtp::{VtpConfig, VtpReceiver, VtpSender};

@@ -84,9 +84,39 @@ pub trait FlowProtocol {
         0
     }
 
+    /// A full data packet of the flow: its size on the wire and how much of it is headers.
+    fn data_packet(&self) -> DataPacket;
+
     /// What the flow asks of a run, for the estimate of its memory and events made before the
     /// run starts.
     fn demand(&self) -> FlowDemand;
+}
+
+/// A full data packet of a flow as its sender sends it: the size on the wire and the bytes of it
+/// that are headers (IP, the transport, the protocol's own); the rest is the payload its sender
+/// counts. The flow summary carries the three, so that no reader of the results recomputes a
+/// protocol's headers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataPacket {
+    /// Size on the wire.
+    pub size: DataSize,
+    /// Bytes of it that are headers.
+    pub headers: DataSize,
+}
+
+impl DataPacket {
+    /// A packet of `size` on the wire with `headers` bytes of headers (at most `size`).
+    pub fn new(size: DataSize, headers: u64) -> Self {
+        Self {
+            size,
+            headers: DataSize::bytes(headers.min(size.as_bytes())),
+        }
+    }
+
+    /// The payload: the size less the headers.
+    pub fn payload(&self) -> DataSize {
+        DataSize::bytes(self.size.as_bytes() - self.headers.as_bytes())
+    }
 }
 
 /// What a flow asks of a run: how fast it may send and what its endpoints hold. A driver
@@ -159,7 +189,11 @@ impl FlowProtocol for TcpFlowConfig {
     }
 
     fn segment_payload(&self) -> u64 {
-        self.sender.segment_payload()
+        self.data_packet().payload().as_bytes()
+    }
+
+    fn data_packet(&self) -> DataPacket {
+        DataPacket::new(self.sender.packet_size, self.sender.header_bytes())
     }
 
     fn demand(&self) -> FlowDemand {
@@ -228,6 +262,10 @@ impl FlowProtocol for CbrConfig {
         false
     }
 
+    fn data_packet(&self) -> DataPacket {
+        DataPacket::new(self.packet_size, crate::IP_UDP_HEADER)
+    }
+
     fn demand(&self) -> FlowDemand {
         FlowDemand {
             fixed_rate: Some(self.rate.max()), // the highest step bounds the estimate
@@ -272,6 +310,11 @@ macro_rules! protocols {
             /// Payload of a full data packet for capture sequence numbers (zero if not used).
             pub fn segment_payload(&self) -> u64 {
                 match self { $( Self::$proto(c) => c.segment_payload(), )+ }
+            }
+
+            /// A full data packet of the flow (see [`FlowProtocol::data_packet`]).
+            pub fn data_packet(&self) -> DataPacket {
+                match self { $( Self::$proto(c) => c.data_packet(), )+ }
             }
 
             /// What the flow asks of a run (see [`FlowProtocol::demand`]).

@@ -445,6 +445,32 @@ fn parse_memory(text: &str) -> PyResult<u64> {
     MemoryLimit::parse_bytes(text).map_err(PyValueError::new_err)
 }
 
+/// The one parser of quantities written with a unit, as scenarios write them: `kind` `"rate"`
+/// (`"11Mbps"`, `"1.5 Mbit/s"`) gives bit/s, `"duration"` (`"35ms"`) nanoseconds, `"size"`
+/// (`"1500B"`, `"64KiB"`) bytes; ValueError saying what was expected otherwise. Python reads
+/// every number a run knows from its tables; this is for what a person wrote.
+#[pyfunction]
+fn parse_quantity(text: &str, kind: &str) -> PyResult<u64> {
+    let err = |e: fairstream_core::UnitError| PyValueError::new_err(format!("`{text}`: {e}"));
+    match kind {
+        "rate" => text
+            .parse::<fairstream_core::Bitrate>()
+            .map(|r| r.as_bps())
+            .map_err(err),
+        "duration" => text
+            .parse::<Duration>()
+            .map(Duration::as_nanos)
+            .map_err(err),
+        "size" => text
+            .parse::<fairstream_core::DataSize>()
+            .map(|s| s.as_bytes())
+            .map_err(err),
+        _ => Err(PyValueError::new_err(format!(
+            "unknown kind of quantity `{kind}`; expected \"rate\", \"duration\" or \"size\""
+        ))),
+    }
+}
+
 /// The memory a run may use when no limit is given: `(bytes, where the figure comes from)`.
 #[pyfunction]
 fn available_memory() -> (u64, String) {
@@ -513,6 +539,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_class::<ArrowTable>()?;
     m.add_function(wrap_pyfunction!(parse_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(available_memory, m)?)?;
     m.add_function(wrap_pyfunction!(jain, m)?)?;
     m.add_function(wrap_pyfunction!(max_min_rates, m)?)?;

@@ -20,6 +20,12 @@ pub struct FlowSummary {
     pub start_s: f64,
     /// Stop (or end of run), seconds.
     pub stop_s: f64,
+    /// Size of a full data packet on the wire, bytes.
+    pub packet_size_bytes: u64,
+    /// Bytes of it that are headers (IP, transport, the protocol's own).
+    pub header_bytes: u64,
+    /// Bytes of it that are the sender's payload (`packet_size_bytes − header_bytes`).
+    pub payload_bytes: u64,
     /// Data packets the sender emitted.
     pub packets_sent: u64,
     /// Bytes the sender emitted.
@@ -106,7 +112,7 @@ impl RateMean {
 }
 
 /// Totals of one link over the run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LinkSummary {
     /// Link index.
     pub link_id: u32,
@@ -120,8 +126,20 @@ pub struct LinkSummary {
     pub rate_bps: f64,
     /// Propagation delay, seconds.
     pub delay_s: f64,
-    /// Queue discipline, described.
-    pub queue: String,
+    /// Mean fraction of packets the link's error model loses (0: no loss model).
+    pub loss_rate: f64,
+    /// The capacity schedule: from each `(t_ns, bps)` on the link runs at `bps` (empty: the
+    /// rate above all along).
+    pub schedule: Vec<(u64, u64)>,
+    /// The queue discipline's scenario keyword (`droptail`, `red`, `tbf`, `fq`, `erica`).
+    pub queue_kind: &'static str,
+    /// The queue's limit in packets, if it counts packets.
+    pub queue_limit_packets: Option<u64>,
+    /// The queue's limit in bytes, if it counts bytes.
+    pub queue_limit_bytes: Option<u64>,
+    /// The discipline's own resolved parameters (the columns it declares; see
+    /// [`RunOutput::queue_columns`]).
+    pub queue_params: crate::Declared,
     /// Packets transmitted.
     pub packets_forwarded: u64,
     /// Bytes transmitted.
@@ -285,6 +303,9 @@ pub struct RunOutput {
     pub flow_names: Vec<String>,
     /// Link names by link id.
     pub link_names: Vec<String>,
+    /// Every column the queue disciplines declare for the link summary, in order: each link's
+    /// row holds the values of its own discipline's, null for the others'.
+    pub queue_columns: Vec<&'static crate::Column>,
     /// Per-flow totals.
     pub flows: Vec<FlowSummary>,
     /// Per-link totals.

@@ -2,7 +2,9 @@
 //! ones `tables` declares (so `flow_summary.parquet` and the `flows` here cannot drift apart).
 //! A value missing in a table (null: an RTT with no samples) is `null` here too.
 
-use arrow_array::{ArrayRef, Float64Array, StringArray, UInt32Array, UInt64Array};
+use arrow_array::{
+    ArrayRef, BooleanArray, Float64Array, ListArray, StringArray, UInt32Array, UInt64Array,
+};
 use fairstream_records::RunOutput;
 use serde_json::{Value, json};
 
@@ -28,6 +30,11 @@ fn cell(column: &ArrayRef, row: usize) -> Value {
         num(a.value(row))
     } else if let Some(a) = any.downcast_ref::<StringArray>() {
         json!(a.value(row))
+    } else if let Some(a) = any.downcast_ref::<BooleanArray>() {
+        json!(a.value(row))
+    } else if let Some(a) = any.downcast_ref::<ListArray>() {
+        let items = a.value(row);
+        Value::Array((0..items.len()).map(|i| cell(&items, i)).collect())
     } else {
         Value::Null
     }

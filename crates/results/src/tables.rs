@@ -4,11 +4,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use arrow_array::types::UInt64Type;
 use arrow_array::{
-    ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray, UInt32Array,
-    UInt64Array,
+    ArrayRef, BooleanArray, Float64Array, Int64Array, ListArray, RecordBatch, StringArray,
+    UInt32Array, UInt64Array,
 };
-use fairstream_records::{PacketTrace, RunOutput};
+use fairstream_records::column;
+use fairstream_records::{Column, ColumnKind, PacketTrace, RunOutput, Value};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
@@ -37,6 +39,36 @@ fn f64s(v: &[f64]) -> ArrayRef {
         v.iter().map(|&x| x.is_finite().then_some(x)),
     ))
 }
+/// A column a component declared (see `fairstream_records::column`): each row's value, null
+/// where the row has none.
+fn declared(column: &Column, values: impl Iterator<Item = Option<Value>>) -> ArrayRef {
+    match column.kind {
+        ColumnKind::Count => Arc::new(UInt64Array::from_iter(values.map(|v| match v {
+            Some(Value::Count(n)) => Some(n),
+            _ => None,
+        }))),
+        ColumnKind::Real => Arc::new(Float64Array::from_iter(values.map(|v| match v {
+            Some(Value::Real(x)) if x.is_finite() => Some(x),
+            _ => None,
+        }))),
+        ColumnKind::Text => Arc::new(StringArray::from_iter(values.map(|v| match v {
+            Some(Value::Text(t)) => Some(t),
+            _ => None,
+        }))),
+        ColumnKind::Flag => Arc::new(BooleanArray::from_iter(values.map(|v| match v {
+            Some(Value::Flag(b)) => Some(b),
+            _ => None,
+        }))),
+    }
+}
+
+/// A column of lists of whole numbers, one list per row.
+fn u64_lists(rows: impl Iterator<Item = Vec<u64>>) -> ArrayRef {
+    Arc::new(ListArray::from_iter_primitive::<UInt64Type, _, _>(
+        rows.map(|r| Some(r.into_iter().map(Some))),
+    ))
+}
+
 fn names(ids: &[u32], table: &[String]) -> ArrayRef {
     Arc::new(StringArray::from_iter_values(
         ids.iter().map(|&i| table[i as usize].as_str()),
@@ -131,6 +163,9 @@ pub(crate) fn flow_summary_columns(out: &RunOutput) -> Columns {
         ("dst", col_str(|x| &x.dst)),
         ("start_s", col_f64(|x| x.start_s)),
         ("stop_s", col_f64(|x| x.stop_s)),
+        ("packet_size_bytes", col_u64(|x| x.packet_size_bytes)),
+        ("header_bytes", col_u64(|x| x.header_bytes)),
+        ("payload_bytes", col_u64(|x| x.payload_bytes)),
         ("packets_sent", col_u64(|x| x.packets_sent)),
         ("bytes_sent", col_u64(|x| x.bytes_sent)),
         ("packets_delivered", col_u64(|x| x.packets_delivered)),
@@ -179,7 +214,8 @@ pub(crate) fn flow_summary_columns(out: &RunOutput) -> Columns {
     ]
 }
 
-/// The per-link totals, declared once: the `links` of `summary.json`.
+/// The per-link totals and parameters, declared once: the `links` of `summary.json`. Each queue
+/// discipline's own parameters are the columns it declares ([`RunOutput::queue_columns`]).
 pub(crate) fn link_summary_columns(out: &RunOutput) -> Columns {
     let l = &out.links;
     let col_u64 =
@@ -189,7 +225,7 @@ pub(crate) fn link_summary_columns(out: &RunOutput) -> Columns {
     let col_str = |g: fn(&fairstream_records::LinkSummary) -> &str| -> ArrayRef {
         Arc::new(StringArray::from_iter_values(l.iter().map(g)))
     };
-    vec![
+    let mut columns: Columns = vec![
         (
             "link_id",
             u32s(&l.iter().map(|x| x.link_id).collect::<Vec<_>>()),
@@ -199,14 +235,36 @@ pub(crate) fn link_summary_columns(out: &RunOutput) -> Columns {
         ("dst", col_str(|x| &x.dst)),
         ("rate_bps", col_f64(|x| x.rate_bps)),
         ("delay_s", col_f64(|x| x.delay_s)),
-        ("queue", col_str(|x| &x.queue)),
+        ("loss_rate", col_f64(|x| x.loss_rate)),
+        (
+            "schedule_t_ns",
+            u64_lists(l.iter().map(|x| x.schedule.iter().map(|s| s.0).collect())),
+        ),
+        (
+            "schedule_bps",
+            u64_lists(l.iter().map(|x| x.schedule.iter().map(|s| s.1).collect())),
+        ),
+        ("queue_kind", col_str(|x| x.queue_kind)),
+        (
+            "queue_limit_packets",
+            opt_u64s(l.iter().map(|x| x.queue_limit_packets)),
+        ),
+        (
+            "queue_limit_bytes",
+            opt_u64s(l.iter().map(|x| x.queue_limit_bytes)),
+        ),
         ("packets_forwarded", col_u64(|x| x.packets_forwarded)),
         ("bytes_forwarded", col_u64(|x| x.bytes_forwarded)),
         ("packets_dropped", col_u64(|x| x.packets_dropped)),
         ("packets_corrupted", col_u64(|x| x.packets_corrupted)),
         ("utilisation", col_f64(|x| x.utilisation)),
         ("mean_queue_packets", col_f64(|x| x.mean_queue_packets)),
-    ]
+    ];
+    for &c in &out.queue_columns {
+        let values = l.iter().map(|x| column::value_of(&x.queue_params, c));
+        columns.push((c.name, declared(c, values)));
+    }
+    columns
 }
 
 /// `flow_summary.parquet`: [`flow_summary_columns`].

@@ -274,6 +274,7 @@ pub fn run_receiver(
         dst: sock
             .local_addr()
             .map_or_else(|_| cfg.listen.to_string(), |a| a.to_string()),
+        packet: protocol.map(|p| p.config(None).data_packet()),
     };
     // The receiver sees the flow only through its packets: it was active from the first to the
     // last (never until the receiver was stopped).

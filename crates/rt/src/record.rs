@@ -4,7 +4,7 @@
 //! `summary.json`).
 
 use fairstream_core::{DataSize, Duration, Instant};
-use fairstream_proto::{Metric, MetricSink};
+use fairstream_proto::{DataPacket, Metric, MetricSink};
 use fairstream_records::{ActiveSpan, FlowSeries, FlowSummary, MetricRecords, RunOutput};
 
 /// The live line a run reports about once a second.
@@ -57,6 +57,8 @@ pub struct FlowLabels {
     pub src: String,
     /// The receiver's address.
     pub dst: String,
+    /// A full data packet of the protocol as run (`None`: no protocol ran).
+    pub packet: Option<DataPacket>,
 }
 
 impl Recorder {
@@ -176,6 +178,9 @@ impl Recorder {
             dst: labels.dst.clone(),
             start_s: span.start.as_secs_f64(),
             stop_s: span.stop.as_secs_f64(),
+            packet_size_bytes: labels.packet.map_or(0, |p| p.size.as_bytes()),
+            header_bytes: labels.packet.map_or(0, |p| p.headers.as_bytes()),
+            payload_bytes: labels.packet.map_or(0, |p| p.payload().as_bytes()),
             packets_sent: t.packets_sent,
             bytes_sent: t.bytes_sent,
             packets_delivered: t.packets_delivered,
@@ -244,6 +249,7 @@ mod tests {
             protocol: "tfrc".into(),
             src: "a".into(),
             dst: "b".into(),
+            packet: None,
         };
         let out = r.finish(t(250), ActiveSpan::scheduled(t(0), None, t(250)), &labels);
         assert_eq!(out.flow_series.packets_sent, vec![1, 1, 0]);

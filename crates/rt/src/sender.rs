@@ -299,5 +299,6 @@ fn labels(cfg: &SendConfig, sock: &UdpSocket) -> FlowLabels {
             .local_addr()
             .map_or_else(|_| cfg.bind.to_string(), |a| a.to_string()),
         dst: cfg.to.to_string(),
+        packet: Some(cfg.protocol.config(cfg.rate_cap).data_packet()),
     }
 }

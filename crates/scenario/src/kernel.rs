@@ -4,7 +4,8 @@
 //! holds one is refused at the flow's `protocol` line ([`crate::Scenario::check_simulable`]).
 
 use fairstream_core::{Bitrate, DataSize, Instant, NodeId};
-use fairstream_proto::IP_TCP_HEADER;
+use fairstream_proto::tcp::options::header_len;
+use fairstream_proto::{DataPacket, IP_TCP_HEADER};
 use fairstream_sim::{FlowRoute, FlowStart};
 use toml::Value;
 
@@ -54,6 +55,12 @@ impl LinuxTcpConfig {
     /// The MSS to ask of the socket (`TCP_MAXSEG`): the packet less IPv4 and TCP headers.
     pub fn mss(&self) -> u32 {
         (self.packet_size.as_bytes() - IP_TCP_HEADER) as u32
+    }
+
+    /// A full data segment on the wire: its headers are IPv4 and TCP's and, with timestamps,
+    /// the option's (which the kernel takes out of the MSS).
+    pub fn data_packet(&self) -> DataPacket {
+        DataPacket::new(self.packet_size, header_len(self.timestamps))
     }
 }
 

@@ -188,17 +188,24 @@ fn an_abr_run_is_deterministic_and_seeded() {
 }
 
 #[test]
-fn an_erica_port_written_in_the_scenario_syntax_loads_back() {
+fn an_erica_port_shows_its_parameters_in_the_link_summary() {
     let s = load(GOOD, "abr.toml", None).unwrap();
-    for link in s.network.links() {
-        let written = link.queue.to_string();
-        assert!(written.contains("kind = \"erica\""), "{written}");
-        let text = GOOD.replacen(
-            r#"queue = { kind = "erica", limit = 500 }"#,
-            &format!("queue = {written}"),
-            1,
-        );
-        let again = load(&text, "again.toml", None).unwrap();
-        assert_eq!(again.network.links()[0].queue, link.queue, "{written}");
-    }
+    let out = Simulator::new(s.network).unwrap().run();
+    let port = out
+        .links
+        .iter()
+        .find(|l| l.queue_kind == "erica")
+        .expect("an ERICA port");
+    assert_eq!(port.queue_limit_packets, Some(500));
+    let param = |name: &str| {
+        port.queue_params
+            .iter()
+            .find(|(c, _)| c.name == name)
+            .map(|(_, v)| *v)
+    };
+    assert_eq!(
+        param("erica_discard"),
+        Some(fairstream_records::Value::Text("none"))
+    );
+    assert!(param("erica_target_utilisation").is_some());
 }

@@ -53,4 +53,5 @@ pub use network::{
     EngineConfig, FlowRoute, FlowSpec, FlowStart, LinkSpec, Network, NetworkError,
     PERTURBATION_PACKET, RecordConfig,
 };
+pub use recorder::LinkParams;
 pub use simulator::Simulator;

@@ -4,11 +4,12 @@
 //! [`RunOutput`]. The event loop calls it and never touches a series or a table itself.
 
 use fairstream_core::{Duration, Instant, NodeId};
-use fairstream_proto::{AnyEndpoint, Direction, Endpoint, Metric, MetricSink, Packet};
+use fairstream_net::{Queue, QueueLimit, QueueSummary};
+use fairstream_proto::{AnyEndpoint, DataPacket, Direction, Endpoint, Metric, MetricSink, Packet};
 
-use crate::RecordConfig;
 use crate::link::{Link, LinkCounters};
 use crate::pcap::PcapCapture;
+use crate::{LinkSpec, RecordConfig};
 use fairstream_records::{
     ActiveSpan, FlowSeries, FlowSummary, LinkSeries, LinkSummary, MediaSummary, MetricRecords,
     PacketEvent, PacketTrace, PortSeries, RateMean, RunOutput,
@@ -81,10 +82,56 @@ fn fold_media(m: &mut MediaSummary, t: f64, metric: &Metric, rate: &mut RateMean
 pub(crate) struct FlowInfo<'a> {
     pub(crate) name: &'a str,
     pub(crate) protocol: &'a str,
+    pub(crate) packet: DataPacket,
     pub(crate) src: NodeId,
     pub(crate) dst: NodeId,
     pub(crate) start: Instant,
     pub(crate) stop: Option<Instant>,
+}
+
+/// What a link's summary says beside its counters: its mean loss rate, its queue and its
+/// capacity schedule. Every driver of links (the simulator, the emulator) describes them
+/// through this, so the parameter columns mean the same in every run.
+#[derive(Clone, Debug)]
+pub struct LinkParams {
+    loss_rate: f64,
+    queue: QueueSummary,
+    schedule: Vec<(Instant, fairstream_core::Bitrate)>,
+}
+
+impl LinkParams {
+    /// The parameters of `spec`, whose queue was built as `queue` (RED's automatic parameters
+    /// as resolved for the link).
+    pub fn of(spec: &LinkSpec, queue: &Queue) -> Self {
+        Self {
+            loss_rate: spec.error.mean_loss_rate(),
+            queue: queue.summary(&spec.queue),
+            schedule: spec.capacity.steps().to_vec(),
+        }
+    }
+
+    /// `counts` (a summary with the link's names and counters filled in) with these
+    /// parameters' columns.
+    pub fn describe(&self, counts: LinkSummary) -> LinkSummary {
+        let q = &self.queue;
+        let (queue_limit_packets, queue_limit_bytes) = match q.limit {
+            QueueLimit::Packets(n) => (Some(u64::from(n)), None),
+            QueueLimit::Bytes(b) => (None, Some(b.as_bytes())),
+        };
+        LinkSummary {
+            loss_rate: self.loss_rate,
+            schedule: self
+                .schedule
+                .iter()
+                .map(|&(t, r)| (t.as_nanos(), r.as_bps()))
+                .collect(),
+            queue_kind: q.kind,
+            queue_limit_packets,
+            queue_limit_bytes,
+            queue_params: q.params.clone(),
+            ..counts
+        }
+    }
 }
 
 /// Everything a run records.
@@ -317,6 +364,9 @@ impl Recorder {
             dst: node_names[f.dst.index()].clone(),
             start_s: f.start.as_secs_f64(),
             stop_s: span.stop.as_secs_f64(),
+            packet_size_bytes: f.packet.size.as_bytes(),
+            header_bytes: f.packet.headers.as_bytes(),
+            payload_bytes: f.packet.payload().as_bytes(),
             packets_sent: c.packets_sent,
             bytes_sent: c.bytes_sent,
             packets_delivered: c.packets_delivered,
@@ -343,24 +393,23 @@ impl Recorder {
         }
     }
 
-    /// The summary of link `i` (named `name`, its queue described as `queue`) at `end`.
+    /// The summary of link `i` (named `name`, with `params`) at `end`.
     pub(crate) fn link_summary(
         i: usize,
         l: &Link,
         name: &str,
-        queue: &str,
+        params: &LinkParams,
         node_names: &[String],
         end: Instant,
     ) -> LinkSummary {
         let cap = l.capacity_bits(Instant::ZERO, end);
-        LinkSummary {
+        params.describe(LinkSummary {
             link_id: i as u32,
             name: name.to_string(),
             src: node_names[l.from.index()].clone(),
             dst: node_names[l.to.index()].clone(),
             rate_bps: l.capacity.base().as_bps_f64(),
             delay_s: l.delay.as_secs_f64(),
-            queue: queue.to_string(),
             packets_forwarded: l.counters.packets_forwarded,
             bytes_forwarded: l.counters.bytes_forwarded,
             packets_dropped: l.counters.packets_dropped,
@@ -371,7 +420,8 @@ impl Recorder {
                 0.0
             },
             mean_queue_packets: l.mean_queue(end),
-        }
+            ..LinkSummary::default()
+        })
     }
 
     /// Hands the series, metric records, trace and captures to `out` (whose summaries the

@@ -22,12 +22,12 @@
 
 use fairstream_core::{Duration, FlowId, Instant, LinkId, NodeId, RngStream};
 use fairstream_net::{Dequeue, QueuedPacket};
-use fairstream_proto::{AnyEndpoint, Direction, Endpoint, FlowCtx, Packet};
+use fairstream_proto::{AnyEndpoint, DataPacket, Direction, Endpoint, FlowCtx, Packet};
 
 use crate::calendar::Calendar;
 use crate::link::Link;
 use crate::network::FlowSpec;
-use crate::recorder::{FlowInfo, FlowSink, Recorder};
+use crate::recorder::{FlowInfo, FlowSink, LinkParams, Recorder};
 use crate::{Network, NetworkError};
 use fairstream_records::{PacketEvent, RunOutput};
 
@@ -50,6 +50,8 @@ struct FlowMeta {
     stop: Option<Instant>,
     /// Data payload per full packet, for pcap sequence numbers (0 where not used).
     segment_payload: u64,
+    /// A full data packet of the flow (for its summary).
+    packet: DataPacket,
     /// The sender's host overhead (zero: packets leave when emitted).
     overhead: Duration,
     /// Draws the overhead of each packet.
@@ -71,6 +73,7 @@ impl FlowMeta {
             start,
             stop: f.stop,
             segment_payload: f.protocol.segment_payload(),
+            packet: f.protocol.data_packet(),
             overhead: f.overhead,
             overhead_rng: RngStream::derive(seed, "host-overhead", id as u64),
             last_departure: Instant::ZERO,
@@ -102,7 +105,8 @@ pub struct Simulator {
     seed: u64,
     node_names: Vec<String>,
     link_names: Vec<String>,
-    queue_descriptions: Vec<String>,
+    /// What each link's summary says about its queue and schedule.
+    link_params: Vec<LinkParams>,
     links: Vec<Link>,
     /// For each link, the link the other way between its two nodes if that link's queue
     /// watches what returns to its node (an ERICA port marking backward RM cells).
@@ -142,12 +146,17 @@ impl Simulator {
         let link_names = (0..net.links().len())
             .map(|i| net.link_name(LinkId(i as u32)))
             .collect();
-        let queue_descriptions = net.links().iter().map(|l| l.queue.to_string()).collect();
         let links: Vec<Link> = net
             .links()
             .iter()
             .enumerate()
             .map(|(i, l)| Link::new(l, net.seed, i, net.engine.perturb_delays))
+            .collect();
+        let link_params = net
+            .links()
+            .iter()
+            .zip(&links)
+            .map(|(spec, l)| LinkParams::of(spec, &l.queue))
             .collect();
         let watchers: std::collections::HashMap<(NodeId, NodeId), u32> = links
             .iter()
@@ -183,7 +192,7 @@ impl Simulator {
             seed: net.seed,
             node_names: net.nodes().to_vec(),
             link_names,
-            queue_descriptions,
+            link_params,
             links,
             returning,
             timer_at: vec![None; endpoints.len()],
@@ -524,6 +533,7 @@ impl Simulator {
                 let info = FlowInfo {
                     name: &f.name,
                     protocol: f.protocol,
+                    packet: f.packet,
                     src: f.src,
                     dst: f.dst,
                     start: f.start,
@@ -538,8 +548,8 @@ impl Simulator {
             .iter()
             .enumerate()
             .map(|(i, l)| {
-                let (name, queue) = (&self.link_names[i], &self.queue_descriptions[i]);
-                Recorder::link_summary(i, l, name, queue, &self.node_names, end)
+                let (name, params) = (&self.link_names[i], &self.link_params[i]);
+                Recorder::link_summary(i, l, name, params, &self.node_names, end)
             })
             .collect();
         let out = RunOutput {
@@ -549,6 +559,7 @@ impl Simulator {
             packets: self.packets,
             flow_names: self.flows.iter().map(|f| f.name.clone()).collect(),
             link_names: self.link_names,
+            queue_columns: fairstream_net::QueueConfig::columns(),
             flows,
             links,
             ..RunOutput::default()

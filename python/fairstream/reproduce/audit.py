@@ -23,22 +23,19 @@ order of acceptance (a ``+`` row not followed by a ``d`` row of the same packet 
 `audit_link` works on any DataFrame with the trace's columns ``t_ns``, ``packet_id``, ``event``
 and ``size`` (rows of one link, in trace order), so it can be tested on made-up traces;
 `audit_run` audits every link of a finished run, taking each link's rate, schedule and queue from
-the run's resolved scenario.
+the run's link summary (typed columns: no unit is parsed here).
 """
 
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from .. import tomlio
 from ..results import RunResult
 
 #: Tolerance of the audit: a start more than this after (or before) its due instant is flagged.
@@ -296,111 +293,27 @@ def _next_due(
 
 # --- link models from a run -----------------------------------------------------------------------
 
-_RATE_UNITS = {
-    "bps": 1,
-    "bit/s": 1,
-    "kbps": 10**3,
-    "kbit/s": 10**3,
-    "mbps": 10**6,
-    "mbit/s": 10**6,
-    "gbps": 10**9,
-    "gbit/s": 10**9,
-}
-_TIME_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9, "min": 60 * 10**9}
-_SIZE_UNITS = {"b": 1, "kb": 10**3, "kib": 2**10, "mb": 10**6, "mib": 2**20}
-_QUANTITY = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ/]+)\s*$")
 
-
-def _quantity(text: Any, units: dict[str, int], what: str) -> int:
-    """An exact integer quantity from a unit string (``"1.5Mbps"``, ``"500ms"``, ``"3000B"``)."""
-    if isinstance(text, int | float) and not isinstance(text, bool):
-        raise ValueError(f"{what} {text!r} has no unit")
-    m = _QUANTITY.match(str(text))
-    unit = m.group(2).lower() if m else ""
-    if not m or unit not in units:
-        raise ValueError(f"cannot read {what} {text!r}")
-    value = Fraction(m.group(1)) * units[unit]
-    return round(value)
-
-
-def parse_rate(text: Any) -> int:
-    """Bit/s of a rate string such as ``"10Mbps"``."""
-    return _quantity(text, _RATE_UNITS, "rate")
-
-
-def parse_duration_ns(text: Any) -> int:
-    """Nanoseconds of a duration string such as ``"500ms"``."""
-    return _quantity(text, _TIME_UNITS, "duration")
-
-
-def parse_size(text: Any) -> int:
-    """Bytes of a size string such as ``"3000B"``."""
-    return _quantity(text, _SIZE_UNITS, "size")
-
-
-def _explicit_links(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Link name -> its table, for an explicit topology (``between`` gives both directions)."""
-    out: dict[str, dict[str, Any]] = {}
-    for link in doc.get("topology", {}).get("link", []):
-        if "between" in link:
-            a, b = link["between"]
-            out[f"{a}->{b}"] = link
-            out[f"{b}->{a}"] = link
-        else:
-            out[f"{link['from']}->{link['to']}"] = link
-    return out
-
-
-def model_from_table(name: str, link: dict[str, Any]) -> LinkModel:
-    """The audit's model of a link table of a (resolved) scenario."""
-    steps = tuple((parse_duration_ns(s["at"]), parse_rate(s["rate"])) for s in link.get("schedule", []))
+def model_from_summary(link: dict[str, Any]) -> LinkModel:
+    """The audit's model of a link as the run's summary gives it (``summary.json``'s ``links``):
+    its base rate, its capacity schedule and, for a token bucket, the bucket's parameters, every
+    one a number the run wrote (docs/results.md)."""
+    steps = tuple(zip(link.get("schedule_t_ns") or [], link.get("schedule_bps") or [], strict=True))
     tbf = None
-    queue = link.get("queue", {})
-    if queue.get("kind") == "tbf":
-        peak = queue.get("peak_rate")
+    if link.get("queue_kind") == "tbf":
+        peak = link.get("tbf_peak_bps")
         tbf = TokenBucket(
-            parse_rate(queue["rate"]),
-            parse_size(queue["burst"]),
-            parse_rate(peak) if peak is not None else None,
-            parse_size(queue.get("mtu", "1500B")),
+            int(link["tbf_rate_bps"]),
+            int(link["tbf_burst_bytes"]),
+            int(peak) if peak is not None else None,
+            int(link["tbf_mtu_bytes"]) if peak is not None else TokenBucket.mtu_bytes,
         )
-    return LinkModel(name, parse_rate(link["rate"]), steps, tbf)
-
-
-def queue_kind(queue: Any) -> str | None:
-    """The ``kind`` of a link's queue as summary.json writes it: an inline table in the scenario
-    syntax (``{ kind = "tbf", rate = ... }``), or already a table; None if it says no kind."""
-    if isinstance(queue, dict):
-        return queue.get("kind")
-    if not isinstance(queue, str) or not queue.strip():
-        return None
-    try:
-        return tomlio.loads(f"queue = {queue}")["queue"].get("kind")
-    except ValueError:
-        return None
+    return LinkModel(link["name"], round(link["rate_bps"]), steps, tbf)
 
 
 def link_models(run: RunResult) -> dict[str, LinkModel]:
-    """Every link of `run`, by name.
-
-    Rates, schedules and token buckets come from the resolved scenario's explicit links; links of
-    a helper topology (dumbbell, chain, ...) are taken as constant-rate FIFO links at the rate in
-    summary.json, and a helper topology with a token bucket or a schedule is refused.
-    """
-    doc = tomlio.loads(run.resolved_toml)
-    topology = doc.get("topology", {})
-    explicit = _explicit_links(doc) if topology.get("kind", "explicit") == "explicit" else {}
-    helper_schedule = any(isinstance(t, dict) and t.get("schedule") for t in topology.values())
-    out = {}
-    for link in run.summary["links"]:
-        name = link["name"]
-        if name in explicit:
-            out[name] = model_from_table(name, explicit[name])
-        elif queue_kind(link.get("queue")) == "tbf" or helper_schedule:
-            raise ValueError(f"{name}: the audit models token buckets and schedules of explicit links only")
-        else:
-            out[name] = LinkModel(name, round(link["rate_bps"]))
-    return out
+    """Every link of `run`, by name, from its summary."""
+    return {link["name"]: model_from_summary(link) for link in run.summary["links"]}
 
 
 def audit_run(run: RunResult, tol_ns: int = TOL_NS) -> list[LinkAudit]:

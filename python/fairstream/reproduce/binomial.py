@@ -53,8 +53,6 @@ FRIENDLY = (0.5, 2.0)
 #: Where the share is judged; through the others each flow is judged against its own loss rate.
 SHARE_JUDGED = ("red",)
 WARMUP_S = 20.0
-#: The flows' packets on the wire (the scenario's `packet_size`).
-PACKET_BYTES = 1500
 QUICK_DURATION = "40s"
 QUICK_WARMUP_S = 10.0
 
@@ -138,7 +136,8 @@ class BinomialFriendliness(Experiment):
                     "compatibility": relation["binomial"]["constant"] / relation["newreno"]["constant"],
                     "binomial_pps": relation["binomial"]["rate_pps"],
                     "binomial_allowed_pps": relation["binomial"]["allowed_pps"],
-                    "link_pps": min(lk["rate_bps"] for lk in run.summary["links"]) / (8 * PACKET_BYTES),
+                    "link_pps": min(lk["rate_bps"] for lk in run.summary["links"])
+                    / (8 * run.summary["flows"][0]["packet_size_bytes"]),
                     "drop_ratio": bino["packets_dropped"] / max(new["packets_dropped"], 1),
                     "cov_binomial": variation(sent["binomial"]),
                     "cov_newreno": variation(sent["newreno"]),

@@ -878,7 +878,7 @@ class H2hReal(Experiment):
         for clip in clips:
             for rate in rates:
                 doc = clip_scenario(base, clip, rate, QUEUE, int(base["seed"]) + clip.index)
-                longest = max(longest, float(doc["duration"].rstrip("s")))
+                longest = max(longest, _core.parse_quantity(doc["duration"], "duration") / 1e9)
                 key = f"c{clip.index:03d}-{rate}k"
                 keys.append({"key": key, "clip": clip.index, "rate_kbps": rate, "rtt_ms": clip.rtt_ms})
                 n, lk, fl = _prefixed(doc, key)

@@ -42,7 +42,7 @@ from .paper004 import (
     with_buffer,
     with_per,
 )
-from .rate_control_validation import metric_series, time_average
+from .rate_control_validation import metric_series, tfrc_packet, time_average
 
 PAPER = "002"
 
@@ -137,11 +137,12 @@ class CmpSolo(Experiment):
         ranking = " > ".join(
             f"{LABELS[p]} {u[(p, 0.05)]:.3f}" for p in sorted(SOLO, key=lambda p: -u[(p, 0.05)])
         )
+        packet = tfrc_packet(runs)
         notes = [
             f"At PER 5 % ours rank {ranking} (delivered / 11 Mbit/s over the run; a check's value is the "
             "difference of the two utilisations). Random losses alone cap the delivered share at 1 − PER. "
-            f"Plain TFRC's equation at p = 5 % and R = 72 ms allows {tfrc_rate_mbps(0.05):.2f} Mbit/s on "
-            f"the wire, {tfrc_rate_mbps(0.05) / CAPACITY_MBPS:.3f} of the link."
+            f"Plain TFRC's equation at p = 5 % and R = 72 ms allows {tfrc_rate_mbps(0.05, packet):.2f} "
+            f"Mbit/s on the wire, {tfrc_rate_mbps(0.05, packet) / CAPACITY_MBPS:.3f} of the link."
         ]
         return Evaluation(rows, comparison, checks, {}, notes)
 
@@ -273,6 +274,7 @@ class CmpMultfrcN(Experiment):
                 ns[0] < ns[1] < ns[2],
             ),
         ]
+        packet = tfrc_packet(runs)
         notes = [
             'n is MULTFRC\'s real-valued target (metric "n"), the count its connections follow (round(n), '
             'metric "connections"); both recorded whenever a period is judged: a period lasts at least '
@@ -291,9 +293,9 @@ class CmpMultfrcN(Experiment):
                 for r in rows
             )
             + f"; the safety cap is {five['cap']:g}. At p = 5 % one TFRC connection's equation allows "
-            f"{tfrc_rate_mbps(0.05):.2f} Mbit/s, so filling 11 Mbit/s would take about "
-            f"{CAPACITY_MBPS / tfrc_rate_mbps(0.05):.0f} connections; growing by β/n per judged period, n² "
-            "grows by about 2β per period."
+            f"{tfrc_rate_mbps(0.05, packet):.2f} Mbit/s, so filling 11 Mbit/s would take about "
+            f"{CAPACITY_MBPS / tfrc_rate_mbps(0.05, packet):.0f} connections; growing by β/n per judged "
+            "period, n² grows by about 2β per period."
         ]
         if zero["at_1_or_2"] < AT_ONE_OR_TWO:
             notes.append(

@@ -28,7 +28,7 @@ from ..table import fmt
 from . import todays_tcp_column as todays
 from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Figure, Point, Published
 from .measure import link_utilisation, window_bps
-from .rate_control_validation import TFRC_HEADER_BYTES, metric_series, tfrc_equation
+from .rate_control_validation import metric_series, tfrc_equation, tfrc_packet
 from .todays_tcp_column import PLACEMENT
 
 PAPER = "004"
@@ -148,10 +148,11 @@ def jain(values: Sequence[float]) -> float:
     return float(_core.jain([float(v) for v in values]))
 
 
-def tfrc_rate_mbps(per: float, packet: int = 1000) -> float:
-    """The wire rate, Mbit/s, TFRC's equation allows at loss event rate `per` and R = 72 ms."""
-    s = packet - TFRC_HEADER_BYTES
-    return tfrc_equation(s, RTT_S, per) * packet / s * 8 / 1e6
+def tfrc_rate_mbps(per: float, packet: tuple[int, int]) -> float:
+    """The wire rate, Mbit/s, TFRC's equation allows at loss event rate `per` and R = 72 ms, for
+    `packet` = (size on the wire, segment s) as a run sent it (`tfrc_packet`)."""
+    size, s = packet
+    return tfrc_equation(s, RTT_S, per) * size / s * 8 / 1e6
 
 
 def run_of(exp_dir: Path, result: Mapping[str, Any], key: str) -> RunResult:
@@ -324,7 +325,8 @@ class VtpAdapt(Experiment):
             "delivered rate is after the link's random losses, so at PER 5 % even a flow that keeps the "
             "link full delivers at most 95 % of it. "
             + "; ".join(
-                f"TFRC's equation at p = {per_label(per)} and R = 72 ms allows {tfrc_rate_mbps(per):.2f} "
+                f"TFRC's equation at p = {per_label(per)} and R = 72 ms allows "
+                f"{tfrc_rate_mbps(per, tfrc_packet(runs)):.2f} "
                 f"Mbit/s on the wire (ours delivered {by[('tfrc', per)]['throughput_mbps']:.2f})"
                 for per in PERS
                 if per > 0

@@ -24,12 +24,6 @@ from ..results import RunResult
 from ..scenario import with_overrides
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
 
-#: Bytes of headers in a TFRC data packet as the simulator charges them (its default `header`):
-#: 20 IPv4 + 8 UDP + the wire's 8-byte frame header + the 16-byte TFRC data header. (It was 44
-#: before the frame header was charged; `tests/python/test_rate_control_reproductions.py` checks
-#: it against a run's wire and payload bytes.)
-TFRC_HEADER_BYTES = 52
-
 
 def tfrc_equation(s: float, rtt: float, p: float, t_rto: float | None = None) -> float:
     """TFRC's allowed rate in bytes per second (RFC 5348 §3.1, b = 1):
@@ -70,15 +64,23 @@ def time_average(times: Sequence[float], values: Sequence[float], t0: float, t1:
     return total / covered if covered > 0 else math.nan
 
 
-def packet_bytes(flow: Mapping[str, Any]) -> int:
-    """A flow's `packet_size` ("1000B" or an integer) in bytes."""
-    size = flow.get("packet_size", "1000B")
-    if isinstance(size, int):
-        return size
-    text = str(size).replace(" ", "")
-    if not text.endswith("B") or not text[:-1].isdigit():
-        raise ValueError(f"packet_size {size!r}: expected a whole number of bytes such as '1000B'")
-    return int(text[:-1])
+def flow_summary(run: RunResult, name: str) -> Mapping[str, Any]:
+    """The summary row of flow `name` of `run` (summary.json's ``flows``)."""
+    return next(f for f in run.summary["flows"] if f["name"] == name)
+
+
+#: The protocols whose data packets are TFRC's.
+TFRC_PROTOCOLS = ("tfrc", "tfrc-wireless", "multfrc")
+
+
+def tfrc_packet(runs: Sequence[tuple[Any, RunResult]]) -> tuple[int, int]:
+    """(size on the wire, segment s) of a TFRC data packet, bytes, as the first TFRC flow of
+    `runs` sent it (its flow summary's ``packet_size_bytes`` and ``payload_bytes``)."""
+    for _, run in runs:
+        for f in run.summary["flows"]:
+            if f["protocol"] in TFRC_PROTOCOLS:
+                return int(f["packet_size_bytes"]), int(f["payload_bytes"])
+    raise ValueError("no TFRC flow in these runs")
 
 
 @dataclass(frozen=True)
@@ -106,9 +108,9 @@ class TfrcEquation(Experiment):
         warmup = self.quick_warmup_s if quick else self.warmup_s
         rows = []
         for point, run in runs:
-            flow = point.scenario["flow"][0]
-            name, size = flow["name"], packet_bytes(flow)
-            s = size - TFRC_HEADER_BYTES
+            name = point.scenario["flow"][0]["name"]
+            summary = flow_summary(run, name)
+            size, s = summary["packet_size_bytes"], summary["payload_bytes"]
             end = float(run.summary["duration_s"])
             series = run.flow_series.filter((pl.col("flow") == name) & (pl.col("t_start") >= warmup - 1e-9))
             span = float((series["t_end"] - series["t_start"]).sum())
@@ -203,7 +205,8 @@ TFRC_EQUATION = TfrcEquation(
     figure="—",
     scenario_file="validation-tfrc-equation.toml",
     what_runs=(
-        "one TFRC flow (RFC 5348, 1000-byte packets, s = 956 B), Bernoulli loss 0.5 / 1 / 2 / 5 %, "
+        "one TFRC flow (RFC 5348, 1000-byte packets, s = 948 B: the 52 B of IPv4, UDP, frame and TFRC "
+        "headers off), Bernoulli loss 0.5 / 1 / 2 / 5 %, "
         "100 Mbps, 72 ms RTT, 300 s (quick mode: 60 s)"
     ),
     must_hold=(
@@ -212,7 +215,8 @@ TFRC_EQUATION = TfrcEquation(
     ),
     explanation=(
         "After a 20 s warm-up (quick mode: 10 s; chosen): the sending rate is the wire bytes sent, "
-        "scaled to segment bytes (956 of every 1000); p is the time-weighted average of the loss "
+        "scaled to segment bytes (s of every packet's bytes, both from the run's flow summary: "
+        "payload_bytes and packet_size_bytes); p is the time-weighted average of the loss "
         "event rate the receiver reports, not its last value, because the rate the sender holds at any "
         "moment follows the p of that moment, and a single report of the 8-interval average is a noisy "
         "sample (a long loss interval entering or leaving the window moves it by tens of per cent); R "

@@ -28,7 +28,7 @@ from typing import Any
 
 import polars as pl
 
-from .. import _core
+from .. import _core, tomlio
 from ..results import RunResult
 from ..scenario import with_overrides
 from ..table import fmt, span
@@ -346,15 +346,17 @@ class BbrCubic(Experiment):
     warmup_s: float = 10.0
 
     def _bdp_packets(self, doc: dict[str, Any]) -> float:
-        from .. import bench_ns3
+        """The bottleneck's bandwidth-delay product in the flows' packets, read from the scenario
+        as the core resolves it (the packet size its preset gives), with the core's unit parser."""
+        resolved = tomlio.loads(_core.validate(tomlio.dumps(doc), self.scenario_file))
+        topo = resolved["topology"]
 
-        topo = doc["topology"]
-        rate = bench_ns3.parse_rate(topo["bottleneck"]["rate"])
-        rtt = 2 * (
-            2 * bench_ns3.parse_duration(topo["access"]["delay"])
-            + bench_ns3.parse_duration(topo["bottleneck"]["delay"])
-        )
-        size = bench_ns3.parse_size(doc["flow"][0].get("packet_size", "1500B"))
+        def seconds(text: str) -> float:
+            return _core.parse_quantity(text, "duration") / 1e9
+
+        rate = _core.parse_quantity(topo["bottleneck"]["rate"], "rate")
+        rtt = 2 * (2 * seconds(topo["access"]["delay"]) + seconds(topo["bottleneck"]["delay"]))
+        size = _core.parse_quantity(resolved["flow"][0]["packet_size"], "size")
         return rate * rtt / (8 * size)
 
     def points(self, quick: bool) -> list[Point]:

@@ -7,6 +7,7 @@
 use std::collections::VecDeque;
 
 use fairstream_core::{DataSize, Instant};
+use fairstream_records::{Column, ColumnKind, Declared, Value};
 
 use super::{Dequeue, QueueLimit, QueuedPacket};
 
@@ -110,7 +111,21 @@ pub enum LimitCounting {
     Ns2,
 }
 
+/// A drop-tail queue's parameter in the link summary.
+pub(super) static COLUMNS: [&Column; 1] = [&COUNTING];
+static COUNTING: Column = Column::new(
+    "droptail_counting",
+    ColumnKind::Text,
+    "",
+    "drop-tail: which packets count against the limit, `pfifo` (those waiting) or `ns2` (the one on the wire too, so a limit of n holds n - 1 waiting)",
+);
+
 impl LimitCounting {
+    /// The parameter, as the link summary shows it.
+    pub(super) fn params(self) -> Declared {
+        vec![(&COUNTING, Value::Text(self.keyword()))]
+    }
+
     /// The scenario keyword: `"pfifo"` or `"ns2"`.
     pub const fn keyword(self) -> &'static str {
         match self {

@@ -16,6 +16,7 @@
 use fairstream_core::{Bitrate, Instant};
 use fairstream_proto::abr::{CellBody, Erica, EricaParams, RmDirection};
 use fairstream_proto::{Header, Packet};
+use fairstream_records::{Column, ColumnKind, Declared, Value};
 
 use super::{Dequeue, DropTail, QueueLimit, QueuedPacket};
 
@@ -79,6 +80,48 @@ pub struct EricaPort {
     discard: PacketDiscard,
     /// Per VC, by VC number; grown when a VC first appears, only when a discard policy is on.
     pdus: Vec<PduState>,
+}
+
+/// An ERICA port's parameters in the link summary.
+pub(super) static COLUMNS: [&Column; 4] = [&TARGET, &INTERVAL, &INTERVAL_CELLS, &DISCARD];
+static TARGET: Column = Column::new(
+    "erica_target_utilisation",
+    ColumnKind::Real,
+    "",
+    "ERICA port: the target utilisation U of the link's rate",
+);
+static INTERVAL: Column = Column::new(
+    "erica_interval_s",
+    ColumnKind::Real,
+    "seconds",
+    "ERICA port: the longest averaging interval",
+);
+static INTERVAL_CELLS: Column = Column::new(
+    "erica_interval_cells",
+    ColumnKind::Count,
+    "cells",
+    "ERICA port: the cells that end an averaging interval early",
+);
+static DISCARD: Column = Column::new(
+    "erica_discard",
+    ColumnKind::Text,
+    "",
+    "ERICA port: its packet discard (`none`, `partial`, `early`)",
+);
+
+impl EricaPortConfig {
+    /// The parameters, as the link summary shows them.
+    pub(super) fn params(&self) -> Declared {
+        vec![
+            (&TARGET, Value::Real(self.erica.target_utilisation)),
+            (&INTERVAL, Value::Real(self.erica.interval.as_secs_f64())),
+            (
+                &INTERVAL_CELLS,
+                Value::Count(u64::from(self.erica.interval_cells)),
+            ),
+            (&DISCARD, Value::Text(self.discard.keyword())),
+        ]
+    }
 }
 
 impl EricaPort {

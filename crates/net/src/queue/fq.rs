@@ -11,6 +11,7 @@
 use std::collections::VecDeque;
 
 use fairstream_core::{DataSize, Instant};
+use fairstream_records::{Column, ColumnKind, Declared, Value};
 
 use super::{Dequeue, QueuedPacket};
 
@@ -23,6 +24,31 @@ pub struct FqConfig {
     pub limit: u32,
     /// Packets one flow may hold (Linux `fq` `flow_limit`, 100).
     pub flow_limit: u32,
+}
+
+/// A fair queue's parameters in the link summary.
+pub(super) static COLUMNS: [&Column; 2] = [&QUANTUM, &FLOW_LIMIT];
+static QUANTUM: Column = Column::new(
+    "fq_quantum_bytes",
+    ColumnKind::Count,
+    "bytes",
+    "fair queue: the credit a flow earns per turn",
+);
+static FLOW_LIMIT: Column = Column::new(
+    "fq_flow_limit",
+    ColumnKind::Count,
+    "packets",
+    "fair queue: the packets one flow may hold",
+);
+
+impl FqConfig {
+    /// The parameters, as the link summary shows them.
+    pub(super) fn params(&self) -> Declared {
+        vec![
+            (&QUANTUM, Value::Count(self.quantum.as_bytes())),
+            (&FLOW_LIMIT, Value::Count(u64::from(self.flow_limit))),
+        ]
+    }
 }
 
 impl Default for FqConfig {

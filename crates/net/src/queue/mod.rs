@@ -18,6 +18,7 @@ mod tbf;
 
 use fairstream_core::{Bitrate, DataSize, Duration, Instant, RngStream};
 use fairstream_proto::Packet;
+use fairstream_records::{Column, Declared};
 
 pub use droptail::{DropTail, LimitCounting};
 pub use erica::{EricaPort, EricaPortConfig, PacketDiscard};
@@ -85,81 +86,52 @@ impl std::fmt::Display for QueueLimit {
     }
 }
 
-impl std::fmt::Display for QueueConfig {
-    /// The queue in the scenario syntax, as an inline table that can be pasted into a link's
-    /// `queue = …` and loads back to this configuration, e.g.
-    /// `{ kind = "droptail", preset = "pfifo", limit = "50 packets" }`. Every parameter is
-    /// written (RED's derived ones as `"auto"`), so no preset is needed to read it.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // A TOML float: Debug always keeps a decimal point or an exponent, so it reads back
-        // as a float, exactly.
-        let float = |x: f64| format!("{x:?}");
-        let auto = |v: Option<f64>| v.map_or_else(|| "\"auto\"".to_string(), float);
-        match self {
-            Self::DropTail { limit, counting } => write!(
-                f,
-                "{{ kind = \"droptail\", preset = \"{}\", limit = \"{limit}\" }}",
-                counting.keyword()
-            ),
-            Self::Red(c) => write!(
-                f,
-                "{{ kind = \"red\", limit = \"{}\", min_th = {}, max_th = {}, max_p = {}, \
-                 w_q = {}, gentle = {}, wait = {}, bytes = {}, queue_in_bytes = {}, \
-                 mean_pktsize = \"{}\", target_delay = \"{}\" }}",
-                c.limit,
-                auto(c.min_th),
-                auto(c.max_th),
-                float(c.max_p),
-                auto(c.q_weight),
-                c.gentle,
-                c.wait,
-                c.byte_mode,
-                c.queue_in_bytes,
-                c.mean_pktsize,
-                c.target_delay
-            ),
-            Self::Tbf(c) => {
-                write!(
-                    f,
-                    "{{ kind = \"tbf\", rate = \"{}\", burst = \"{}\", limit = \"{}\"",
-                    c.rate, c.burst, c.limit
-                )?;
-                if let Some(p) = c.peak_rate {
-                    let mtu = c.mtu.unwrap_or(TbfConfig::DEFAULT_MTU);
-                    write!(f, ", peak_rate = \"{p}\", mtu = \"{mtu}\"")?;
-                }
-                write!(f, " }}")
-            }
-            Self::Fq(c) => write!(
-                f,
-                "{{ kind = \"fq\", limit = \"{} packets\", flow_limit = {}, quantum = \"{}\" }}",
-                c.limit, c.flow_limit, c.quantum
-            ),
-            Self::Erica(c) => {
-                let e = &c.erica;
-                write!(
-                    f,
-                    "{{ kind = \"erica\", limit = \"{}\", target_utilisation = {}, \
-                     interval = \"{}\", interval_cells = {}, delta = {}, variant = \"{}\", \
-                     discard = \"{}\"",
-                    c.limit,
-                    float(e.target_utilisation),
-                    e.interval,
-                    e.interval_cells,
-                    float(e.delta),
-                    e.variant.keyword(),
-                    c.discard.keyword()
-                )?;
-                if let PacketDiscard::Early { threshold } = c.discard {
-                    write!(f, ", discard_threshold = {threshold}")?;
-                }
-                write!(f, " }}")
-            }
-        }
-    }
+/// What the link summary says about a queue: its discipline, its limit, and the resolved
+/// parameters the discipline declares (each discipline's columns, beside it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueueSummary {
+    /// The discipline's scenario keyword (`droptail`, `red`, `tbf`, `fq`, `erica`).
+    pub kind: &'static str,
+    /// Its limit.
+    pub limit: QueueLimit,
+    /// Its own parameters.
+    pub params: Declared,
 }
 
 impl QueueConfig {
+    /// Every column the disciplines declare for the link summary, each once.
+    pub fn columns() -> Vec<&'static Column> {
+        fairstream_records::column::union([
+            &droptail::COLUMNS[..],
+            &red::COLUMNS[..],
+            &tbf::COLUMNS[..],
+            &fq::COLUMNS[..],
+            &erica::COLUMNS[..],
+        ])
+    }
+
+    /// The discipline's scenario keyword.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::DropTail { .. } => "droptail",
+            Self::Red(_) => "red",
+            Self::Tbf(_) => "tbf",
+            Self::Fq(_) => "fq",
+            Self::Erica(_) => "erica",
+        }
+    }
+
+    /// The queue's limit (a fair queue's and a token bucket's own unit: packets, bytes).
+    pub fn limit(&self) -> QueueLimit {
+        match self {
+            Self::DropTail { limit, .. } => *limit,
+            Self::Red(c) => c.limit,
+            Self::Tbf(c) => QueueLimit::Bytes(c.limit),
+            Self::Fq(c) => QueueLimit::Packets(c.limit),
+            Self::Erica(c) => c.limit,
+        }
+    }
+
     /// Most packets of at least `smallest` bytes the queue can hold (`None`: no bound of its
     /// own, as a token bucket whose limit counts bytes is bounded by that limit).
     pub fn max_packets(&self, smallest: DataSize) -> u64 {
@@ -267,6 +239,24 @@ impl Queue {
     pub fn on_returning(&mut self, packet: &mut Packet) {
         if let Self::Erica(q) = self {
             q.on_returning(packet);
+        }
+    }
+
+    /// What the link summary says about this queue, built from `config` (RED's automatic
+    /// parameters as resolved for the link).
+    pub fn summary(&self, config: &QueueConfig) -> QueueSummary {
+        let params = match (config, self) {
+            (QueueConfig::DropTail { counting, .. }, _) => counting.params(),
+            (QueueConfig::Red(_), Self::Red(q)) => q.params(),
+            (QueueConfig::Tbf(c), _) => c.params(),
+            (QueueConfig::Fq(c), _) => c.params(),
+            (QueueConfig::Erica(c), _) => c.params(),
+            (QueueConfig::Red(_), _) => Vec::new(),
+        };
+        QueueSummary {
+            kind: config.kind(),
+            limit: config.limit(),
+            params,
         }
     }
 

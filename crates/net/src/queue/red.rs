@@ -20,6 +20,7 @@
 //! Dropped arrivals are handed back; RED never drops a packet that is already queued.
 
 use fairstream_core::{Bitrate, DataSize, Duration, Instant, RngStream};
+use fairstream_records::{Column, ColumnKind, Declared, Value};
 
 use super::droptail::Fifo;
 use super::{Dequeue, QueueLimit, QueuedPacket};
@@ -168,7 +169,58 @@ pub struct Red {
     forced_drops: u64,
 }
 
+/// RED's resolved parameters in the link summary.
+pub(super) static COLUMNS: [&Column; 6] = [&W_Q, &MIN_TH, &MAX_TH, &MAX_P, &IN_BYTES, &MEAN_SIZE];
+static W_Q: Column = Column::new(
+    "red_w_q",
+    ColumnKind::Real,
+    "",
+    "RED: the EWMA weight of the average queue, as resolved (automatic or given)",
+);
+static MIN_TH: Column = Column::new(
+    "red_min_th",
+    ColumnKind::Real,
+    "packets, or bytes with red_queue_in_bytes",
+    "RED: the minimum threshold, as resolved",
+);
+static MAX_TH: Column = Column::new(
+    "red_max_th",
+    ColumnKind::Real,
+    "packets, or bytes with red_queue_in_bytes",
+    "RED: the maximum threshold, as resolved",
+);
+static MAX_P: Column = Column::new(
+    "red_max_p",
+    ColumnKind::Real,
+    "",
+    "RED: the drop probability at the maximum threshold",
+);
+static IN_BYTES: Column = Column::new(
+    "red_queue_in_bytes",
+    ColumnKind::Flag,
+    "",
+    "RED: whether the average and the thresholds are measured in bytes",
+);
+static MEAN_SIZE: Column = Column::new(
+    "red_mean_pktsize_bytes",
+    ColumnKind::Count,
+    "bytes",
+    "RED: the mean packet size (byte mode, thresholds in bytes)",
+);
+
 impl Red {
+    /// The resolved parameters, as the link summary shows them.
+    pub(super) fn params(&self) -> Declared {
+        vec![
+            (&W_Q, Value::Real(self.w_q)),
+            (&MIN_TH, Value::Real(self.min_th)),
+            (&MAX_TH, Value::Real(self.max_th)),
+            (&MAX_P, Value::Real(self.max_p)),
+            (&IN_BYTES, Value::Flag(self.queue_in_bytes)),
+            (&MEAN_SIZE, Value::Count(self.mean_pktsize)),
+        ]
+    }
+
     /// Builds `config` for a link of `link_rate` and propagation delay `link_delay`,
     /// resolving the automatic parameters; `rng` drives the early drops.
     ///

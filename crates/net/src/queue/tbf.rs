@@ -14,6 +14,7 @@
 //! cumulative drift.
 
 use fairstream_core::{Bitrate, DataSize, Duration, Instant};
+use fairstream_records::{Column, ColumnKind, Declared, Value};
 
 use super::droptail::Fifo;
 use super::{Dequeue, QueueLimit, QueuedPacket};
@@ -40,9 +41,50 @@ pub struct TbfConfig {
     pub mtu: Option<DataSize>,
 }
 
+/// A token bucket's parameters in the link summary.
+pub(super) static COLUMNS: [&Column; 4] = [&RATE, &BURST, &PEAK, &MTU];
+static RATE: Column = Column::new(
+    "tbf_rate_bps",
+    ColumnKind::Count,
+    "bit/s",
+    "token bucket: the token rate",
+);
+static BURST: Column = Column::new(
+    "tbf_burst_bytes",
+    ColumnKind::Count,
+    "bytes",
+    "token bucket: the bucket's depth",
+);
+static PEAK: Column = Column::new(
+    "tbf_peak_bps",
+    ColumnKind::Count,
+    "bit/s",
+    "token bucket: the peak rate (null without one)",
+);
+static MTU: Column = Column::new(
+    "tbf_mtu_bytes",
+    ColumnKind::Count,
+    "bytes",
+    "token bucket: the peak bucket's depth (null without a peak rate)",
+);
+
 impl TbfConfig {
     /// Peak-bucket depth used when a peak rate is given without `mtu`: the Ethernet MTU.
     pub const DEFAULT_MTU: DataSize = DataSize::bytes(1500);
+
+    /// The parameters, as the link summary shows them.
+    pub(super) fn params(&self) -> Declared {
+        let mut out = vec![
+            (&RATE, Value::Count(self.rate.as_bps())),
+            (&BURST, Value::Count(self.burst.as_bytes())),
+        ];
+        if let Some(peak) = self.peak_rate {
+            let mtu = self.mtu.unwrap_or(Self::DEFAULT_MTU);
+            out.push((&PEAK, Value::Count(peak.as_bps())));
+            out.push((&MTU, Value::Count(mtu.as_bytes())));
+        }
+        out
+    }
 
     /// A filter of `rate` with bucket depth `burst` and `limit` bytes of queue, no peak rate.
     pub fn new(rate: Bitrate, burst: DataSize, limit: DataSize) -> Self {

@@ -25,7 +25,9 @@ use super::cell::{
     CELL_SIZE, CellBody, CellHeader, Reassembler, RmDirection, cells_for_pdu, vc_id,
 };
 use super::source::{AbrParams, AbrSource, CellKind, turn_around};
-use crate::protocols::{AnyEndpoint, FlowCtx, FlowDemand, FlowProtocol, ProtocolConfig};
+use crate::protocols::{
+    AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol, ProtocolConfig,
+};
 use crate::{Direction, Endpoint, EndpointStats, Header, Metric, MetricSink, Packet};
 
 /// A flow whose packets ride ABR virtual circuits, one per direction.
@@ -101,6 +103,11 @@ impl FlowProtocol for AbrFlowConfig {
 
     fn segment_payload(&self) -> u64 {
         self.inner.segment_payload()
+    }
+
+    /// The carried protocol's packet: each is one PDU of cells.
+    fn data_packet(&self) -> DataPacket {
+        self.inner.data_packet()
     }
 
     fn demand(&self) -> FlowDemand {

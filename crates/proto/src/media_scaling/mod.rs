@@ -26,7 +26,7 @@ pub use config::{MmAppConfig, MpegAppConfig, MpegTrace, ScalingConfig};
 pub use receiver::MediaReceiver;
 pub use sender::MediaSender;
 
-use crate::{AnyEndpoint, FlowCtx, FlowDemand, FlowProtocol};
+use crate::{AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol};
 
 impl MmAppConfig {
     /// The two endpoints of flow `ctx` (the dither, if any, drawn from its random stream).
@@ -64,6 +64,10 @@ impl FlowProtocol for MmAppConfig {
         )
     }
 
+    fn data_packet(&self) -> DataPacket {
+        DataPacket::new(self.packet(), config::DATA_HEADERS)
+    }
+
     fn demand(&self) -> FlowDemand {
         // Its scale follows the feedback, but its rate never exceeds the top scale's.
         FlowDemand {
@@ -85,6 +89,14 @@ impl FlowProtocol for MpegAppConfig {
         (
             AnyEndpoint::MpegAppSender(Box::new(s)),
             AnyEndpoint::MpegAppReceiver(Box::new(r)),
+        )
+    }
+
+    fn data_packet(&self) -> DataPacket {
+        let payload = self.max_payload();
+        DataPacket::new(
+            fairstream_core::DataSize::bytes(config::DATA_HEADERS + payload),
+            config::DATA_HEADERS,
         )
     }
 

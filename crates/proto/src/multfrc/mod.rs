@@ -23,7 +23,7 @@ pub use receiver::MultfrcReceiver;
 pub use sender::MultfrcSender;
 
 use crate::tfrc::TfrcFlowConfig;
-use crate::{AnyEndpoint, FlowCtx, FlowDemand, FlowProtocol};
+use crate::{AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol};
 
 /// MULTFRC's parameters: the connections' TFRC parameters and the rule for their number.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -72,6 +72,10 @@ impl FlowProtocol for MultfrcConfig {
             AnyEndpoint::MultfrcSender(Box::new(MultfrcSender::new(ctx, *self))),
             AnyEndpoint::MultfrcReceiver(Box::new(MultfrcReceiver::new(ctx.id, *self))),
         )
+    }
+
+    fn data_packet(&self) -> DataPacket {
+        self.tfrc.data_packet()
     }
 
     fn demand(&self) -> FlowDemand {

@@ -46,8 +46,8 @@ pub use tcp::{StreamPlayer, StreamServer, TcpPlayer, TcpServer};
 pub use udp::{UdpPlayer, UdpServer};
 
 use crate::{
-    AnyEndpoint, Endpoint, EndpointStats, FlowCtx, FlowDemand, FlowProtocol, Metric, MetricSink,
-    Packet,
+    AnyEndpoint, DataPacket, Endpoint, EndpointStats, FlowCtx, FlowDemand, FlowProtocol, Metric,
+    MetricSink, Packet,
 };
 
 /// Records the level and its rate at `now`.
@@ -168,6 +168,11 @@ impl FlowProtocol for SurestreamConfig {
             Transport::Tcp => self.payload(),
             Transport::Udp => 0,
         }
+    }
+
+    fn data_packet(&self) -> DataPacket {
+        let size = self.packet_size;
+        DataPacket::new(size, size.as_bytes().saturating_sub(self.payload()))
     }
 
     fn demand(&self) -> FlowDemand {

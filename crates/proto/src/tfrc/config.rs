@@ -194,6 +194,12 @@ impl TfrcConfig {
             .saturating_sub(self.header.as_bytes())
             .max(1) as f64
     }
+
+    /// A full data packet: `packet_size`, of which the segment `s` is the payload.
+    pub fn data_packet(&self) -> crate::DataPacket {
+        let size = self.packet_size;
+        crate::DataPacket::new(size, size.as_bytes().saturating_sub(self.segment() as u64))
+    }
 }
 
 /// Receiver parameters.

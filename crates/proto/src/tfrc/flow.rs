@@ -3,7 +3,7 @@
 
 use super::{TfrcConfig, TfrcPreset, TfrcReceiver, TfrcReceiverConfig, TfrcSender};
 use crate::lda::{Lda, LdaConfig};
-use crate::{AnyEndpoint, FlowCtx, FlowDemand, FlowProtocol};
+use crate::{AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol};
 
 /// A TFRC flow: the sender's and the receiver's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -45,6 +45,10 @@ impl FlowProtocol for TfrcFlowConfig {
             AnyEndpoint::TfrcSender(Box::new(sender)),
             AnyEndpoint::TfrcReceiver(Box::new(receiver)),
         )
+    }
+
+    fn data_packet(&self) -> DataPacket {
+        self.sender.data_packet()
     }
 
     fn demand(&self) -> FlowDemand {
@@ -93,6 +97,10 @@ impl FlowProtocol for TfrcWirelessConfig {
             AnyEndpoint::TfrcWirelessSender(Box::new(sender)),
             AnyEndpoint::TfrcWirelessReceiver(Box::new(receiver)),
         )
+    }
+
+    fn data_packet(&self) -> DataPacket {
+        self.tfrc.data_packet()
     }
 
     fn demand(&self) -> FlowDemand {

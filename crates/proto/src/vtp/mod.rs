@@ -25,7 +25,7 @@ pub use control::VtpMode;
 pub use receiver::VtpReceiver;
 pub use sender::VtpSender;
 
-use crate::{AnyEndpoint, FlowCtx, FlowDemand, FlowProtocol};
+use crate::{AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol};
 
 impl FlowProtocol for VtpConfig {
     const NAME: &'static str = "vtp";
@@ -36,6 +36,10 @@ impl FlowProtocol for VtpConfig {
             AnyEndpoint::VtpSender(Box::new(VtpSender::new(ctx, *self))),
             AnyEndpoint::VtpReceiver(Box::new(VtpReceiver::new(ctx.id, self))),
         )
+    }
+
+    fn data_packet(&self) -> DataPacket {
+        DataPacket::new(self.packet_size, DATA_HEADERS)
     }
 
     fn demand(&self) -> FlowDemand {

@@ -13,11 +13,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ... import _core
+from ... import _core, tomlio
 from ...results import RunResult
 from ...scenario import with_overrides
 from ...table import span
-from .. import audit
 from ..experiment import Check, Evaluation, Experiment, Figure, Point
 from .common import _float, _link
 
@@ -279,10 +278,12 @@ class TcpPftkGrid(Experiment):
         events = loss_events((losses["t_ns"].to_numpy() / 1e9).tolist(), rtt)
         ind = loss_indications(metrics)
         sent = flow["packets_sent"]
-        tcp = point.scenario["flow"][0]
-        segment = audit.parse_size(tcp.get("packet_size", "1040B")) - 40
-        b = 2.0 if tcp.get("delayed_ack") else 1.0
-        wmax = float(tcp.get("window", 20))
+        # The run's own numbers: the segment from its flow summary, the window and the delayed
+        # ACKs from its resolved scenario (every default filled in).
+        tcp = tomlio.loads(run.resolved_toml)["flow"][0]
+        segment = flow["payload_bytes"]
+        b = 2.0 if tcp["delayed_ack"] else 1.0
+        wmax = float(tcp["window"])
         t0 = ind.first_rto_s
         if math.isnan(t0):  # no timeout at all: the RTO the sender had
             t0 = float(metrics.filter(pl.col("metric") == "rto")["value"].mean())
