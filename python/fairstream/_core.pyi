@@ -142,6 +142,12 @@ def parse_memory(text: str) -> int:
     """Bytes of a memory size written as `"8GB"`, `"512MiB"` or a number of bytes; ValueError
     saying what was expected otherwise."""
 
+def schema() -> dict[str, Any]:
+    """What the run's tables declare beside their fixed columns, as each protocol and queue
+    discipline declares it: `metrics` (every metric: name, unit, meaning, and the flow-summary
+    column that summarises it, or None), `summary_columns` (those flow-summary columns: name,
+    unit, meaning, kind) and `queue_columns` (the link summary's queue parameters)."""
+
 def parse_quantity(text: str, kind: str) -> int:
     """The one parser of quantities written with a unit, as scenarios write them: `kind` "rate"
     ("11Mbps", "1.5 Mbit/s") gives bit/s, "duration" ("35ms") nanoseconds, "size" ("1500B",

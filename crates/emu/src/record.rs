@@ -93,7 +93,7 @@ pub(crate) fn output(
             } else {
                 f64::NAN
             },
-            media: Default::default(),
+            summaries: Default::default(),
         });
     }
     let links = core

@@ -29,7 +29,7 @@ mod closed_loop;
 mod endpoint;
 pub mod lda;
 pub mod media_scaling;
-mod metric;
+pub mod metric;
 pub mod multfrc;
 mod packet;
 mod player;
@@ -41,7 +41,7 @@ pub mod vtp;
 pub mod wire;
 pub use cbr::{CbrConfig, CbrSource, OnOff, UdpSink};
 pub use endpoint::{Endpoint, EndpointStats};
-pub use metric::{Metric, MetricSink, NullSink, VecSink};
+pub use metric::{Metric, MetricKind, MetricSink, NullSink, VecSink};
 pub use packet::{
     Direction, Header, IP_TCP_HEADER, IP_UDP_HEADER, LossRate, MediaData, MediaFeedback, Packet,
     StreamReport, TcpFlags, TcpSegment, TfrcData, TfrcFeedback, UdpDatagram, VtpData, VtpFeedback,

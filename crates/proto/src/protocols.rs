@@ -8,7 +8,9 @@ use fairstream_core::{Bitrate, DataSize, FlowId, Instant, RngStream};
 use crate::multfrc::{MultfrcConfig, MultfrcReceiver, MultfrcSender};
 use crate::tcp::{TcpConfig, TcpSender, TcpSink, TcpSinkConfig};
 use crate::tfrc::{TfrcFlowConfig, TfrcReceiver, TfrcSender, TfrcWirelessConfig};
-use crate::{CbrConfig, CbrSource, Endpoint, EndpointStats, MetricSink, Packet, UdpSink};
+use crate::{
+    CbrConfig, CbrSource, Endpoint, EndpointStats, MetricKind, MetricSink, Packet, UdpSink,
+};
 
 /// What a driver tells a protocol about the flow whose two endpoints it builds: which flow it
 /// is, when its application runs, and the random stream its endpoints draw from (derived by the
@@ -56,6 +58,9 @@ pub trait FlowProtocol {
     /// The kind of the random stream its endpoints draw from, with the flow id as identity
     /// (the driver derives it from the run's seed, so every stream comes from one place).
     const RNG_STREAM: &'static str;
+    /// The metrics its endpoints record, declared in its folder (or, when several protocols
+    /// record them, in `crate::metric`).
+    const METRICS: &'static [&'static MetricKind];
 
     /// The protocol's name for this flow (its [`FlowProtocol::NAME`], unless it carries another
     /// protocol, as a flow on ABR virtual circuits does).
@@ -180,6 +185,7 @@ pub struct TcpFlowConfig {
 impl FlowProtocol for TcpFlowConfig {
     const NAME: &'static str = "tcp";
     const RNG_STREAM: &'static str = "tcp-sender";
+    const METRICS: &'static [&'static MetricKind] = crate::tcp::metrics::METRICS;
 
     fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
         (
@@ -250,6 +256,8 @@ impl FlowProtocol for TcpFlowConfig {
 impl FlowProtocol for CbrConfig {
     const NAME: &'static str = "cbr";
     const RNG_STREAM: &'static str = "cbr";
+    /// A CBR source and its sink record none.
+    const METRICS: &'static [&'static MetricKind] = &[];
 
     fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
         (
@@ -287,6 +295,30 @@ macro_rules! protocols {
         }
 
         impl ProtocolConfig {
+            /// Every metric the protocols declare, each once, in the list's order.
+            pub fn declared_metrics() -> Vec<&'static MetricKind> {
+                let mut out: Vec<&'static MetricKind> = Vec::new();
+                for list in [$( <$config as FlowProtocol>::METRICS, )+] {
+                    for &m in list {
+                        if !out.iter().any(|o| std::ptr::eq(*o, m)) {
+                            out.push(m);
+                        }
+                    }
+                }
+                out
+            }
+
+            /// Every flow-summary column the declared metrics summarise into, each once.
+            pub fn summary_columns() -> Vec<&'static fairstream_records::Column> {
+                let summarised = Self::declared_metrics()
+                    .into_iter()
+                    .filter_map(|m| m.summary.map(|s| std::slice::from_ref(&s.column)))
+                    .collect::<Vec<_>>();
+                let refs: Vec<&'static fairstream_records::Column> =
+                    summarised.into_iter().flatten().collect();
+                fairstream_records::column::union([refs.as_slice()])
+            }
+
             /// The protocol's name.
             pub fn name(&self) -> &'static str {
                 match self { $( Self::$proto(c) => c.name(), )+ }

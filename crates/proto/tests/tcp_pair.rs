@@ -2,6 +2,8 @@
 //! rate with a drop-tail queue and a fixed one-way delay, a reverse path of fixed delay, and
 //! optional losses chosen by packet number or drawn at random. Time jumps from event to event.
 
+use fairstream_proto::metric::RTT;
+use fairstream_proto::tcp::metrics::{BBR_MODE, CWND, FAST_RETRANSMIT, TIMEOUT};
 use std::collections::{BTreeSet, VecDeque};
 
 use fairstream_core::{Bitrate, Duration, FlowId, Instant, RngStream};
@@ -254,8 +256,8 @@ fn single_drop_one_fast_retransmit_no_timeout() {
         assert_eq!(pair.sender.timeouts(), 0, "{variant:?}");
         assert_eq!(pair.sender.fast_retransmits(), 1, "{variant:?}");
         assert_eq!(pair.sender.stats().retransmits, 1, "{variant:?}");
-        assert_eq!(pair.count(Metric::FastRetransmit), 1);
-        assert_eq!(pair.count(Metric::Timeout), 0);
+        assert_eq!(pair.count(FAST_RETRANSMIT.event()), 1);
+        assert_eq!(pair.count(TIMEOUT.event()), 0);
     }
 }
 
@@ -548,10 +550,7 @@ fn bbr_fills_the_link_with_a_short_queue_and_probes_rtt() {
         .0
         .iter()
         .filter(|(t, _)| *t > limit(10))
-        .filter_map(|(_, m)| match m {
-            Metric::RttSample(d) => Some(d.as_millis_f64()),
-            _ => None,
-        })
+        .filter_map(|(_, m)| m.of(&RTT).map(|secs| secs * 1e3))
         .collect();
     let mean = rtts.iter().sum::<f64>() / rtts.len() as f64;
     assert!(
@@ -563,7 +562,7 @@ fn bbr_fills_the_link_with_a_short_queue_and_probes_rtt() {
         .metrics
         .0
         .iter()
-        .filter(|(_, m)| *m == Metric::BbrMode(3))
+        .filter(|(_, m)| m.of(&BBR_MODE) == Some(3.0))
         .count();
     assert!(probes >= 2, "{probes}");
     assert!(pair.sender.pacing_rate().is_some());
@@ -581,16 +580,13 @@ fn cubic_fills_the_link_and_saws_at_beta() {
         .metrics
         .0
         .iter()
-        .filter_map(|(t, m)| match m {
-            Metric::Cwnd(w) => Some((*t, *w)),
-            _ => None,
-        })
+        .filter_map(|(t, m)| m.of(&CWND).map(|w| (*t, w)))
         .collect();
     let frs: Vec<Instant> = pair
         .metrics
         .0
         .iter()
-        .filter(|(_, m)| *m == Metric::FastRetransmit)
+        .filter(|(_, m)| m.is(&FAST_RETRANSMIT))
         .map(|(t, _)| *t)
         .collect();
     assert!(frs.len() >= 3, "{}", frs.len());
@@ -635,10 +631,6 @@ fn the_linux_preset_runs_timestamps_and_sack_and_delayed_acks() {
 
 impl Pair {
     fn count_rtt_samples(&self) -> usize {
-        self.metrics
-            .0
-            .iter()
-            .filter(|(_, m)| matches!(m, Metric::RttSample(_)))
-            .count()
+        self.metrics.0.iter().filter(|(_, m)| m.is(&RTT)).count()
     }
 }

@@ -438,6 +438,62 @@ fn file_hash(bytes: &[u8]) -> String {
     format!("{:016x}{:016x}", half(0), half(1))
 }
 
+/// A declared column as a dict: name, unit, meaning, kind (`count`, `real`, `text`, `flag`).
+fn column_dict<'py>(
+    py: Python<'py>,
+    c: &fairstream_records::Column,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    use fairstream_records::ColumnKind;
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("name", c.name)?;
+    d.set_item("unit", c.unit)?;
+    d.set_item("meaning", c.meaning)?;
+    let kind = match c.kind {
+        ColumnKind::Count => "count",
+        ColumnKind::Real => "real",
+        ColumnKind::Text => "text",
+        ColumnKind::Flag => "flag",
+    };
+    d.set_item("kind", kind)?;
+    Ok(d)
+}
+
+/// What the run's tables declare beside their fixed columns, as each protocol and queue
+/// discipline declares it: `metrics` (every metric: name, unit, meaning, and the flow-summary
+/// column that summarises it, or None), `summary_columns` (those flow-summary columns, as
+/// `column_dict`s) and `queue_columns` (the link summary's queue parameters).
+#[pyfunction]
+fn schema(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    use fairstream_proto::ProtocolConfig;
+    let metrics = pyo3::types::PyList::empty(py);
+    for m in ProtocolConfig::declared_metrics() {
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("name", m.name)?;
+        d.set_item("unit", m.unit)?;
+        d.set_item("meaning", m.meaning)?;
+        d.set_item("summary", m.summary.map(|s| s.column.name))?;
+        metrics.append(d)?;
+    }
+    let columns = |list: Vec<&'static fairstream_records::Column>| {
+        let out = pyo3::types::PyList::empty(py);
+        for c in list {
+            out.append(column_dict(py, c)?)?;
+        }
+        PyResult::Ok(out)
+    };
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("metrics", metrics)?;
+    d.set_item(
+        "summary_columns",
+        columns(ProtocolConfig::summary_columns())?,
+    )?;
+    d.set_item(
+        "queue_columns",
+        columns(fairstream_net::QueueConfig::columns())?,
+    )?;
+    Ok(d.into_any().unbind())
+}
+
 /// Bytes of a memory size written as `"8GB"`, `"512MiB"` or a number of bytes; ValueError
 /// saying what was expected otherwise.
 #[pyfunction]
@@ -540,6 +596,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ArrowTable>()?;
     m.add_function(wrap_pyfunction!(parse_memory, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(available_memory, m)?)?;
     m.add_function(wrap_pyfunction!(jain, m)?)?;
     m.add_function(wrap_pyfunction!(max_min_rates, m)?)?;

@@ -62,6 +62,18 @@ pub enum Value {
     Flag(bool),
 }
 
+impl Value {
+    /// A real number `v` as a value of a column of `kind` (a count rounds down; a flag is
+    /// whether `v` is not zero; a word cannot be made of a number: the number stays).
+    pub fn of(kind: ColumnKind, v: f64) -> Self {
+        match kind {
+            ColumnKind::Count => Self::Count(v as u64),
+            ColumnKind::Flag => Self::Flag(v != 0.0),
+            ColumnKind::Real | ColumnKind::Text => Self::Real(v),
+        }
+    }
+}
+
 /// The values a row holds for declared columns: those it has, each with its column (the others
 /// are null in the table).
 pub type Declared = Vec<(&'static Column, Value)>;

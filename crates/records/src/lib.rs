@@ -7,18 +7,22 @@
 //! - [`record`]: per-flow and per-link summaries, interval series, metric records, the packet
 //!   trace and the [`RunOutput`] that holds them, all columnar;
 //! - [`capture`]: a capture file written as the run goes, removed with the output;
+//! - [`metric`]: the metric schema (a metric declared beside its protocol), the sink endpoints
+//!   record into, and the folds of a flow's summary columns;
 //! - [`column`]: columns a component (a protocol, a queue discipline) declares for a table;
 //! - [`active`]: the one rule for a flow's active time, which its summary's rates divide by.
 
 pub mod active;
 pub mod capture;
 pub mod column;
+pub mod metric;
 pub mod record;
 
 pub use active::ActiveSpan;
 pub use capture::CaptureFile;
 pub use column::{Column, ColumnKind, Declared, Value};
+pub use metric::{Metric, MetricKind, MetricSink, NullSink, VecSink};
 pub use record::{
-    FlowSeries, FlowSummary, LinkSeries, LinkSummary, MediaSummary, MetricRecords, PacketEvent,
-    PacketTrace, PortSeries, RateMean, RunOutput,
+    FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, PacketEvent, PacketTrace,
+    PortSeries, RunOutput,
 };

@@ -48,67 +48,9 @@ pub struct FlowSummary {
     pub loss_rate: f64,
     /// Mean of the sender's RTT samples, seconds (NaN if none).
     pub mean_rtt_s: f64,
-    /// Playout and quality of a media flow (all `None` for a flow that reports none).
-    pub media: MediaSummary,
-}
-
-/// The last playout and quality metrics a media flow reported (see `docs/results.md`); each
-/// `None` when the flow never reported it.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct MediaSummary {
-    /// Frames the sender sent.
-    pub frames_sent: Option<u64>,
-    /// Frames the player received whole.
-    pub frames_delivered: Option<u64>,
-    /// Frames decodable at their playout turn.
-    pub frames_decodable: Option<u64>,
-    /// Frames received after their playout turn.
-    pub frames_late: Option<u64>,
-    /// Playout stalls.
-    pub stalls: Option<u64>,
-    /// Seconds stalled.
-    pub stall_time_s: Option<f64>,
-    /// Seconds from the start to the first frame played.
-    pub startup_delay_s: Option<f64>,
-    /// RFC 3550 inter-arrival jitter of frames, seconds.
-    pub jitter_s: Option<f64>,
-    /// Changes of the encoded level (or scale) after the first.
-    pub level_changes: Option<u64>,
-    /// Time-weighted mean of the encoded rate from its first record to the flow's stop (or the
-    /// end of the run), bit/s.
-    pub mean_encoded_rate_bps: Option<f64>,
-}
-
-/// The time-weighted mean of a step function fed its steps in time order.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct RateMean {
-    /// The first step's time, the last step (time, value) and the integral up to it.
-    first: Option<f64>,
-    last: (f64, f64),
-    area: f64,
-}
-
-impl RateMean {
-    /// The function takes `value` from `t` on.
-    pub fn step(&mut self, t: f64, value: f64) {
-        if self.first.is_some() {
-            self.area += self.last.1 * (t - self.last.0);
-        } else {
-            self.first = Some(t);
-        }
-        self.last = (t, value);
-    }
-
-    /// The mean from the first step to `end` (`None` before any step; the last value when no
-    /// time has passed).
-    pub fn mean(&self, end: f64) -> Option<f64> {
-        let first = self.first?;
-        let span = end - first;
-        if span <= 0.0 {
-            return Some(self.last.1);
-        }
-        Some((self.area + self.last.1 * (end - self.last.0).max(0.0)) / span)
-    }
+    /// The columns its metrics' declarations summarise them into (a media flow's playout and
+    /// quality; see [`RunOutput::summary_columns`]), those it recorded.
+    pub summaries: crate::Declared,
 }
 
 /// Totals of one link over the run.
@@ -303,6 +245,9 @@ pub struct RunOutput {
     pub flow_names: Vec<String>,
     /// Link names by link id.
     pub link_names: Vec<String>,
+    /// Every column the protocols' metrics declare for the flow summary, in order: each flow's
+    /// row holds the values of those it recorded, null for the others.
+    pub summary_columns: Vec<&'static crate::Column>,
     /// Every column the queue disciplines declare for the link summary, in order: each link's
     /// row holds the values of its own discipline's, null for the others'.
     pub queue_columns: Vec<&'static crate::Column>,

@@ -24,11 +24,6 @@ fn u64s(v: &[u64]) -> ArrayRef {
 fn opt_u64s(v: impl Iterator<Item = Option<u64>>) -> ArrayRef {
     Arc::new(UInt64Array::from_iter(v))
 }
-fn opt_f64s(v: impl Iterator<Item = Option<f64>>) -> ArrayRef {
-    Arc::new(Float64Array::from_iter(
-        v.map(|x| x.filter(|x| x.is_finite())),
-    ))
-}
 fn u32s(v: &[u32]) -> ArrayRef {
     Arc::new(UInt32Array::from(v.to_vec()))
 }
@@ -142,7 +137,8 @@ pub fn flow_series_columns(out: &RunOutput) -> Columns {
 pub type Columns = Vec<(&'static str, ArrayRef)>;
 
 /// The per-flow totals, declared once: written as `flow_summary.parquet` and as the `flows` of
-/// `summary.json`.
+/// `summary.json`. The columns the protocols' metrics declare ([`RunOutput::summary_columns`])
+/// follow the fixed ones.
 pub(crate) fn flow_summary_columns(out: &RunOutput) -> Columns {
     let f = &out.flows;
     let col_u64 =
@@ -152,7 +148,7 @@ pub(crate) fn flow_summary_columns(out: &RunOutput) -> Columns {
     let col_str = |g: fn(&fairstream_records::FlowSummary) -> &str| -> ArrayRef {
         Arc::new(StringArray::from_iter_values(f.iter().map(g)))
     };
-    vec![
+    let mut columns: Columns = vec![
         (
             "flow_id",
             u32s(&f.iter().map(|x| x.flow_id).collect::<Vec<_>>()),
@@ -177,41 +173,12 @@ pub(crate) fn flow_summary_columns(out: &RunOutput) -> Columns {
         ("goodput_bps", col_f64(|x| x.goodput_bps)),
         ("loss_rate", col_f64(|x| x.loss_rate)),
         ("mean_rtt_s", col_f64(|x| x.mean_rtt_s)),
-        (
-            "frames_sent",
-            opt_u64s(f.iter().map(|x| x.media.frames_sent)),
-        ),
-        (
-            "frames_delivered",
-            opt_u64s(f.iter().map(|x| x.media.frames_delivered)),
-        ),
-        (
-            "frames_decodable",
-            opt_u64s(f.iter().map(|x| x.media.frames_decodable)),
-        ),
-        (
-            "frames_late",
-            opt_u64s(f.iter().map(|x| x.media.frames_late)),
-        ),
-        ("stalls", opt_u64s(f.iter().map(|x| x.media.stalls))),
-        (
-            "stall_time_s",
-            opt_f64s(f.iter().map(|x| x.media.stall_time_s)),
-        ),
-        (
-            "startup_delay_s",
-            opt_f64s(f.iter().map(|x| x.media.startup_delay_s)),
-        ),
-        ("jitter_s", opt_f64s(f.iter().map(|x| x.media.jitter_s))),
-        (
-            "level_changes",
-            opt_u64s(f.iter().map(|x| x.media.level_changes)),
-        ),
-        (
-            "mean_encoded_rate_bps",
-            opt_f64s(f.iter().map(|x| x.media.mean_encoded_rate_bps)),
-        ),
-    ]
+    ];
+    for &c in &out.summary_columns {
+        let values = f.iter().map(|x| column::value_of(&x.summaries, c));
+        columns.push((c.name, declared(c, values)));
+    }
+    columns
 }
 
 /// The per-link totals and parameters, declared once: the `links` of `summary.json`. Each queue

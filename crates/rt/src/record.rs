@@ -5,6 +5,7 @@
 
 use fairstream_core::{DataSize, Duration, Instant};
 use fairstream_proto::{DataPacket, Metric, MetricSink};
+use fairstream_records::metric::{RTT, SummaryFolds};
 use fairstream_records::{ActiveSpan, FlowSeries, FlowSummary, MetricRecords, RunOutput};
 
 /// The live line a run reports about once a second.
@@ -42,6 +43,8 @@ pub struct Recorder {
     total: Counts,
     series: FlowSeries,
     metrics: MetricRecords,
+    /// The summary columns the flow's metric records fold into (the streamer's playout).
+    summaries: SummaryFolds,
     last_rtt: Option<Duration>,
     /// When the first and the last data packet was sent or received.
     first_packet: Option<Instant>,
@@ -71,6 +74,7 @@ impl Recorder {
             total: Counts::default(),
             series: FlowSeries::default(),
             metrics: MetricRecords::default(),
+            summaries: SummaryFolds::default(),
             last_rtt: None,
             first_packet: None,
             last_packet: None,
@@ -200,14 +204,14 @@ impl Recorder {
             } else {
                 f64::NAN
             },
-            // No media protocol runs over the real-time driver yet.
-            media: Default::default(),
+            summaries: self.summaries.values(span.stop.as_secs_f64()),
         };
         RunOutput {
             duration: end.saturating_since(Instant::ZERO),
             flow_names: vec![summary.name.clone()],
             flows: vec![summary],
             flow_series: self.series,
+            summary_columns: fairstream_proto::ProtocolConfig::summary_columns(),
             metrics: self.metrics,
             ..RunOutput::default()
         }
@@ -217,18 +221,22 @@ impl Recorder {
 impl MetricSink for Recorder {
     fn record(&mut self, now: Instant, metric: Metric) {
         self.advance(now);
-        if let Metric::RttSample(d) = metric {
-            self.last_rtt = Some(d);
+        if let Some(secs) = metric.of(&RTT) {
+            self.last_rtt = Some(Duration::from_secs_f64(secs));
             self.both(|c| {
-                c.rtt_sum += d.as_secs_f64();
+                c.rtt_sum += secs;
                 c.rtt_samples += 1;
             });
+        }
+        if let Some(summary) = metric.kind.summary {
+            self.summaries
+                .take(summary, now.as_secs_f64(), metric.value);
         }
         let r = &mut self.metrics;
         r.t.push(now.as_secs_f64());
         r.flow_id.push(0);
-        r.metric.push(metric.name());
-        r.value.push(metric.value());
+        r.metric.push(metric.kind.name);
+        r.value.push(metric.value);
     }
 }
 
@@ -244,7 +252,7 @@ mod tests {
         r.sent(t(150), DataSize::bytes(1000));
         r.delivered(t(160), DataSize::bytes(1000), 956);
         r.lost(t(170), 1);
-        r.record(t(170), Metric::RttSample(Duration::from_millis(20)));
+        r.record(t(170), RTT.secs(Duration::from_millis(20)));
         let labels = FlowLabels {
             protocol: "tfrc".into(),
             src: "a".into(),

@@ -10,9 +10,10 @@ use fairstream_proto::{AnyEndpoint, DataPacket, Direction, Endpoint, Metric, Met
 use crate::link::{Link, LinkCounters};
 use crate::pcap::PcapCapture;
 use crate::{LinkSpec, RecordConfig};
+use fairstream_records::metric::{RTT, SummaryFolds};
 use fairstream_records::{
-    ActiveSpan, FlowSeries, FlowSummary, LinkSeries, LinkSummary, MediaSummary, MetricRecords,
-    PacketEvent, PacketTrace, PortSeries, RateMean, RunOutput,
+    ActiveSpan, FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, PacketEvent,
+    PacketTrace, PortSeries, RunOutput,
 };
 
 /// Cumulative counters of one flow.
@@ -25,56 +26,34 @@ struct FlowCounters {
     packets_dropped: u64,
     rtt_sum: f64,
     rtt_samples: u64,
-    media: MediaSummary,
-    encoded_rate: RateMean,
 }
 
-/// Routes a flow's metric records into its counters and, if enabled, the metric table.
+/// Routes a flow's metric records into its counters, the summary columns their declarations
+/// name, and, if enabled, the metric table.
 pub(crate) struct FlowSink<'a> {
     flow: u32,
     counters: &'a mut FlowCounters,
+    summaries: &'a mut SummaryFolds,
     records: Option<&'a mut MetricRecords>,
 }
 
 impl MetricSink for FlowSink<'_> {
     #[inline]
     fn record(&mut self, now: Instant, metric: Metric) {
-        if let Metric::RttSample(d) = metric {
-            self.counters.rtt_sum += d.as_secs_f64();
+        if metric.is(&RTT) {
+            self.counters.rtt_sum += metric.value;
             self.counters.rtt_samples += 1;
         }
-        let c = &mut *self.counters;
-        fold_media(
-            &mut c.media,
-            now.as_secs_f64(),
-            &metric,
-            &mut c.encoded_rate,
-        );
+        if let Some(summary) = metric.kind.summary {
+            self.summaries
+                .take(summary, now.as_secs_f64(), metric.value);
+        }
         if let Some(r) = self.records.as_deref_mut() {
             r.t.push(now.as_secs_f64());
             r.flow_id.push(self.flow);
-            r.metric.push(metric.name());
-            r.value.push(metric.value());
+            r.metric.push(metric.kind.name);
+            r.value.push(metric.value);
         }
-    }
-}
-
-/// Takes one metric record of a flow at `t` seconds into its media summary.
-fn fold_media(m: &mut MediaSummary, t: f64, metric: &Metric, rate: &mut RateMean) {
-    match *metric {
-        Metric::FramesSent(n) => m.frames_sent = Some(n),
-        Metric::FramesDelivered(n) => m.frames_delivered = Some(n),
-        Metric::FramesDecodable(n) => m.frames_decodable = Some(n),
-        Metric::FramesLate(n) => m.frames_late = Some(n),
-        Metric::Stalls(n) => m.stalls = Some(n),
-        Metric::StallTime(d) => m.stall_time_s = Some(d.as_secs_f64()),
-        Metric::StartupDelay(d) => m.startup_delay_s = Some(d.as_secs_f64()),
-        Metric::Jitter(d) => m.jitter_s = Some(d.as_secs_f64()),
-        Metric::Level(_) | Metric::Scale(_) => {
-            m.level_changes = Some(m.level_changes.map_or(0, |n| n + 1));
-        }
-        Metric::EncodedRate(r) => rate.step(t, r.as_bps_f64()),
-        _ => {}
     }
 }
 
@@ -138,6 +117,8 @@ impl LinkParams {
 pub(crate) struct Recorder {
     interval: Duration,
     counters: Vec<FlowCounters>,
+    /// Each flow's summary columns, folded from its metric records.
+    summaries: Vec<SummaryFolds>,
     /// Counters and goodput at the start of the open bin.
     counters_at_bin: Vec<(FlowCounters, u64)>,
     links_at_bin: Vec<LinkCounters>,
@@ -169,6 +150,7 @@ impl Recorder {
         Ok(Self {
             interval: config.interval,
             counters: vec![FlowCounters::default(); flows],
+            summaries: vec![SummaryFolds::default(); flows],
             counters_at_bin: vec![(FlowCounters::default(), 0); flows],
             links_at_bin: vec![LinkCounters::default(); links],
             bin_start: Instant::ZERO,
@@ -192,6 +174,7 @@ impl Recorder {
         FlowSink {
             flow: flow as u32,
             counters: &mut self.counters[flow],
+            summaries: &mut self.summaries[flow],
             records: self.metrics.as_mut(),
         }
     }
@@ -386,10 +369,7 @@ impl Recorder {
             } else {
                 c.rtt_sum / c.rtt_samples as f64
             },
-            media: MediaSummary {
-                mean_encoded_rate_bps: c.encoded_rate.mean(span.stop.as_secs_f64()),
-                ..c.media
-            },
+            summaries: self.summaries[i].values(span.stop.as_secs_f64()),
         }
     }
 

@@ -559,6 +559,7 @@ impl Simulator {
             packets: self.packets,
             flow_names: self.flows.iter().map(|f| f.name.clone()).collect(),
             link_names: self.link_names,
+            summary_columns: fairstream_proto::ProtocolConfig::summary_columns(),
             queue_columns: fairstream_net::QueueConfig::columns(),
             flows,
             links,

@@ -13,21 +13,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import _core
 from ..results import RunResult
 
-#: The flow summary's media columns, in order (null for flows that are not media flows).
-PLAYOUT_COLUMNS = (
-    "frames_sent",
-    "frames_delivered",
-    "frames_decodable",
-    "frames_late",
-    "stalls",
-    "stall_time_s",
-    "startup_delay_s",
-    "jitter_s",
-    "level_changes",
-    "mean_encoded_rate_bps",
-)
+#: The flow summary's media columns, in order (null for flows that are not media flows): the
+#: summary columns the media protocols' metrics declare (`_core.schema`).
+PLAYOUT_COLUMNS = tuple(c["name"] for c in _core.schema()["summary_columns"])
 
 
 def playout_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:

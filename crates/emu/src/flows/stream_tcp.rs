@@ -139,6 +139,6 @@ struct MetricsInto<'a>(&'a mut FlowRecord);
 
 impl fairstream_proto::MetricSink for MetricsInto<'_> {
     fn record(&mut self, now: Instant, metric: fairstream_proto::Metric) {
-        self.0.metric(now, metric.name(), metric.value());
+        self.0.metric(now, metric.kind.name, metric.value);
     }
 }

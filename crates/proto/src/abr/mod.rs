@@ -16,6 +16,7 @@
 pub mod aal5;
 pub mod cell;
 pub mod erica;
+pub mod metrics;
 pub mod source;
 pub mod vc;
 

@@ -16,6 +16,7 @@
 //! by the cells alone, as AAL5's length and CRC checks do (see [`super::aal5`] for the same on
 //! bytes).
 
+use crate::abr::metrics::{ACR, EXPLICIT_RATE, SOURCE_DISCARDS};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -28,7 +29,7 @@ use super::source::{AbrParams, AbrSource, CellKind, turn_around};
 use crate::protocols::{
     AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol, ProtocolConfig,
 };
-use crate::{Direction, Endpoint, EndpointStats, Header, Metric, MetricSink, Packet};
+use crate::{Direction, Endpoint, EndpointStats, Header, MetricKind, MetricSink, Packet};
 
 /// A flow whose packets ride ABR virtual circuits, one per direction.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,6 +59,7 @@ impl AbrFlowConfig {
 impl FlowProtocol for AbrFlowConfig {
     const NAME: &'static str = "abr";
     const RNG_STREAM: &'static str = "abr";
+    const METRICS: &'static [&'static MetricKind] = super::metrics::METRICS;
 
     /// The carried protocol's name: a TCP flow on ABR is a TCP flow.
     fn name(&self) -> &'static str {
@@ -291,12 +293,12 @@ impl AbrVc {
     fn record(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
         if self.discards != self.discards_recorded {
             self.discards_recorded = self.discards;
-            metrics.record(now, Metric::SourceDiscards(self.discards));
+            metrics.record(now, SOURCE_DISCARDS.count(self.discards));
         }
         let acr = self.source.acr();
         if self.acr_recorded != Some(acr) {
             self.acr_recorded = Some(acr);
-            metrics.record(now, Metric::Acr(acr));
+            metrics.record(now, ACR.bps(acr));
         }
     }
 
@@ -348,7 +350,7 @@ impl AbrVc {
             }
             CellBody::Rm(rm) => {
                 self.source.on_brm(&rm);
-                metrics.record(now, Metric::ExplicitRate(rm.er));
+                metrics.record(now, EXPLICIT_RATE.bps(rm.er));
             }
             CellBody::Data { end: false, .. } => self.reassembler.on_cell(),
             CellBody::Data { pdu, end: true } => {
@@ -593,10 +595,7 @@ mod tests {
         let t = Instant::ZERO + Duration::from_secs(1);
         s.handle_packet(t, &brm, &mut sink);
         assert_eq!(vc(&s).source().acr(), Bitrate::kbps(681));
-        assert!(sink.0.contains(&(t, Metric::Acr(Bitrate::kbps(681)))));
-        assert!(
-            sink.0
-                .contains(&(t, Metric::ExplicitRate(Bitrate::mbps(1))))
-        );
+        assert!(sink.0.contains(&(t, ACR.bps(Bitrate::kbps(681)))));
+        assert!(sink.0.contains(&(t, EXPLICIT_RATE.bps(Bitrate::mbps(1)))));
     }
 }

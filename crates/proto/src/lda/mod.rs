@@ -26,6 +26,7 @@
 //! ```
 
 mod biaz;
+pub mod metrics;
 mod spike;
 mod spike_lda;
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! reports' echoes) for the receiver's rules.
 
 pub mod config;
+pub mod metrics;
 pub mod receiver;
 pub mod sender;
 
@@ -26,7 +27,7 @@ pub use config::{MmAppConfig, MpegAppConfig, MpegTrace, ScalingConfig};
 pub use receiver::MediaReceiver;
 pub use sender::MediaSender;
 
-use crate::{AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol};
+use crate::{AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol, MetricKind};
 
 impl MmAppConfig {
     /// The two endpoints of flow `ctx` (the dither, if any, drawn from its random stream).
@@ -55,6 +56,7 @@ impl MpegAppConfig {
 impl FlowProtocol for MmAppConfig {
     const NAME: &'static str = "mmapp";
     const RNG_STREAM: &'static str = "mmapp";
+    const METRICS: &'static [&'static MetricKind] = metrics::METRICS;
 
     fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
         let (s, r) = self.build(ctx);
@@ -83,6 +85,7 @@ impl FlowProtocol for MmAppConfig {
 impl FlowProtocol for MpegAppConfig {
     const NAME: &'static str = "mpegapp";
     const RNG_STREAM: &'static str = "mpegapp";
+    const METRICS: &'static [&'static MetricKind] = metrics::METRICS;
 
     fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
         let (s, r) = self.build(ctx);

@@ -42,14 +42,15 @@
 //! [`ScalingConfig::initial_rtt`]: super::ScalingConfig::initial_rtt
 //! [`ScalingConfig::one_decrease_per_rtt`]: super::ScalingConfig::one_decrease_per_rtt
 
+use crate::media_scaling::metrics::{RECEIVER_SCALE, SCALE_TIMEOUT};
 use fairstream_core::{Duration, FlowId, Instant};
 use fairstream_media::Playout;
 
 use super::config::{FrameClock, MAX_SCALE, Player, Rule};
 use crate::player::record_playout;
 use crate::{
-    Direction, Endpoint, EndpointStats, Header, MediaData, MediaFeedback, Metric, MetricSink,
-    Packet, udp_feedback_size,
+    Direction, Endpoint, EndpointStats, Header, MediaData, MediaFeedback, MetricSink, Packet,
+    udp_feedback_size,
 };
 
 /// A media-scaling receiver (MM_APP or MPEG_APP).
@@ -185,7 +186,7 @@ impl MediaReceiver {
     fn set_scale(&mut self, now: Instant, scale: u8, metrics: &mut dyn MetricSink) {
         if scale != self.scale {
             self.scale = scale;
-            metrics.record(now, Metric::ReceiverScale(scale));
+            metrics.record(now, RECEIVER_SCALE.count(u64::from(scale)));
         }
     }
 
@@ -297,7 +298,7 @@ impl MediaReceiver {
         }
         if self.timeout_at.is_some_and(|t| now >= t) {
             self.timeouts += 1;
-            metrics.record(now, Metric::ScaleTimeout);
+            metrics.record(now, SCALE_TIMEOUT.event());
             let was_zero = self.scale == 0;
             self.decrease(now, metrics);
             if was_zero {

@@ -29,13 +29,15 @@
 //!
 //! [`ScalingConfig::rtt_gain`]: super::ScalingConfig::rtt_gain
 
+use crate::media_scaling::metrics::SCALE;
+use crate::metric::{FEEDBACK_TIMEOUT, FRAMES_SENT, RTT, SRTT};
 use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant, RngStream};
 use fairstream_media::{FrameTrace, FrameType, scale};
 
 use super::config::{DATA_HEADERS, MAX_SCALE, MmAppConfig, MpegAppConfig, Rule, SCALES, fragments};
 use crate::{
-    Direction, Endpoint, EndpointStats, FlowCtx, Header, MediaData, MediaFeedback, Metric,
-    MetricSink, Packet,
+    Direction, Endpoint, EndpointStats, FlowCtx, Header, MediaData, MediaFeedback, MetricSink,
+    Packet,
 };
 
 /// MM_APP's frames: fixed size, per-scale rates.
@@ -247,7 +249,7 @@ impl MediaSender {
     fn set_scale(&mut self, now: Instant, scale: u8, metrics: &mut dyn MetricSink) {
         if scale != self.scale {
             self.scale = scale;
-            metrics.record(now, Metric::Scale(scale));
+            metrics.record(now, SCALE.count(u64::from(scale)));
         }
     }
 
@@ -324,11 +326,11 @@ impl MediaSender {
     fn on_time(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
         if !self.started && now >= self.start && !self.stopped_at(self.start) {
             self.started = true;
-            metrics.record(now, Metric::Scale(self.scale));
+            metrics.record(now, SCALE.count(u64::from(self.scale)));
         }
         if self.feedback_deadline().is_some_and(|d| now >= d) && !self.stopped_at(now) {
             self.feedback_timeouts += 1;
-            metrics.record(now, Metric::FeedbackTimeout);
+            metrics.record(now, FEEDBACK_TIMEOUT.event());
             self.set_scale(now, self.scale / 2, metrics);
             self.silent_since = Some(now);
         }
@@ -337,7 +339,7 @@ impl MediaSender {
         {
             self.current = Some(frame);
             self.frames += 1;
-            metrics.record(now, Metric::FramesSent(self.frames));
+            metrics.record(now, FRAMES_SENT.count(self.frames));
         }
     }
 
@@ -371,8 +373,8 @@ impl MediaSender {
             let g = self.rule.rtt_gain;
             let srtt = self.srtt.map_or(s, |r| (1.0 - g) * r + g * s);
             self.srtt = Some(srtt);
-            metrics.record(now, Metric::RttSample(sample));
-            metrics.record(now, Metric::Srtt(Duration::from_secs_f64(srtt)));
+            metrics.record(now, RTT.secs(sample));
+            metrics.record(now, SRTT.secs(Duration::from_secs_f64(srtt)));
         }
         self.set_scale(now, fb.scale, metrics);
     }

@@ -14,6 +14,7 @@
 //! their slow start. (With one update per RTT regardless, n overshot: the connections opened
 //! at 0 % error only loaded the queue after n had grown by several.)
 
+pub mod metrics;
 mod receiver;
 mod sender;
 
@@ -23,7 +24,7 @@ pub use receiver::MultfrcReceiver;
 pub use sender::MultfrcSender;
 
 use crate::tfrc::TfrcFlowConfig;
-use crate::{AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol};
+use crate::{AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol, MetricKind};
 
 /// MULTFRC's parameters: the connections' TFRC parameters and the rule for their number.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -66,6 +67,7 @@ impl Default for MultfrcConfig {
 impl FlowProtocol for MultfrcConfig {
     const NAME: &'static str = "multfrc";
     const RNG_STREAM: &'static str = "multfrc";
+    const METRICS: &'static [&'static MetricKind] = metrics::METRICS;
 
     fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
         (

@@ -3,6 +3,8 @@
 //! the opening and closing of connections to follow round(n). Connections get fresh numbers
 //! (wrapping at 256) so that a receiver never mistakes a new connection for an old one.
 
+use crate::metric::{RATE, RTT};
+use crate::multfrc::metrics::{CONNECTION_TARGET, CONNECTIONS};
 use fairstream_core::{Bitrate, Duration, Instant};
 
 use super::MultfrcConfig;
@@ -22,8 +24,7 @@ struct RttTap<'a> {
 
 impl MetricSink for RttTap<'_> {
     fn record(&mut self, now: Instant, metric: Metric) {
-        if let Metric::RttSample(d) = metric {
-            let secs = d.as_secs_f64();
+        if let Some(secs) = metric.of(&RTT) {
             *self.sum += secs;
             *self.count += 1;
             *self.min = self.min.min(secs);
@@ -172,9 +173,9 @@ impl MultfrcSender {
                 }
                 self.n = self.n.min(self.max_connections() as f64);
                 self.resize(now);
-                metrics.record(now, Metric::ConnectionTarget(self.n));
-                metrics.record(now, Metric::Connections(self.conns.len() as u32));
-                metrics.record(now, Metric::Rate(self.rate()));
+                metrics.record(now, CONNECTION_TARGET.at(self.n));
+                metrics.record(now, CONNECTIONS.count(self.conns.len() as u64));
+                metrics.record(now, RATE.bps(self.rate()));
             }
             avg
         } else {

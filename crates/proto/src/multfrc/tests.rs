@@ -1,11 +1,11 @@
 //! Conformance tests of MULTFRC's connection rule as a state machine (no simulator).
 
+use crate::metric::RTT;
+use crate::multfrc::metrics::{CONNECTION_TARGET, CONNECTIONS};
 use fairstream_core::{Bitrate, Duration, FlowId, Instant};
 
 use super::*;
-use crate::{
-    Direction, Endpoint, FlowCtx, Header, LossRate, Metric, Packet, TfrcFeedback, VecSink,
-};
+use crate::{Direction, Endpoint, FlowCtx, Header, LossRate, Packet, TfrcFeedback, VecSink};
 
 fn ms(x: u64) -> Instant {
     Instant::from_nanos(x * 1_000_000)
@@ -142,18 +142,10 @@ fn records_n_and_the_connection_count() {
     assert!(
         sink.0
             .iter()
-            .any(|(_, m)| matches!(m, Metric::ConnectionTarget(n) if *n == 2.0))
+            .any(|(_, m)| m.of(&CONNECTION_TARGET) == Some(2.0))
     );
-    assert!(
-        sink.0
-            .iter()
-            .any(|(_, m)| matches!(m, Metric::Connections(2)))
-    );
-    assert!(
-        sink.0
-            .iter()
-            .any(|(_, m)| matches!(m, Metric::RttSample(_)))
-    );
+    assert!(sink.0.iter().any(|(_, m)| m.of(&CONNECTIONS) == Some(2.0)));
+    assert!(sink.0.iter().any(|(_, m)| m.is(&RTT)));
 }
 
 #[test]
@@ -297,7 +289,7 @@ fn a_period_judges_only_connections_that_reported_and_left_slow_start() {
     let targets = sink
         .0
         .iter()
-        .filter(|(_, m)| matches!(m, Metric::ConnectionTarget(_)))
+        .filter(|(_, m)| m.is(&CONNECTION_TARGET))
         .count();
     assert_eq!(targets, 1, "only the judged period records n");
 }

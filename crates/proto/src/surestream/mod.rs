@@ -34,10 +34,12 @@
 //! `buffered`) every `report_interval` and when the clip has played out.
 
 pub mod config;
+pub mod metrics;
 pub mod rules;
 pub mod tcp;
 pub mod udp;
 
+use crate::surestream::metrics::{ENCODED_RATE, LEVEL};
 use fairstream_core::Instant;
 use fairstream_media::PlayoutConfig;
 
@@ -46,14 +48,17 @@ pub use tcp::{StreamPlayer, StreamServer, TcpPlayer, TcpServer};
 pub use udp::{UdpPlayer, UdpServer};
 
 use crate::{
-    AnyEndpoint, DataPacket, Endpoint, EndpointStats, FlowCtx, FlowDemand, FlowProtocol, Metric,
-    MetricSink, Packet,
+    AnyEndpoint, DataPacket, Endpoint, EndpointStats, FlowCtx, FlowDemand, FlowProtocol,
+    MetricKind, MetricSink, Packet,
 };
 
 /// Records the level and its rate at `now`.
 fn record_level(clip: &Clip, now: Instant, level: usize, metrics: &mut dyn MetricSink) {
-    metrics.record(now, Metric::Level(u8::try_from(level).unwrap_or(u8::MAX)));
-    metrics.record(now, Metric::EncodedRate(clip.rate(level)));
+    metrics.record(
+        now,
+        LEVEL.count(u64::from(u8::try_from(level).unwrap_or(u8::MAX))),
+    );
+    metrics.record(now, ENCODED_RATE.bps(clip.rate(level)));
 }
 
 /// The playout parameters of a player connecting at `start`.
@@ -154,6 +159,7 @@ impl SurestreamConfig {
 impl FlowProtocol for SurestreamConfig {
     const NAME: &'static str = "surestream";
     const RNG_STREAM: &'static str = "surestream";
+    const METRICS: &'static [&'static MetricKind] = metrics::METRICS;
 
     fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
         let (s, p) = self.build(ctx);

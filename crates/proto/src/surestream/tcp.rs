@@ -13,6 +13,7 @@
 //! frame, whole (TCP loses nothing, so every frame arrives; late ones are those delivered after
 //! their playout turn).
 
+use crate::metric::FRAMES_SENT;
 use fairstream_core::{Duration, Instant};
 use fairstream_media::{PlayState, Playout};
 
@@ -21,7 +22,7 @@ use super::record_level;
 use super::rules::TcpLevels;
 use crate::player::record_playout;
 use crate::tcp::{TcpConfig, TcpSender, TcpSink};
-use crate::{Endpoint, EndpointStats, FlowCtx, Metric, MetricSink, Packet};
+use crate::{Endpoint, EndpointStats, FlowCtx, MetricSink, Packet};
 
 /// The streamer's server as an application over any reliable byte stream: the frame
 /// schedule, the level rule asked every `report_interval`, and the writing of each released
@@ -126,7 +127,7 @@ impl StreamServer {
                 self.remaining = self.frame_size;
                 self.next_frame += 1;
                 self.frames_sent += 1;
-                metrics.record(now, Metric::FramesSent(self.frames_sent));
+                metrics.record(now, FRAMES_SENT.count(self.frames_sent));
             }
             let n = write(self.frame_size, self.remaining).min(self.remaining);
             self.remaining -= n;
@@ -361,6 +362,7 @@ impl Endpoint for TcpPlayer {
 mod tests {
     use super::*;
     use crate::VecSink;
+    use crate::surestream::metrics::LEVEL;
 
     #[test]
     fn a_server_whose_buffer_stays_full_steps_down_every_lag_down() {
@@ -385,10 +387,7 @@ mod tests {
         // next frame, which never comes: the server still writes level 4, aiming at level 0.
         let levels: Vec<u8> =
             m.0.iter()
-                .filter_map(|(_, x)| match x {
-                    Metric::Level(l) => Some(*l),
-                    _ => None,
-                })
+                .filter_map(|(_, x)| x.of(&LEVEL).map(|l| l as u8))
                 .collect();
         assert_eq!(levels, [4]);
         assert_eq!((s.level(), s.app.target_level()), (4, 0));

@@ -13,6 +13,7 @@
 //! arrived since the last, the newest packet's timestamp to echo, its buffered media) and
 //! records its playout metrics.
 
+use crate::metric::{FEEDBACK_TIMEOUT, FRAMES_SENT, RECEIVE_RATE, RTT, SRTT};
 use fairstream_core::{DataSize, Duration, FlowId, Instant};
 use fairstream_media::Playout;
 
@@ -21,7 +22,7 @@ use super::record_level;
 use super::rules::UdpLevels;
 use crate::player::record_playout;
 use crate::{
-    Direction, Endpoint, EndpointStats, FlowCtx, Header, MediaData, Metric, MetricSink, Packet,
+    Direction, Endpoint, EndpointStats, FlowCtx, Header, MediaData, MetricSink, Packet,
     StreamReport, udp_feedback_size,
 };
 
@@ -157,7 +158,7 @@ impl UdpServer {
         });
         self.next_frame += 1;
         self.frames_sent += 1;
-        metrics.record(now, Metric::FramesSent(self.frames_sent));
+        metrics.record(now, FRAMES_SENT.count(self.frames_sent));
     }
 
     /// Emits the next packet of the current frame into `pending`.
@@ -212,10 +213,10 @@ impl UdpServer {
                 .srtt
                 .map_or(sample, |s| (1.0 - RTT_GAIN) * s + RTT_GAIN * sample);
             self.srtt = Some(srtt);
-            metrics.record(now, Metric::RttSample(Duration::from_secs_f64(sample)));
-            metrics.record(now, Metric::Srtt(Duration::from_secs_f64(srtt)));
+            metrics.record(now, RTT.secs(Duration::from_secs_f64(sample)));
+            metrics.record(now, SRTT.secs(Duration::from_secs_f64(srtt)));
         }
-        metrics.record(now, Metric::ReceiveRate(r.receive_rate));
+        metrics.record(now, RECEIVE_RATE.bps(r.receive_rate));
         self.rule.on_report(now, r.received, r.lost);
     }
 }
@@ -241,7 +242,7 @@ impl Endpoint for UdpServer {
             record_level(&self.clip, now, self.level, metrics);
         }
         if self.feedback_deadline().is_some_and(|d| now >= d) {
-            metrics.record(now, Metric::FeedbackTimeout);
+            metrics.record(now, FEEDBACK_TIMEOUT.event());
             self.rule.on_silence(now);
             self.heard = now;
         }
@@ -507,7 +508,7 @@ mod tests {
         // An RTT sample: 2.2 − 2.1 s.
         assert!(
             m.0.iter()
-                .any(|(_, x)| *x == Metric::RttSample(Duration::from_millis(100)))
+                .any(|(_, x)| *x == RTT.secs(Duration::from_millis(100)))
         );
         let after = run(&mut s, ms(3_000));
         let first_i = after.iter().position(|p| p.3 == FrameType::I).unwrap();

@@ -23,6 +23,7 @@ pub mod control;
 pub mod cubic;
 pub mod filter;
 pub mod hystart;
+pub mod metrics;
 pub mod options;
 pub mod pacing;
 pub mod rate;

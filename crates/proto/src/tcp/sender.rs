@@ -15,6 +15,10 @@
 //! sender sends only those, cut into segments by a [`SendBuffer`] (the TCP application
 //! interface, [`super::app`]); otherwise it is ns-2's FTP or finite source.
 
+use crate::metric::{RTT, SRTT};
+use crate::tcp::metrics::{
+    BANDWIDTH, BBR_MODE, CWND, FAST_RETRANSMIT, PACING_RATE, RTO, SSTHRESH, TIMEOUT,
+};
 use std::collections::VecDeque;
 
 use fairstream_core::{DataSize, Duration, FlowId, Instant};
@@ -29,8 +33,7 @@ use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::{TcpConfig, TcpVariant};
 use crate::{
-    Direction, Endpoint, EndpointStats, FlowCtx, Header, Metric, MetricSink, Packet, TcpFlags,
-    TcpSegment,
+    Direction, Endpoint, EndpointStats, FlowCtx, Header, MetricSink, Packet, TcpFlags, TcpSegment,
 };
 
 mod sack;
@@ -740,9 +743,9 @@ impl TcpSender {
         let every_ack = self.sack || self.config.timestamps;
         if !every_ack || now >= self.next_rtt_record {
             let rto = self.rtt.rto();
-            metrics.record(now, Metric::RttSample(sample));
-            metrics.record(now, Metric::Srtt(self.rtt.srtt()));
-            metrics.record(now, Metric::Rto(rto));
+            metrics.record(now, RTT.secs(sample));
+            metrics.record(now, SRTT.secs(self.rtt.srtt()));
+            metrics.record(now, RTO.secs(rto));
             self.reported_rto = Some(rto);
             self.next_rtt_record = now.saturating_add(self.rtt.srtt().max(sample));
         }
@@ -802,7 +805,7 @@ impl TcpSender {
         self.set_rtx_timer(now);
         self.rtt_active = false;
         self.fast_retransmits += 1;
-        metrics.record(now, Metric::FastRetransmit);
+        metrics.record(now, FAST_RETRANSMIT.event());
         self.output(now, self.last_ack + 1);
         self.dupwnd = NUM_DUPACKS;
     }
@@ -923,7 +926,7 @@ impl TcpSender {
             return;
         }
         self.timeouts += 1;
-        metrics.record(now, Metric::Timeout);
+        metrics.record(now, TIMEOUT.event());
         self.dupwnd = 0;
         self.dupacks = 0;
         self.recover = self.maxseq;
@@ -959,7 +962,7 @@ impl TcpSender {
         if self.pacer.rate() != self.reported_pacing {
             self.reported_pacing = self.pacer.rate();
             if let Some(r) = self.reported_pacing {
-                metrics.record(now, Metric::PacingRate(r));
+                metrics.record(now, PACING_RATE.bps(r));
             }
         }
         if let Some(b) = self.bbr.as_deref() {
@@ -967,26 +970,26 @@ impl TcpSender {
             let state = (b.mode().code(), bw);
             if self.reported_bbr != Some(state) {
                 if self.reported_bbr.is_none_or(|(m, _)| m != state.0) {
-                    metrics.record(now, Metric::BbrMode(state.0));
+                    metrics.record(now, BBR_MODE.count(u64::from(state.0)));
                 }
                 if self.reported_bbr.is_none_or(|(_, w)| w != bw) {
-                    metrics.record(now, Metric::Bandwidth(fairstream_core::Bitrate::bps(bw)));
+                    metrics.record(now, BANDWIDTH.bps(fairstream_core::Bitrate::bps(bw)));
                 }
                 self.reported_bbr = Some(state);
             }
         }
         if self.reported_cwnd != Some(self.cwnd) {
             self.reported_cwnd = Some(self.cwnd);
-            metrics.record(now, Metric::Cwnd(self.cwnd));
+            metrics.record(now, CWND.at(self.cwnd));
         }
         if self.reported_ssthresh != Some(self.ssthresh) {
             self.reported_ssthresh = Some(self.ssthresh);
-            metrics.record(now, Metric::Ssthresh(self.ssthresh as f64));
+            metrics.record(now, SSTHRESH.at(self.ssthresh as f64));
         }
         let rto = self.rtt.rto();
         if self.reported_rto != Some(rto) {
             self.reported_rto = Some(rto);
-            metrics.record(now, Metric::Rto(rto));
+            metrics.record(now, RTO.secs(rto));
         }
     }
 }
@@ -1383,8 +1386,8 @@ mod tests {
         let win = 9.0 + 1.0 / 9.0;
         assert_eq!(s.ssthresh(), 4);
         assert!((s.cwnd() - win / 2.0).abs() < 1e-12);
-        assert!(sink.0.iter().any(|(_, m)| *m == Metric::FastRetransmit));
-        assert!(sink.0.iter().any(|(_, m)| *m == Metric::Ssthresh(4.0)));
+        assert!(sink.0.iter().any(|(_, m)| *m == FAST_RETRANSMIT.event()));
+        assert!(sink.0.iter().any(|(_, m)| *m == SSTHRESH.at(4.0)));
     }
 
     #[test]
@@ -1521,9 +1524,9 @@ mod tests {
         assert_eq!(s.timeouts(), 1);
         assert_eq!(s.next_seq(), 1);
         assert_eq!(s.last_cwnd_action(), CwndAction::Timeout);
-        assert!(m.0.contains(&(due, Metric::Timeout)));
-        assert!(m.0.contains(&(due, Metric::Cwnd(1.0))));
-        assert!(m.0.contains(&(due, Metric::Rto(Duration::from_secs(6)))));
+        assert!(m.0.contains(&(due, TIMEOUT.event())));
+        assert!(m.0.contains(&(due, CWND.at(1.0))));
+        assert!(m.0.contains(&(due, RTO.secs(Duration::from_secs(6)))));
         // Backoff doubling: 6 s, then 12 s.
         let due2 = s.poll_timeout().expect("re-armed");
         assert_eq!(due2, due + Duration::from_secs(6));
@@ -1547,7 +1550,7 @@ mod tests {
         drain(&mut s, due);
         let mut m = VecSink::default();
         s.handle_packet(due + Duration::from_millis(50), &ack_packet(0, due), &mut m);
-        assert!(!m.0.iter().any(|(_, x)| matches!(x, Metric::RttSample(_))));
+        assert!(!m.0.iter().any(|(_, x)| x.is(&RTT)));
         // The backoff stays until a timed packet is acknowledged.
         assert_eq!(s.rtt().backoff(), 2);
     }
@@ -1557,9 +1560,9 @@ mod tests {
         let (mut s, _) = started(|_| {});
         let mut m = VecSink::default();
         s.handle_packet(t(100), &ack_packet(0, t(100)), &mut m);
-        assert!(m.0.contains(&(t(100), Metric::RttSample(Duration::from_millis(100)))));
-        assert!(m.0.iter().any(|(_, x)| matches!(x, Metric::Srtt(_))));
-        assert!(m.0.contains(&(t(100), Metric::Cwnd(3.0))));
+        assert!(m.0.contains(&(t(100), RTT.secs(Duration::from_millis(100)))));
+        assert!(m.0.iter().any(|(_, x)| x.is(&SRTT)));
+        assert!(m.0.contains(&(t(100), CWND.at(3.0))));
         assert!(s.srtt() >= Duration::from_millis(90) && s.srtt() <= Duration::from_millis(100));
         // 10 ticks (or 11 with the clock phase): rto = srtt + 4·rttvar = 3 srtt.
         assert!(s.rto() >= Duration::from_millis(270) && s.rto() <= Duration::from_millis(330));

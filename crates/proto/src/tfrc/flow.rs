@@ -3,7 +3,7 @@
 
 use super::{TfrcConfig, TfrcPreset, TfrcReceiver, TfrcReceiverConfig, TfrcSender};
 use crate::lda::{Lda, LdaConfig};
-use crate::{AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol};
+use crate::{AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol, MetricKind};
 
 /// A TFRC flow: the sender's and the receiver's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -38,6 +38,7 @@ impl TfrcFlowConfig {
 impl FlowProtocol for TfrcFlowConfig {
     const NAME: &'static str = "tfrc";
     const RNG_STREAM: &'static str = "tfrc";
+    const METRICS: &'static [&'static MetricKind] = super::metrics::METRICS;
 
     fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
         let (sender, receiver) = self.pair(ctx, 0);
@@ -83,6 +84,7 @@ pub struct TfrcWirelessConfig {
 impl FlowProtocol for TfrcWirelessConfig {
     const NAME: &'static str = "tfrc-wireless";
     const RNG_STREAM: &'static str = "tfrc-wireless";
+    const METRICS: &'static [&'static MetricKind] = super::metrics::METRICS;
 
     fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
         let (sender, _) = self.tfrc.pair(ctx, 0);

@@ -7,6 +7,7 @@ mod config;
 mod equation;
 mod flow;
 mod loss_history;
+pub mod metrics;
 mod receiver;
 mod sender;
 

@@ -8,6 +8,7 @@
 //! any length is settled in time proportional to the loss events it starts (at most the
 //! history's length), never to the packets it spans.
 
+use crate::lda::metrics::{CONGESTION_LOSS, WIRELESS_LOSS};
 use std::collections::VecDeque;
 
 use fairstream_core::{Bitrate, Duration, FlowId, Instant};
@@ -17,7 +18,7 @@ use super::config::TfrcReceiverConfig;
 use super::loss_history::{INTERVALS, LossHistory};
 use crate::lda::{Arrival, Lda, LossClass}; // LDA-MERGE
 use crate::{
-    Direction, Endpoint, EndpointStats, Header, LossRate, Metric, MetricSink, Packet, TfrcData,
+    Direction, Endpoint, EndpointStats, Header, LossRate, MetricSink, Packet, TfrcData,
     TfrcFeedback,
 };
 
@@ -195,11 +196,11 @@ impl TfrcReceiver {
                     let n = d.seq - gap_first;
                     let wireless = match class {
                         Some((LossClass::Wireless, _)) => {
-                            metrics.record(now, Metric::WirelessLoss(clamp_u32(n)));
+                            metrics.record(now, WIRELESS_LOSS.count(u64::from(clamp_u32(n))));
                             true
                         }
                         Some((LossClass::Congestion, _)) => {
-                            metrics.record(now, Metric::CongestionLoss(clamp_u32(n)));
+                            metrics.record(now, CONGESTION_LOSS.count(u64::from(clamp_u32(n))));
                             false
                         }
                         None => false,

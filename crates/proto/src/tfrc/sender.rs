@@ -7,6 +7,8 @@
 //! data-limited and RFC 5348 §8.2's data-limited rules never apply. All rates are in bytes of
 //! segment (`s`, headers excluded) per second, as the equation's are.
 
+use crate::metric::{RATE, RECEIVE_RATE, RTT, SRTT};
+use crate::tfrc::metrics::{LOSS_EVENT_RATE, X_EQUATION};
 use fairstream_core::{Bitrate, Duration, FlowId, Instant};
 
 use super::config::{
@@ -14,8 +16,7 @@ use super::config::{
 };
 use crate::tcp::RttEstimator;
 use crate::{
-    Direction, Endpoint, EndpointStats, FlowCtx, Header, Metric, MetricSink, Packet, TfrcData,
-    TfrcFeedback,
+    Direction, Endpoint, EndpointStats, FlowCtx, Header, MetricSink, Packet, TfrcData, TfrcFeedback,
 };
 
 /// Receive rates remembered (RFC 5348's X_recv_set holds those of the last two RTTs; with
@@ -354,17 +355,14 @@ impl TfrcSender {
             }
         }
         self.restart_no_feedback(now, rate_before);
-        metrics.record(now, Metric::RttSample(Duration::from_secs_f64(sample)));
-        metrics.record(now, Metric::Srtt(Duration::from_secs_f64(rtt)));
-        metrics.record(now, Metric::ReceiveRate(fb.x_recv));
-        metrics.record(now, Metric::LossEventRate(self.p));
+        metrics.record(now, RTT.secs(Duration::from_secs_f64(sample)));
+        metrics.record(now, SRTT.secs(Duration::from_secs_f64(rtt)));
+        metrics.record(now, RECEIVE_RATE.bps(fb.x_recv));
+        metrics.record(now, LOSS_EVENT_RATE.at(self.p));
         if self.x_eq.is_finite() {
-            metrics.record(
-                now,
-                Metric::EquationRate(Bitrate::from_bps_f64(self.x_eq * 8.0)),
-            );
+            metrics.record(now, X_EQUATION.bps(Bitrate::from_bps_f64(self.x_eq * 8.0)));
         }
-        metrics.record(now, Metric::Rate(self.rate()));
+        metrics.record(now, RATE.bps(self.rate()));
     }
 
     /// The receive limit of congestion avoidance, bytes/s (see [`ReceiveLimit`]).
@@ -453,7 +451,7 @@ impl TfrcSender {
             }
         }
         self.restart_no_feedback(now, self.x);
-        metrics.record(now, Metric::Rate(self.rate()));
+        metrics.record(now, RATE.bps(self.rate()));
     }
 }
 

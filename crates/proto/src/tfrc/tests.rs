@@ -1,6 +1,7 @@
 //! Conformance tests of the TFRC sender and receiver as state machines: step plans with
 //! explicit times and packets in, asserting what comes out (no simulator).
 
+use crate::lda::metrics::WIRELESS_LOSS;
 use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant, RngStream};
 
 use super::*;
@@ -426,10 +427,7 @@ fn tfrc_wireless_keeps_losses_its_lda_calls_wireless_out_of_the_history() {
         let wireless: u32 = sink
             .0
             .iter()
-            .filter_map(|(_, m)| match m {
-                crate::Metric::WirelessLoss(n) => Some(*n),
-                _ => None,
-            })
+            .filter_map(|(_, m)| m.of(&WIRELESS_LOSS).map(|n| n as u32))
             .sum();
         (rx.loss_event_rate(), wireless)
     };

@@ -33,12 +33,14 @@
 //!   per smoothed RTT (the initial RTT guess before any sample), at least 1 bit/s and at most
 //!   `max_rate`. So AR = 0 gives one packet per RTT.
 
+use crate::lda::metrics::{CONGESTION_LOSS, WIRELESS_LOSS};
+use crate::metric::{ACHIEVED_RATE, RATE, RTT, SPIKE, SRTT, WIRELESS_LOSS_ESTIMATE};
 use fairstream_core::{Bitrate, Duration, Instant};
 
 use super::VtpConfig;
 use super::config::{FLOOR_RATE, Params};
 use crate::lda::SpikeDetector;
-use crate::{Metric, MetricSink, VtpFeedback};
+use crate::{MetricSink, VtpFeedback};
 
 /// The rate control's mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,7 +181,7 @@ impl Control {
         let r = Bitrate::from_bps_f64(self.rate * 8.0);
         if self.reported_rate != Some(r) {
             self.reported_rate = Some(r);
-            metrics.record(now, Metric::Rate(r));
+            metrics.record(now, RATE.bps(r));
         }
     }
 
@@ -265,17 +267,17 @@ impl Control {
         m: &mut dyn MetricSink,
     ) {
         if let Some(s) = sample {
-            m.record(now, Metric::RttSample(s));
+            m.record(now, RTT.secs(s));
             let x = s.as_secs_f64();
             let srtt = self.srtt.map_or(x, |r| r + p.rtt_gain * (x - r));
             self.srtt = Some(srtt);
             self.round_rtt.get_or_insert(srtt);
-            m.record(now, Metric::Srtt(Duration::from_secs_f64(srtt)));
+            m.record(now, SRTT.secs(Duration::from_secs_f64(srtt)));
             let in_spike = self.spike.observe(x);
-            m.record(now, Metric::Spike(in_spike));
+            m.record(now, SPIKE.flag(in_spike));
         }
         self.ar = Some(fb.achieved_rate.as_bytes_per_sec());
-        m.record(now, Metric::AchievedRate(fb.achieved_rate));
+        m.record(now, ACHIEVED_RATE.bps(fb.achieved_rate));
         if matches!(self.mode, VtpMode::Hold { .. }) && p.resume_at_achieved_rate {
             self.resume_at_ar = true;
         }
@@ -285,19 +287,19 @@ impl Control {
         let mut congestion = false;
         if fb.lost > 0 && in_spike {
             congestion = true;
-            m.record(now, Metric::CongestionLoss(fb.lost));
+            m.record(now, CONGESTION_LOSS.count(u64::from(fb.lost)));
             if fb.highest_seq >= self.cut_seq {
                 self.cut(now, next_seq, p, m);
             }
         } else if !in_spike && total > 0 && (fb.lost > 0 || self.e_loss_free) {
             if fb.lost > 0 {
-                m.record(now, Metric::WirelessLoss(fb.lost));
+                m.record(now, WIRELESS_LOSS.count(u64::from(fb.lost)));
             }
             let frac = fb.lost as f64 / total as f64;
             let e = ((1.0 - p.e_gain) * self.e + p.e_gain * frac).clamp(0.0, p.e_max);
             if e != self.e {
                 self.e = e;
-                m.record(now, Metric::WirelessLossEstimate(e));
+                m.record(now, WIRELESS_LOSS_ESTIMATE.at(e));
             }
         }
         if !congestion

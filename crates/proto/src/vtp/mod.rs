@@ -25,11 +25,26 @@ pub use control::VtpMode;
 pub use receiver::VtpReceiver;
 pub use sender::VtpSender;
 
-use crate::{AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol};
+use crate::lda::metrics::{CONGESTION_LOSS, WIRELESS_LOSS};
+use crate::metric::{ACHIEVED_RATE, RATE, RTT, SPIKE, SRTT, WIRELESS_LOSS_ESTIMATE};
+use crate::{AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol, MetricKind};
+
+/// What VTP's endpoints record.
+pub static METRICS: &[&MetricKind] = &[
+    &RTT,
+    &SRTT,
+    &RATE,
+    &ACHIEVED_RATE,
+    &SPIKE,
+    &WIRELESS_LOSS_ESTIMATE,
+    &CONGESTION_LOSS,
+    &WIRELESS_LOSS,
+];
 
 impl FlowProtocol for VtpConfig {
     const NAME: &'static str = "vtp";
     const RNG_STREAM: &'static str = "vtp";
+    const METRICS: &'static [&'static MetricKind] = METRICS;
 
     fn endpoints(&self, ctx: &FlowCtx) -> (AnyEndpoint, AnyEndpoint) {
         (

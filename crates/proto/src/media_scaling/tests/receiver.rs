@@ -4,6 +4,8 @@
 //! arrive every 10 ms from 5 ms (off the checkpoints, so that no event ties).
 
 use super::*;
+use crate::media_scaling::metrics::{RECEIVER_SCALE, SCALE_TIMEOUT};
+use crate::player::{FRAMES_DECODABLE, STALL_TIME, STALLS};
 use crate::{Metric, VecSink};
 
 const RTT: Duration = Duration::from_millis(60);
@@ -42,11 +44,11 @@ fn first_packet_is_reported_then_one_step_up_per_loss_free_rtt() {
     let scales: Vec<Metric> =
         m.0.iter()
             .map(|&(_, x)| x)
-            .filter(|x| matches!(x, Metric::ReceiverScale(_)))
+            .filter(|x| x.is(&RECEIVER_SCALE))
             .collect();
     assert_eq!(
         scales,
-        [1, 2, 3, 4].map(Metric::ReceiverScale).to_vec(),
+        [1, 2, 3, 4].map(|s| RECEIVER_SCALE.count(s)).to_vec(),
         "one record per change"
     );
     assert_eq!((r.scale(), r.losses(), r.timeouts()), (4, 0, 0));
@@ -127,7 +129,7 @@ fn timeout_is_the_rtt_when_the_rtt_exceeds_max_interval_and_repeats_down_to_zero
     assert_eq!(r.poll_timeout(), None);
     let timeouts =
         m.0.iter()
-            .filter(|(_, x)| *x == Metric::ScaleTimeout)
+            .filter(|(_, x)| *x == SCALE_TIMEOUT.event())
             .count();
     assert_eq!(timeouts, 4);
     // Data again: the receiver wakes, counts the gap... no gap here (seq 26 follows 25): it
@@ -256,8 +258,8 @@ fn the_player_counts_what_plays_and_what_stalls() {
     // Recorded at the checkpoints, for the flow summary's media columns.
     assert!(
         m.0.iter()
-            .any(|(_, x)| matches!(x, Metric::FramesDecodable(n) if *n > 0))
+            .any(|(_, x)| x.of(&FRAMES_DECODABLE).is_some_and(|n| n > 0.0))
     );
-    assert!(m.0.iter().any(|(_, x)| matches!(x, Metric::Stalls(1))));
-    assert!(m.0.iter().any(|(_, x)| matches!(x, Metric::StallTime(_))));
+    assert!(m.0.iter().any(|(_, x)| x.of(&STALLS) == Some(1.0)));
+    assert!(m.0.iter().any(|(_, x)| x.is(&STALL_TIME)));
 }

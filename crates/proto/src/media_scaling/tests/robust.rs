@@ -3,13 +3,14 @@
 //! scales stay in 0..=4 and the loop keeps advancing), and over a drop-tail bottleneck (MM_APP
 //! backs off from an overloaded one and climbs to scale 4 on an empty path; MPEG_APP too).
 
+use crate::media_scaling::metrics::SCALE;
 use std::collections::VecDeque;
 
 use fairstream_core::Bitrate;
 use fairstream_media::FrameType;
 
 use super::*;
-use crate::{Metric, NullSink, VecSink};
+use crate::{NullSink, VecSink};
 
 use crate::closed_loop::{Channel, run};
 
@@ -239,12 +240,12 @@ fn mean_scale(m: &VecSink, from: Instant, to: Instant) -> f64 {
     let mut at = from;
     let mut area = 0.0;
     for &(t, x) in &m.0 {
-        let Metric::Scale(s) = x else { continue };
+        let Some(s) = x.of(&SCALE) else { continue };
         if t > from {
             area += scale * t.min(to).saturating_since(at).as_secs_f64();
             at = t.min(to);
         }
-        scale = f64::from(s);
+        scale = s;
     }
     area += scale * to.saturating_since(at).as_secs_f64();
     area / to.saturating_since(from).as_secs_f64()
@@ -259,7 +260,7 @@ fn mm_app_climbs_to_scale_4_on_an_empty_path_and_stays() {
     // One step per RTT (about 60 ms): scale 4 within half a second, then never a loss.
     let first4 =
         m.0.iter()
-            .find(|(_, x)| *x == Metric::Scale(4))
+            .find(|(_, x)| *x == SCALE.count(4))
             .expect("reached 4")
             .0;
     assert!(first4 < ms(500), "scale 4 only at {first4}");

@@ -2,6 +2,8 @@
 //! per scale (paper 001's Table 2) and packetisation, the checks on reports, the RTT filter, the
 //! feedback timeout, the stop.
 
+use crate::media_scaling::metrics::SCALE;
+use crate::metric::{FEEDBACK_TIMEOUT, FRAMES_SENT, RTT, SRTT};
 use fairstream_media::{FrameType, GopPattern, scale};
 
 use super::*;
@@ -70,19 +72,19 @@ fn mm_app_paces_at_the_rate_of_its_scale_and_follows_reports_at_once() {
     assert_eq!(
         m.0.iter()
             .map(|&(_, x)| x)
-            .filter(|x| !matches!(x, Metric::FramesSent(_)))
+            .filter(|x| !x.is(&FRAMES_SENT))
             .collect::<Vec<_>>(),
         [
-            Metric::Scale(0),
-            Metric::RttSample(dms(85)),
-            Metric::Srtt(dms(85)),
-            Metric::Scale(2)
+            SCALE.count(0),
+            RTT.secs(dms(85)),
+            SRTT.secs(dms(85)),
+            SCALE.count(2)
         ]
     );
     assert_eq!(s.frames_sent(), 6);
     assert!(m.0.contains(&(
         ms(85) + Duration::from_nanos(6_428_572),
-        Metric::FramesSent(5)
+        FRAMES_SENT.count(5)
     )));
     assert_eq!(s.stats().packets_sent, 6);
     assert_eq!(s.stats().bytes_sent, 6000);
@@ -273,18 +275,18 @@ fn without_reports_the_sender_halves_its_scale_every_feedback_timeout() {
     let halvings: Vec<(Instant, Metric)> =
         m.0.iter()
             .copied()
-            .filter(|(_, x)| matches!(x, Metric::Scale(_) | Metric::FeedbackTimeout))
+            .filter(|(_, x)| x.is(&SCALE) || x.is(&FEEDBACK_TIMEOUT))
             .collect();
     assert_eq!(
         halvings,
         [
-            (ms(0), Metric::Scale(4)),
-            (ms(1000), Metric::FeedbackTimeout),
-            (ms(1000), Metric::Scale(2)),
-            (ms(2000), Metric::FeedbackTimeout),
-            (ms(2000), Metric::Scale(1)),
-            (ms(3000), Metric::FeedbackTimeout),
-            (ms(3000), Metric::Scale(0)),
+            (ms(0), SCALE.count(4)),
+            (ms(1000), FEEDBACK_TIMEOUT.event()),
+            (ms(1000), SCALE.count(2)),
+            (ms(2000), FEEDBACK_TIMEOUT.event()),
+            (ms(2000), SCALE.count(1)),
+            (ms(3000), FEEDBACK_TIMEOUT.event()),
+            (ms(3000), SCALE.count(0)),
         ]
     );
     assert_eq!(s.feedback_timeouts(), 3);
@@ -307,9 +309,9 @@ fn without_reports_the_sender_halves_its_scale_every_feedback_timeout() {
     assert_eq!((s.scale(), s.srtt()), (3, Some(dms(500))));
     let mut m = VecSink::default();
     run_until(&mut s, now + dms(2_000) - Duration::from_nanos(1), &mut m);
-    assert!(!m.0.iter().any(|(_, x)| *x == Metric::FeedbackTimeout));
+    assert!(!m.0.iter().any(|(_, x)| *x == FEEDBACK_TIMEOUT.event()));
     run_until(&mut s, now + dms(2_000), &mut m);
-    assert!(m.0.contains(&(now + dms(2_000), Metric::FeedbackTimeout)));
+    assert!(m.0.contains(&(now + dms(2_000), FEEDBACK_TIMEOUT.event())));
 }
 
 #[test]

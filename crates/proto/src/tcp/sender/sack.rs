@@ -22,8 +22,9 @@ use fairstream_core::{Bitrate, Duration, Instant};
 
 use super::{CwndAction, NUM_DUPACKS, TcpSender, Timer};
 use crate::tcp::bbr::{BbrAck, LossState};
+use crate::tcp::metrics::{FAST_RETRANSMIT, TIMEOUT};
 use crate::tcp::scoreboard::{AckUpdate, NextSeg};
-use crate::{Metric, MetricSink, TcpSegment};
+use crate::{MetricSink, TcpSegment};
 
 /// What the next transmission is.
 enum Next {
@@ -162,7 +163,7 @@ impl TcpSender {
         self.rec.state = LossState::Recovery;
         self.last_cwnd_action = CwndAction::DupAck;
         self.fast_retransmits += 1;
-        metrics.record(now, Metric::FastRetransmit);
+        metrics.record(now, FAST_RETRANSMIT.event());
         self.sb.mark_head_lost();
         self.rec.prr_delivered = 0;
         self.rec.prr_out = 0;
@@ -290,7 +291,7 @@ impl TcpSender {
     /// packet, the lost packets resent in order (RFC 6675 §5.1; Linux `tcp_enter_loss`).
     pub(super) fn on_rtx_timeout_sack(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
         self.timeouts += 1;
-        metrics.record(now, Metric::Timeout);
+        metrics.record(now, TIMEOUT.event());
         self.dupacks = 0;
         if self.highest_ack == self.maxseq {
             // Nothing outstanding: restart from one packet, keep ssthresh, no backoff.

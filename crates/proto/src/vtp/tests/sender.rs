@@ -3,6 +3,8 @@
 //! 8 Mbit/s = 10⁶ B/s (one packet per millisecond), RTT gain 1/8, Spike α = 1/2, β = 1/3.
 
 use super::*;
+use crate::lda::metrics::{CONGESTION_LOSS, WIRELESS_LOSS};
+use crate::metric::{ACHIEVED_RATE, RATE, RTT, SPIKE, SRTT, WIRELESS_LOSS_ESTIMATE};
 use crate::{Metric, NullSink, VecSink, vtp::VtpMode};
 
 fn has(m: &VecSink, want: Metric) -> bool {
@@ -29,7 +31,7 @@ fn packets_leave_at_size_over_rate_and_follow_rate_changes() {
             (k as u64, p.sent_at, Duration::ZERO)
         );
     }
-    assert_eq!(m.0[0], (ms(1000), Metric::Rate(Bitrate::mbps(8))));
+    assert_eq!(m.0[0], (ms(1000), RATE.bps(Bitrate::mbps(8))));
 
     // A report at 1100 ms echoing packet 0 (RTT 100 ms) brings the first increase:
     // R = 10⁶ + 1000/0.1 = 1.01·10⁶ B/s, so the gap becomes 1000/1.01·10⁶ s = 990 099 ns.
@@ -92,20 +94,17 @@ fn wireless_loss_in_normal_state_raises_e_without_cut() {
     assert_eq!(s.rate(), Bitrate::bps(8_080_000));
     assert_eq!((s.mode(), s.congestion_cuts()), (VtpMode::Increase, 0));
     for want in [
-        Metric::RttSample(dms(100)),
-        Metric::Srtt(dms(100)),
-        Metric::Spike(false),
-        Metric::AchievedRate(Bitrate::mbps(4)),
-        Metric::WirelessLoss(1),
-        Metric::WirelessLossEstimate(s.wireless_loss_estimate()),
-        Metric::Rate(Bitrate::bps(8_080_000)),
+        RTT.secs(dms(100)),
+        SRTT.secs(dms(100)),
+        SPIKE.flag(false),
+        ACHIEVED_RATE.bps(Bitrate::mbps(4)),
+        WIRELESS_LOSS.count(1),
+        WIRELESS_LOSS_ESTIMATE.at(s.wireless_loss_estimate()),
+        RATE.bps(Bitrate::bps(8_080_000)),
     ] {
         assert!(has(&m, want), "{want:?} not recorded");
     }
-    assert!(
-        !m.0.iter()
-            .any(|(_, x)| matches!(x, Metric::CongestionLoss(_)))
-    );
+    assert!(!m.0.iter().any(|(_, x)| x.is(&CONGESTION_LOSS)));
 
     // Half of a period lost, still NORMAL (same RTT): e = 0.875·0.0125 + 0.125·0.5.
     run_until(&mut s, ms(200), &mut m);
@@ -196,7 +195,7 @@ fn congestion_loss_holds_gamma_prorated_ar_for_tau_then_grows_by_equivalent_wind
     let mut m = VecSink::default();
     let mut s = sender_cut_at_300ms(&mut m);
     assert!(s.in_spike());
-    assert!(has(&m, Metric::CongestionLoss(2)));
+    assert!(has(&m, CONGESTION_LOSS.count(2)));
     // R = γ·AR·(1 + e) = 0.75·500 000·1.0125 = 379 687.5 B/s = 3 037 500 bit/s, held for
     // τ = RTT/(2(1 − γ)) = 0.12/0.5 = 240 ms: until 540 ms.
     assert_eq!(s.rate(), Bitrate::bps(3_037_500));
