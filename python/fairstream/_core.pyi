@@ -146,7 +146,9 @@ def schema() -> dict[str, Any]:
     """What the run's tables declare beside their fixed columns, as each protocol and queue
     discipline declares it: `metrics` (every metric: name, unit, meaning, and the flow-summary
     column that summarises it, or None), `summary_columns` (those flow-summary columns: name,
-    unit, meaning, kind) and `queue_columns` (the link summary's queue parameters)."""
+    unit, meaning, kind), `queue_columns` (the link summary's queue parameters) and
+    `queue_series` (each interval series a queue discipline declares: its name, and its declared
+    columns after link_id, link, t_start and t_end)."""
 
 def parse_quantity(text: str, kind: str) -> int:
     """The one parser of quantities written with a unit, as scenarios write them: `kind` "rate"

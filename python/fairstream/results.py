@@ -42,18 +42,18 @@ _METRICS_SCHEMA = {
 }
 
 
-#: Columns and polars dtype names of the (possibly empty) ERICA port series.
-_PORT_SERIES_SCHEMA = {
-    "link_id": "UInt32",
-    "link": "String",
-    "t_start": "Float64",
-    "t_end": "Float64",
-    "target_bps": "Float64",
-    "z": "Float64",
-    "fair_share_bps": "Float64",
-    "active_vcs": "UInt32",
-    "queue_cells": "UInt64",
-}
+#: The polars dtype of each kind of declared column (`_core.schema`).
+_KIND_DTYPES = {"count": "UInt64", "real": "Float64", "text": "String", "flag": "Boolean"}
+
+
+def _declared_series_schema(name: str) -> dict[str, str]:
+    """Columns and polars dtype names of the (possibly empty) series `name` a queue discipline
+    declares (``port_series``: an ERICA port's), as the run writes it."""
+    from . import _core
+
+    head = {"link_id": "UInt32", "link": "String", "t_start": "Float64", "t_end": "Float64"}
+    columns = _core.schema()["queue_series"][name]
+    return head | {c["name"]: _KIND_DTYPES[c["kind"]] for c in columns}
 
 
 #: Columns and polars dtype names of the (possibly empty) per-packet trace, as
@@ -179,7 +179,7 @@ class RunResult:
     def port_series(self) -> pl.DataFrame:
         """One row per ERICA port per recording interval: target, z, fair share, active VCs,
         cells waiting; empty (with its columns) when no link runs ERICA."""
-        return self._read("port_series", empty_schema=_PORT_SERIES_SCHEMA)
+        return self._read("port_series", empty_schema=_declared_series_schema("port_series"))
 
     @cached_property
     def metrics(self) -> pl.DataFrame:

@@ -69,3 +69,6 @@ def test_every_declared_metric_and_column_is_documented() -> None:
     queue = [c["name"] for c in schema["queue_columns"] if c["name"] not in summary_words]
     assert not queue, f"queue parameters not in docs/results.md: {queue}"
     assert all(m["unit"] and m["meaning"] for m in schema["metrics"]), "a metric without unit or meaning"
+    for table, cols in schema["queue_series"].items():
+        words = set(re.findall(r"[a-z_]+", _row(f"{table}.parquet")))
+        assert not [c["name"] for c in cols if c["name"] not in words], f"{table}: columns not documented"

@@ -461,7 +461,8 @@ fn column_dict<'py>(
 /// What the run's tables declare beside their fixed columns, as each protocol and queue
 /// discipline declares it: `metrics` (every metric: name, unit, meaning, and the flow-summary
 /// column that summarises it, or None), `summary_columns` (those flow-summary columns, as
-/// `column_dict`s) and `queue_columns` (the link summary's queue parameters).
+/// `column_dict`s), `queue_columns` (the link summary's queue parameters) and `queue_series`
+/// (each interval series a queue discipline declares: its name and its declared columns).
 #[pyfunction]
 fn schema(py: Python<'_>) -> PyResult<Py<PyAny>> {
     use fairstream_proto::ProtocolConfig;
@@ -491,6 +492,11 @@ fn schema(py: Python<'_>) -> PyResult<Py<PyAny>> {
         "queue_columns",
         columns(fairstream_net::QueueConfig::columns())?,
     )?;
+    let series = pyo3::types::PyDict::new(py);
+    for t in fairstream_net::QueueConfig::series_tables() {
+        series.set_item(t.name, columns(t.columns.to_vec())?)?;
+    }
+    d.set_item("queue_series", series)?;
     Ok(d.into_any().unbind())
 }
 

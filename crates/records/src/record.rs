@@ -144,26 +144,53 @@ pub struct LinkSeries {
     pub utilisation: Vec<f64>,
 }
 
-/// The state of the ERICA ports at the end of each bin, columnar (one row per port per bin;
-/// empty when no link runs ERICA).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PortSeries {
-    /// Link index of the port.
+/// An interval series a queue discipline declares beside itself (an ERICA port's state at the
+/// end of each bin): the table's name and its columns after `link_id`, `link`, `t_start`,
+/// `t_end`.
+#[derive(Debug)]
+pub struct SeriesTable {
+    /// The table's name (its file is `<name>.parquet`).
+    pub name: &'static str,
+    /// Its declared columns.
+    pub columns: &'static [&'static crate::Column],
+}
+
+/// The rows of a declared series (one per link per bin), columnar.
+#[derive(Debug, Clone)]
+pub struct DeclaredSeries {
+    /// Its table.
+    pub table: &'static SeriesTable,
+    /// Link index.
     pub link_id: Vec<u32>,
     /// Bin start, seconds.
     pub t_start: Vec<f64>,
     /// Bin end, seconds.
     pub t_end: Vec<f64>,
-    /// The target rate U · capacity, bit/s.
-    pub target_bps: Vec<f64>,
-    /// The overload factor of the last averaging interval (NaN before the first).
-    pub z: Vec<f64>,
-    /// The fair share of the last averaging interval, bit/s.
-    pub fair_share_bps: Vec<f64>,
-    /// VCs that sent a cell in the last averaging interval.
-    pub active_vcs: Vec<u32>,
-    /// Cells waiting at the bin's end.
-    pub queue_cells: Vec<u64>,
+    /// Each declared column's values, in the table's order.
+    pub values: Vec<Vec<crate::Value>>,
+}
+
+impl DeclaredSeries {
+    /// An empty series of `table`.
+    pub fn new(table: &'static SeriesTable) -> Self {
+        Self {
+            table,
+            link_id: Vec::new(),
+            t_start: Vec::new(),
+            t_end: Vec::new(),
+            values: vec![Vec::new(); table.columns.len()],
+        }
+    }
+
+    /// Adds link `link`'s row `row` (one value per column) for the bin `[t0, t1)`.
+    pub fn push(&mut self, link: u32, t0: f64, t1: f64, row: &[crate::Value]) {
+        self.link_id.push(link);
+        self.t_start.push(t0);
+        self.t_end.push(t1);
+        for (column, &v) in self.values.iter_mut().zip(row) {
+            column.push(v);
+        }
+    }
 }
 
 /// Protocol metric records, columnar.
@@ -259,8 +286,9 @@ pub struct RunOutput {
     pub flow_series: FlowSeries,
     /// Per-link series.
     pub link_series: LinkSeries,
-    /// ERICA ports' series (empty without ERICA ports).
-    pub port_series: PortSeries,
+    /// The series the queue disciplines declare (an ERICA port's `port_series`), those the
+    /// run's links recorded.
+    pub queue_series: Vec<DeclaredSeries>,
     /// Protocol metric records (empty unless recorded).
     pub metrics: MetricRecords,
     /// Per-packet trace, if recorded.

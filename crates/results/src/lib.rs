@@ -3,8 +3,8 @@
 //! - `scenario.resolved.toml`: the scenario with every default filled in;
 //! - `summary.json`: run facts and the per-flow and per-link totals;
 //! - `flow_series.parquet`, `flow_summary.parquet`, `link_series.parquet`, and when
-//!   recorded `port_series.parquet` (ERICA ports), `metrics.parquet` and `packets.parquet` (see
-//!   [`tables`]);
+//!   recorded the series the queue disciplines declare (`port_series.parquet`, ERICA ports),
+//!   `metrics.parquet` and `packets.parquet` (see [`tables`]);
 //! - `pcap/<link>.pcap` for the captured links, the link's name percent-encoded ([`pcap_names`])
 //!   (written as the run went, by the driver, see `fairstream_records::CaptureFile`; here they only get their names);
 //! - `INCOMPLETE`, only for a run stopped before its end (Ctrl-C): what it covers, in words
@@ -123,8 +123,9 @@ fn write_into(dir: &Path, info: &RunInfo, out: &RunOutput) -> Result<(), Results
     tables::write_flow_series(&dir.join("flow_series.parquet"), out)?;
     tables::write_flow_summary(&dir.join("flow_summary.parquet"), out)?;
     tables::write_link_series(&dir.join("link_series.parquet"), out)?;
-    if !out.port_series.t_end.is_empty() {
-        tables::write_port_series(&dir.join("port_series.parquet"), out)?;
+    for s in &out.queue_series {
+        let file = format!("{}.parquet", s.table.name);
+        tables::write_declared_series(&dir.join(file), s, out)?;
     }
     if !out.metrics.t.is_empty() {
         tables::write_metrics(&dir.join("metrics.parquet"), out)?;

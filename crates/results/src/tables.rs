@@ -10,7 +10,7 @@ use arrow_array::{
     UInt32Array, UInt64Array,
 };
 use fairstream_records::column;
-use fairstream_records::{Column, ColumnKind, PacketTrace, RunOutput, Value};
+use fairstream_records::{Column, ColumnKind, DeclaredSeries, PacketTrace, RunOutput, Value};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
@@ -262,26 +262,28 @@ pub fn link_series_columns(out: &RunOutput) -> Columns {
     ]
 }
 
-/// `port_series.parquet`: [`port_series_columns`].
-pub fn write_port_series(path: &Path, out: &RunOutput) -> Result<(), ResultsError> {
-    write(path, port_series_columns(out))
+/// `<name>.parquet` of a series a queue discipline declares: [`declared_series_columns`].
+pub fn write_declared_series(
+    path: &Path,
+    s: &DeclaredSeries,
+    out: &RunOutput,
+) -> Result<(), ResultsError> {
+    write(path, declared_series_columns(s, out))
 }
 
-/// The ERICA ports' series: link_id, link, t_start, t_end, target_bps, z (null before the
-/// first averaging interval), fair_share_bps, active_vcs, queue_cells.
-pub fn port_series_columns(out: &RunOutput) -> Columns {
-    let s = &out.port_series;
-    vec![
+/// A series a queue discipline declares (an ERICA port's `port_series`): link_id, link, t_start,
+/// t_end, then the columns its table declares (a value that is not a finite number is null).
+pub fn declared_series_columns(s: &DeclaredSeries, out: &RunOutput) -> Columns {
+    let mut columns = vec![
         ("link_id", u32s(&s.link_id)),
         ("link", names(&s.link_id, &out.link_names)),
         ("t_start", f64s(&s.t_start)),
         ("t_end", f64s(&s.t_end)),
-        ("target_bps", f64s(&s.target_bps)),
-        ("z", f64s(&s.z)),
-        ("fair_share_bps", f64s(&s.fair_share_bps)),
-        ("active_vcs", u32s(&s.active_vcs)),
-        ("queue_cells", u64s(&s.queue_cells)),
-    ]
+    ];
+    for (c, values) in s.table.columns.iter().zip(&s.values) {
+        columns.push((c.name, declared(c, values.iter().map(|&v| Some(v)))));
+    }
+    columns
 }
 
 /// `metrics.parquet`: [`metrics_columns`].
@@ -336,28 +338,20 @@ pub fn packets_columns(trace: &PacketTrace) -> Columns {
     ]
 }
 
-/// The names of the tables a run hands over, as in its Parquet files.
-pub const TABLES: &[&str] = &[
-    "flow_series",
-    "flow_summary",
-    "link_series",
-    "port_series",
-    "metrics",
-    "packets",
-];
-
 /// Table `name` of a run as one Arrow record batch, with the columns of its Parquet file;
-/// `None` for a table the run did not record (`port_series`, `metrics`, `packets`) or an
-/// unknown name.
+/// `None` for a table the run did not record (a declared series such as `port_series`,
+/// `metrics`, `packets`) or an unknown name.
 pub fn batch(name: &str, out: &RunOutput) -> Option<Result<RecordBatch, String>> {
     let columns = match name {
         "flow_series" => flow_series_columns(out),
         "flow_summary" => flow_summary_columns(out),
         "link_series" => link_series_columns(out),
-        "port_series" if !out.port_series.t_end.is_empty() => port_series_columns(out),
         "metrics" if !out.metrics.t.is_empty() => metrics_columns(out),
         "packets" => packets_columns(out.packet_trace.as_ref()?),
-        _ => return None,
+        _ => {
+            let series = out.queue_series.iter().find(|s| s.table.name == name)?;
+            declared_series_columns(series, out)
+        }
     };
     Some(RecordBatch::try_from_iter(columns).map_err(|e| e.to_string()))
 }

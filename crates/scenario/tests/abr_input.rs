@@ -174,10 +174,13 @@ fn an_abr_run_is_deterministic_and_seeded() {
                 .iter()
                 .map(|f| f.goodput_bps.to_bits())
                 .collect::<Vec<_>>(),
-            o.port_series
-                .z
+            // The ERICA ports' overload factors (port_series.z).
+            o.queue_series[0].values[1]
                 .iter()
-                .map(|z| z.to_bits())
+                .map(|z| match z {
+                    fairstream_records::Value::Real(z) => z.to_bits(),
+                    _ => 0,
+                })
                 .collect::<Vec<_>>(),
         )
     };

@@ -12,8 +12,8 @@ use crate::pcap::PcapCapture;
 use crate::{LinkSpec, RecordConfig};
 use fairstream_records::metric::{RTT, SummaryFolds};
 use fairstream_records::{
-    ActiveSpan, FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, PacketEvent,
-    PacketTrace, PortSeries, RunOutput,
+    ActiveSpan, DeclaredSeries, FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords,
+    PacketEvent, PacketTrace, RunOutput,
 };
 
 /// Cumulative counters of one flow.
@@ -125,7 +125,7 @@ pub(crate) struct Recorder {
     bin_start: Instant,
     flow_series: FlowSeries,
     link_series: LinkSeries,
-    port_series: PortSeries,
+    queue_series: Vec<DeclaredSeries>,
     metrics: Option<MetricRecords>,
     trace: Option<PacketTrace>,
     pcaps: Vec<Option<PcapCapture>>,
@@ -156,7 +156,7 @@ impl Recorder {
             bin_start: Instant::ZERO,
             flow_series: FlowSeries::default(),
             link_series: LinkSeries::default(),
-            port_series: PortSeries::default(),
+            queue_series: Vec::new(),
             metrics: config.metrics.then(MetricRecords::default),
             trace: config.packets.then(PacketTrace::default),
             pcaps,
@@ -311,16 +311,19 @@ impl Recorder {
             let bits = (c.bytes_forwarded - prev.bytes_forwarded) as f64 * 8.0;
             s.utilisation.push(if cap > 0.0 { bits / cap } else { 0.0 });
             self.links_at_bin[i] = c;
-            if let Some(e) = l.queue.erica() {
-                let p = &mut self.port_series;
-                p.link_id.push(i as u32);
-                p.t_start.push(t0);
-                p.t_end.push(t1);
-                p.target_bps.push(e.target().as_bps_f64());
-                p.z.push(e.z().unwrap_or(f64::NAN));
-                p.fair_share_bps.push(e.fair_share().as_bps_f64());
-                p.active_vcs.push(e.active_vcs());
-                p.queue_cells.push(l.queue.len_packets() as u64);
+            if let Some((table, row)) = l.queue.series_row() {
+                let series = match self
+                    .queue_series
+                    .iter_mut()
+                    .position(|s| std::ptr::eq(s.table, table))
+                {
+                    Some(k) => &mut self.queue_series[k],
+                    None => {
+                        self.queue_series.push(DeclaredSeries::new(table));
+                        self.queue_series.last_mut().expect("just pushed")
+                    }
+                };
+                series.push(i as u32, t0, t1, &row);
             }
         }
         self.bin_start = now;
@@ -418,7 +421,7 @@ impl Recorder {
         }
         out.flow_series = self.flow_series;
         out.link_series = self.link_series;
-        out.port_series = self.port_series;
+        out.queue_series = self.queue_series;
         out.metrics = self.metrics.unwrap_or_default();
         out.packet_trace = self.trace;
         out

@@ -16,7 +16,7 @@
 use fairstream_core::{Bitrate, Instant};
 use fairstream_proto::abr::{CellBody, Erica, EricaParams, RmDirection};
 use fairstream_proto::{Header, Packet};
-use fairstream_records::{Column, ColumnKind, Declared, Value};
+use fairstream_records::{Column, ColumnKind, Declared, SeriesTable, Value};
 
 use super::{Dequeue, DropTail, QueueLimit, QueuedPacket};
 
@@ -109,6 +109,42 @@ static DISCARD: Column = Column::new(
     "ERICA port: its packet discard (`none`, `partial`, `early`)",
 );
 
+/// An ERICA port's state at the end of each interval-series bin (`port_series.parquet`).
+pub(super) static PORT_SERIES: SeriesTable = SeriesTable {
+    name: "port_series",
+    columns: &[&TARGET_BPS, &Z, &FAIR_SHARE, &ACTIVE_VCS, &QUEUE_CELLS],
+};
+static TARGET_BPS: Column = Column::new(
+    "target_bps",
+    ColumnKind::Real,
+    "bit/s",
+    "the target rate U × the link rate",
+);
+static Z: Column = Column::new(
+    "z",
+    ColumnKind::Real,
+    "",
+    "the overload factor of the port's last averaging interval (null before the first)",
+);
+static FAIR_SHARE: Column = Column::new(
+    "fair_share_bps",
+    ColumnKind::Real,
+    "bit/s",
+    "the fair share of the last averaging interval",
+);
+static ACTIVE_VCS: Column = Column::new(
+    "active_vcs",
+    ColumnKind::Count,
+    "VCs",
+    "the VCs that sent a cell in the last averaging interval",
+);
+static QUEUE_CELLS: Column = Column::new(
+    "queue_cells",
+    ColumnKind::Count,
+    "cells",
+    "the cells waiting at the bin's end",
+);
+
 impl EricaPortConfig {
     /// The parameters, as the link summary shows them.
     pub(super) fn params(&self) -> Declared {
@@ -138,6 +174,18 @@ impl EricaPort {
     /// The port's ERICA state (z, fair share, target).
     pub fn erica(&self) -> &Erica {
         &self.erica
+    }
+
+    /// The port's row of its interval series ([`PORT_SERIES`]) now.
+    pub(super) fn series_row(&self) -> [Value; 5] {
+        let e = &self.erica;
+        [
+            Value::Real(e.target().as_bps_f64()),
+            Value::Real(e.z().unwrap_or(f64::NAN)),
+            Value::Real(e.fair_share().as_bps_f64()),
+            Value::Count(u64::from(e.active_vcs())),
+            Value::Count(self.len_packets() as u64),
+        ]
     }
 
     /// Offers a packet.

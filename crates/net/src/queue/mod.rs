@@ -18,7 +18,7 @@ mod tbf;
 
 use fairstream_core::{Bitrate, DataSize, Duration, Instant, RngStream};
 use fairstream_proto::Packet;
-use fairstream_records::{Column, Declared};
+use fairstream_records::{Column, Declared, SeriesTable, Value};
 
 pub use droptail::{DropTail, LimitCounting};
 pub use erica::{EricaPort, EricaPortConfig, PacketDiscard};
@@ -108,6 +108,11 @@ impl QueueConfig {
             &fq::COLUMNS[..],
             &erica::COLUMNS[..],
         ])
+    }
+
+    /// Every interval series the disciplines declare.
+    pub fn series_tables() -> Vec<&'static SeriesTable> {
+        vec![&erica::PORT_SERIES]
     }
 
     /// The discipline's scenario keyword.
@@ -260,10 +265,11 @@ impl Queue {
         }
     }
 
-    /// The ERICA state of a port running it.
-    pub fn erica(&self) -> Option<&fairstream_proto::abr::Erica> {
+    /// The row of the interval series this discipline declares, as of now, if it declares one
+    /// (an ERICA port's `port_series`); the recorder adds it at each bin's end.
+    pub fn series_row(&self) -> Option<(&'static SeriesTable, Vec<Value>)> {
         match self {
-            Self::Erica(q) => Some(q.erica()),
+            Self::Erica(q) => Some((&erica::PORT_SERIES, q.series_row().to_vec())),
             _ => None,
         }
     }
