@@ -26,6 +26,7 @@ time, after every simulation (`fairstream.reproduce.campaign`).
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -434,10 +435,14 @@ def run_specs(
         indices = waiting.pop(key_of[id(spec)])
         record(indices, outcome)
         for i in indices[1:]:  # the same run wanted as a run directory elsewhere too
-            if specs[i].keep_dir and specs[i].keep_dir != spec.keep_dir and cache is not None:
-                entry = cache.get(spec.key) if spec.key else None
-                if entry is not None:
-                    entry.materialize(specs[i].keep_dir)
+            other = specs[i].keep_dir
+            if not other or other == spec.keep_dir:
+                continue
+            entry = cache.get(spec.key) if cache is not None and spec.key else None
+            if entry is not None:
+                entry.materialize(other)
+            elif spec.keep_dir is not None:  # not readable from the cache (--no-cache): its copy
+                shutil.copytree(spec.keep_dir, other, dirs_exist_ok=True)
 
     try:
         batch.feeder = feed

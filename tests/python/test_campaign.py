@@ -123,6 +123,20 @@ def test_a_run_two_experiments_need_runs_once(tmp_path: Path, scenario: Path, ex
     assert a_rows == b_rows and a_rows[0]["bytes"] < a_rows[1]["bytes"]  # 50 and 100 kbit/s
 
 
+def test_runs_two_experiments_share_are_kept_in_both_also_uncached(
+    tmp_path: Path, scenario: Path, executed: list[str]
+) -> None:
+    # --keep-runs --no-cache: a run two experiments need is made once, and each experiment's
+    # directory holds it (a full reproduction's h2h-* experiments failed on this).
+    store = RunCache(tmp_path / "cache", refresh=True)
+    a, b = fake("fake-a", scenario), fake("fake-b", scenario)
+    Campaign([a, b], replicas=0, cache=store, keep_runs=True).run(tmp_path / "out", jobs=1, quiet=True)
+    assert len(executed) == 4
+    for exp in ("fake-a", "fake-b"):
+        for i in range(4):
+            assert (tmp_path / "out" / exp / "runs" / f"p{i}" / "summary.json").is_file(), (exp, i)
+
+
 def test_changing_one_field_reruns_exactly_the_runs_it_changes(
     tmp_path: Path, scenario: Path, executed: list[str]
 ) -> None:
