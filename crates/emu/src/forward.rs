@@ -31,14 +31,8 @@ use crate::link::{EmuLink, LinkCounts, Offer};
 use crate::plan::{Plan, RECV_PORT};
 use crate::tun::Tun;
 
-/// The stretch before an event that the forwarder spins rather than sleeps. A wake-up from
-/// `ppoll` on the 2-core VM we test on is 20–50 µs late at the median (more when the core had
-/// gone idle, or ran another thread in the kernel: its kernel is built without preemption), so
-/// 10 µs of spinning left most departures late by that; 50 µs cut the median departure error
-/// from about 25 µs to about 9 µs and the 90th percentile from about 45 µs to 13 µs, at the
-/// cost of spinning up to 50 µs before each packet handed to a host (on a link kept busy, the
-/// forwarder then hardly sleeps). docs/VALIDATION.md, "The emulator's links", has the runs.
-pub const SPIN: Duration = Duration::from_micros(50);
+/// The stretch before an event that the forwarder spins rather than sleeps.
+pub const SPIN: Duration = Duration::from_micros(10);
 /// A packet written this much or more after its logical instant counts as forwarded late.
 pub const LATE: Duration = Duration::from_millis(1);
 /// The forwarder's `SCHED_FIFO` priority, where the process may set one.
