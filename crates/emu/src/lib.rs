@@ -17,7 +17,7 @@
 //!   its I/O loop);
 //! - [`flows`]: the flows' ends; [`record`]: the results (and the run record types, in one place);
 //! - [`run`]: one emulation from set-up to teardown ([`emulate`], [`preflight`]);
-//! - `sys`: the three system calls without a safe wrapper (the only `unsafe` of the workspace).
+//! - `sys`: the system calls without a safe wrapper (the only `unsafe` of the workspace).
 //!
 //! Nothing outlives the emulation: namespaces exist only while their descriptors are held, so
 //! the kernel removes them, with their devices and sysctls, however the process ends; nothing is

@@ -1,4 +1,4 @@
-//! The four system calls the emulator needs that no safe wrapper offers, each in one small
+//! The system calls the emulator needs that no safe wrapper offers, each in one small
 //! audited function (this is the only module of the workspace that allows `unsafe`):
 //!
 //! - [`unshare_net`]: `unshare(CLONE_NEWNET)`, a new network namespace for the calling thread
@@ -9,7 +9,10 @@
 //!   offsets of Linux's `struct tcp_info` (`include/uapi/linux/tcp.h`), so the buffer's layout
 //!   is never assumed by a Rust type;
 //! - [`set_realtime`]: `sched_setscheduler(0, SCHED_FIFO)` for the forwarder's thread, so that
-//!   other work on the machine (compilers, the flows' own threads) delays it less.
+//!   other work on the machine (compilers, the flows' own threads) delays it less;
+//! - [`set_rx_timestamps`], [`recv_stamped`]: `SO_TIMESTAMPNS` and `recvmsg` with its control
+//!   message, the kernel's receive stamp of each datagram (neither std, socket2 nor rustix reads
+//!   it), so that a receiver measures when a packet arrived, not when its thread woke.
 //!
 //! Each call passes only pointers to buffers it owns, of the length it states, to a syscall that
 //! writes at most that many bytes; none keeps a pointer after it returns.
@@ -94,4 +97,67 @@ pub(crate) fn set_realtime(priority: i32) -> io::Result<()> {
     } else {
         Err(io::Error::last_os_error())
     }
+}
+
+/// Asks the kernel to stamp each datagram `fd` receives with the instant it arrived
+/// (`SO_TIMESTAMPNS`: `CLOCK_REALTIME`, taken as the packet enters the receiving host's stack),
+/// read back by [`recv_stamped`].
+pub(crate) fn set_rx_timestamps(fd: BorrowedFd<'_>) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: setsockopt reads one c_int at the pointer, which points at `on`, a live local, and
+    // the length passed is that of a c_int.
+    let r = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&raw const on).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Receives one datagram from `fd` into `buf`: its length and the kernel's receive stamp
+/// (`CLOCK_REALTIME`, nanoseconds since the epoch), if the socket asked for one
+/// ([`set_rx_timestamps`]).
+pub(crate) fn recv_stamped(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
+    // Room for one `cmsghdr` and a `timespec`, aligned as a `cmsghdr` must be.
+    let mut control = [0u64; 8];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: an all-zero msghdr is a valid value (null pointers, zero lengths).
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &raw mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = size_of_val(&control) as _;
+    // SAFETY: recvmsg writes at most `iov_len` bytes into `buf` (through `iov`) and at most
+    // `msg_controllen` bytes into `control`, both live buffers owned here, and updates `msg`, a
+    // live local; no pointer is kept after it returns.
+    let n = unsafe { libc::recvmsg(fd.as_raw_fd(), &raw mut msg, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut stamp = None;
+    // SAFETY: the CMSG_* macros walk the control buffer the kernel filled, within
+    // `msg_controllen`; a control message of type SCM_TIMESTAMPNS carries one `timespec`, read
+    // unaligned from its data.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&raw const msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
+            c = libc::CMSG_NXTHDR(&raw const msg, c);
+        }
+    }
+    Ok((n as usize, stamp))
 }

@@ -7,8 +7,9 @@
 //!   empty it): delivered at the link's rate within 1 %, and the link's drops within 2 % of the
 //!   simulator's;
 //! - **light**: 10 Mbit/s through a 100 Mbit/s, 10 ms link: each packet's one-way delay less the
-//!   link's delay and transmission time (the emulator's own overhead, kernel and threads
-//!   included) and the link's departure error are printed with the load, not judged: issue
+//!   link's delay and transmission time (the emulator's own overhead, from the sender's stamp
+//!   to the receiving kernel's, and to the receiving thread) and the link's departure error are
+//!   printed with the load, not judged: issue
 //!   21's goal of a p99 ≤ 100 µs is not met on the 2-core VM we test on, quiet or loaded
 //!   (docs/VALIDATION.md has the numbers), and a test must not pass or fail by the machine's
 //!   idle states; what is asserted is that no packet arrives earlier than the links allow;
@@ -114,17 +115,29 @@ fn emulated_links_carry_what_the_model_says() {
         half * 100.0
     );
 
-    // Light: the emulator's own overhead on each packet's one-way delay.
-    let excess = &emu.emu["flows"][1]["receiver"]["one_way_delay_excess"];
+    // Light: the emulator's own overhead on each packet's one-way delay, to the receiving
+    // host's kernel (when the packet arrived) and to the receiving thread (when it woke).
+    let rx = &emu.emu["flows"][1]["receiver"];
+    let excess = &rx["one_way_delay_excess"];
+    let app = &rx["one_way_delay_excess_application"];
     let p99 = excess["p99_us"].as_f64().unwrap();
     eprintln!(
-        "light: one-way delay excess {excess}; departure error {}",
+        "light: one-way delay excess {excess}; to the receiving thread {app}; departure error {}",
         emu.emu["links"][2]
     );
     assert!(excess["packets"].as_u64().unwrap() > 3000, "{excess}");
     assert_eq!(excess["earlier_than_the_links_allow"], 0, "{excess}");
+    assert_eq!(
+        excess["kernel_stamps"], rx["datagrams_received"],
+        "every datagram carries the kernel's receive stamp: {excess}"
+    );
     eprintln!(
-        "light (load {load:?}): one-way delay excess p50 {} µs, p99 {p99} µs; the link's departure error p99 {} µs (issue 21's goal: 100 µs, not judged here)",
-        excess["p50_us"], emu.emu["links"][2]["departure_error_p99_us"]
+        "light (load {load:?}): one-way delay excess p50 {} µs, p90 {} µs, p99 {p99} µs (to the receiving thread: p50 {} µs, p99 {} µs); the link's departure error p50 {} µs, p99 {} µs (issue 21's goal: p99 100 µs, not judged here)",
+        excess["p50_us"],
+        excess["p90_us"],
+        app["p50_us"],
+        app["p99_us"],
+        emu.emu["links"][2]["departure_error_p50_us"],
+        emu.emu["links"][2]["departure_error_p99_us"]
     );
 }
