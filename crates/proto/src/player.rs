@@ -10,6 +10,27 @@ use crate::MetricSink;
 use crate::metric::{FRAMES_DELIVERED, Fold, MetricKind, Summary};
 use fairstream_records::{Column, ColumnKind};
 
+/// A protocol's metric list (`FlowProtocol::METRICS`) with what a player records in it, in one
+/// order: `with_playout_metrics![&FIRST; &A, &B]` lists `FIRST`, then the frames delivered and
+/// the playout's metrics, then `A` and `B`.
+macro_rules! with_playout_metrics {
+    ($first:expr; $($m:expr),* $(,)?) => {
+        &[
+            $first,
+            &$crate::metric::FRAMES_DELIVERED,
+            &$crate::player::FRAMES_DECODABLE,
+            &$crate::player::FRAMES_LATE,
+            &$crate::player::STALLS,
+            &$crate::player::STALL_TIME,
+            &$crate::player::STARTUP_DELAY,
+            &$crate::player::JITTER,
+            &$crate::player::BUFFERED,
+            $($m,)*
+        ]
+    };
+}
+pub(crate) use with_playout_metrics;
+
 /// Records a player's playout statistics at `now` (the player advanced to `now`).
 pub(crate) fn record_playout(p: &Playout, now: Instant, metrics: &mut dyn MetricSink) {
     let s = p.stats(now);

@@ -26,16 +26,8 @@ pub static SCALE_TIMEOUT: MetricKind = MetricKind::new(
 );
 
 /// What the media-scaling endpoints record.
-pub static METRICS: &[&MetricKind] = &[
-    &crate::metric::FRAMES_SENT,
-    &crate::metric::FRAMES_DELIVERED,
-    &crate::player::FRAMES_DECODABLE,
-    &crate::player::FRAMES_LATE,
-    &crate::player::STALLS,
-    &crate::player::STALL_TIME,
-    &crate::player::STARTUP_DELAY,
-    &crate::player::JITTER,
-    &crate::player::BUFFERED,
+pub static METRICS: &[&MetricKind] = crate::player::with_playout_metrics![
+    &crate::metric::FRAMES_SENT;
     &SCALE,
     &RECEIVER_SCALE,
     &SCALE_TIMEOUT,

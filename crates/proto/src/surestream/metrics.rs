@@ -31,16 +31,8 @@ static MEAN_ENCODED_RATE: Summary = Summary {
 };
 
 /// What the streamer's endpoints record (over TCP, its TCP sender's too).
-pub static METRICS: &[&MetricKind] = &[
-    &crate::metric::FRAMES_SENT,
-    &crate::metric::FRAMES_DELIVERED,
-    &crate::player::FRAMES_DECODABLE,
-    &crate::player::FRAMES_LATE,
-    &crate::player::STALLS,
-    &crate::player::STALL_TIME,
-    &crate::player::STARTUP_DELAY,
-    &crate::player::JITTER,
-    &crate::player::BUFFERED,
+pub static METRICS: &[&MetricKind] = crate::player::with_playout_metrics![
+    &crate::metric::FRAMES_SENT;
     &LEVEL,
     &ENCODED_RATE,
     &crate::metric::FEEDBACK_TIMEOUT,
