@@ -5,7 +5,9 @@
 //! - `Arrive`: a packet finished propagating along a link and reaches the link's far node,
 //!   which delivers it (if it is the packet's destination) or enqueues it on the next hop
 //!   (first showing it to the queue of the link back the other way, if that queue watches
-//!   returning packets, as an ERICA port does);
+//!   returning packets, as an ERICA port does). A link delivers in the order it transmits, so
+//!   its arrivals wait in a calendar lane of their own (one heap entry per link, not per packet
+//!   in flight; the order of events is the one heap's);
 //! - `LinkWake`: a link's transmitter may start its next packet (it finished one and more
 //!   wait, or a token bucket said "not before");
 //! - `Depart`: a packet that a sender emitted leaves its host after the host overhead;
@@ -194,8 +196,10 @@ impl Simulator {
                 message: format!("{}: {e}", capture_dir.display()),
             },
         )?;
+        let mut cal = Calendar::with_ties(net.engine.ties, net.seed);
+        cal.add_lanes(links.len());
         let mut sim = Self {
-            cal: Calendar::with_ties(net.engine.ties, net.seed),
+            cal,
             end: Instant::ZERO + net.duration,
             seed: net.seed,
             node_names: net.nodes,
@@ -457,7 +461,9 @@ impl Simulator {
                 if corrupted {
                     self.lose(PacketEvent::Corrupt, link, q.slot, now);
                 } else {
-                    self.cal.schedule(
+                    // A link delivers in the order it transmits: its arrivals form a lane.
+                    self.cal.schedule_in_lane(
+                        link,
                         arrive_at,
                         Event::Arrive {
                             link: link as u32,
