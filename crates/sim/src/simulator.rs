@@ -107,6 +107,8 @@ pub struct Simulator {
     link_names: Vec<String>,
     queue_descriptions: Vec<String>,
     links: Vec<Link>,
+    /// Whether any link's queue watches returning packets (else `returning` is not looked at).
+    watching: bool,
     /// For each link, the link the other way between its two nodes if that link's queue
     /// watches what returns to its node (an ERICA port marking backward RM cells).
     returning: Vec<Option<u32>>,
@@ -206,6 +208,7 @@ impl Simulator {
             link_names,
             queue_descriptions,
             links,
+            watching: !watchers.is_empty(),
             returning,
             timer_at: vec![None; endpoints.len()],
             endpoints,
@@ -487,7 +490,9 @@ impl Simulator {
 
     fn arrive(&mut self, link: usize, slot: u32, now: Instant) {
         self.trace_event(PacketEvent::Receive, link, slot, now);
-        if let Some(port) = self.returning[link] {
+        if self.watching
+            && let Some(port) = self.returning[link]
+        {
             self.links[port as usize]
                 .queue
                 .on_returning(&mut self.arena[slot as usize]);
