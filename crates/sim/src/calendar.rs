@@ -1,4 +1,4 @@
-//! The event calendar: a binary heap ordered by (time, tie-break key).
+//! The event calendar: a binary heap and FIFO lanes, ordered by (time, tie-break key).
 //!
 //! Two events due at the same nanosecond are simultaneous; which runs first is a modelling
 //! choice, and in a deterministic drop-tail simulation it can decide which flow loses a packet
