@@ -22,7 +22,9 @@ as the median and the range (min-max) over the rounds; nothing is divided by a f
 elsewhere. Before measuring, `wait_for_idle` waits (up to a limit) for the machine's 1-minute load
 to fall below 0.5 and the report says whether it did.
 
-`run_scaling` runs B2's shape with 8 to 1024 flows in fairstream (optionally in ns-3 too).
+`run_scaling` runs B2's shape with 8 to 1024 flows (or any list of flow counts, up to
+`SCALING_FLOWS_FULL`'s 10 000) in fairstream (optionally in ns-3 too), with each size's events/s
+against the smallest's and the memory each flow added beyond it.
 Scenarios live in ``fairstream/scenarios/bench/``.
 
 Ctrl-C: every child runs in a process group of its own, which is killed at once (a benchmark's
@@ -64,6 +66,9 @@ IDLE_LOAD = 0.5
 
 #: Flow counts of the scaling row (B2's shape).
 SCALING_FLOWS = (8, 64, 256, 1024)
+
+#: The scaling row's long form (``--scaling-flows full``), to 10 000 flows (about 0.5 GB).
+SCALING_FLOWS_FULL = (8, 64, 256, 1024, 4096, 10000)
 
 #: Progress callback: one line of text.
 Progress = Callable[[str], None]
@@ -581,6 +586,9 @@ def _scale(
             "events": runs[0]["events"],
             "sim_s": _spread(walls),
             "events_per_s": runs[0]["events"] / statistics.median(walls),
+            "build_s": _spread([r["build_s"] for r in runs]),
+            "run_events_per_s": runs[0]["events"]
+            / statistics.median(r["wall_s"] - r["build_s"] for r in runs),
             "peak_mb": max(r["peak_kib"] for r in runs) / 1024,
             "state_mb": _state_mb(runs[0].get("rss_imported_kib"), runs[0].get("rss_end_kib")),
             "ns3": None,
@@ -599,6 +607,25 @@ def _scale(
                 "state_mb": _state_mb(r.get("rss_imported_kib"), r.get("rss_end_kib")),
             }
         rows.append(row)
+    _relate(rows)
+
+
+def _relate(rows: list[dict[str, Any]]) -> None:
+    """Adds to each scaling row its event rate relative to the first (smallest) row's
+    (``slowdown``: the first row's events per second of the run itself, the build left out, over
+    this row's; 1 when flat) and the memory each flow beyond the first row's added
+    (``kib_per_flow``: the growth of what the run added, over the growth in flows)."""
+    if not rows:
+        return
+    first = rows[0]
+    for r in rows:
+        rate = r["run_events_per_s"]
+        r["slowdown"] = first["run_events_per_s"] / rate if rate > 0 else None
+        more = r["flows"] - first["flows"]
+        grew = (
+            None if r["state_mb"] is None or first["state_mb"] is None else r["state_mb"] - first["state_mb"]
+        )
+        r["kib_per_flow"] = grew * 1024 / more if more > 0 and grew is not None else None
 
 
 def measure(
@@ -610,9 +637,11 @@ def measure(
     scaling: bool = False,
     idle_wait_s: float = 120.0,
     progress: Progress | None = None,
+    scaling_flows: Sequence[int] = SCALING_FLOWS,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """What `fairstream bench` does: waits for an idle machine, then runs the benchmarks (or, with
-    `scaling`, the scaling row; ns-3 there only when `ns3` is True). Returns (rows, meta)."""
+    `scaling`, the scaling row at `scaling_flows`; ns-3 there only when `ns3` is True). Returns
+    (rows, meta)."""
     if quick and duration is None:
         duration = QUICK_DURATION
     installed = ns3_info()
@@ -621,7 +650,9 @@ def measure(
         progress(f"warning: the machine is not idle (1-min load {idle['load']:.2f}); measuring anyway")
     try:
         if scaling:
-            rows = run_scaling(repeat=repeat, duration=duration, ns3=bool(ns3), progress=progress)
+            rows = run_scaling(
+                scaling_flows, repeat=repeat, duration=duration, ns3=bool(ns3), progress=progress
+            )
         else:
             rows = run_benchmarks(ids, repeat=repeat, duration=duration, ns3=ns3, progress=progress)
     except BenchInterrupted as stop:

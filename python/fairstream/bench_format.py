@@ -157,7 +157,18 @@ def format_scaling(rows: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -
     """The scaling table: B2's shape at each flow count."""
     with_ns3 = any(r.get("ns3") for r in rows)
     repeat = len(rows[0]["sim_s"]["all"]) if rows else 0
-    headers = ["flows", "events", "fairstream s", "events/s", "peak MB", "run adds MB"]
+    headers = [
+        "flows",
+        "events",
+        "fairstream s",
+        "of which build s",
+        "events/s",
+        "run's events/s",
+        "÷ first",
+        "peak MB",
+        "run adds MB",
+        "kB per flow",
+    ]
     if with_ns3:
         headers += ["ns-3 s", "ns-3 events", "ns-3 events/s", "ns-3 run adds MB"]
     table = []
@@ -166,9 +177,13 @@ def format_scaling(rows: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -
             r["flows"],
             r["events"],
             _timing(r["sim_s"]),
+            r["build_s"]["median"],
             _round(r["events_per_s"]),
+            _round(r["run_events_per_s"]),
+            r.get("slowdown"),
             r["peak_mb"],
             r["state_mb"],
+            r.get("kib_per_flow"),
         ]
         if with_ns3:
             n = r.get("ns3") or {}
@@ -180,7 +195,12 @@ def format_scaling(rows: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -
         if rows
         else "Scaling"
     )
-    return "\n".join([_header(meta), title, format_table(headers, table), *_footer([], meta)])
+    legend = (
+        "events/s: over build + run; run's events/s: over the run alone (the build left out); "
+        "÷ first: the first row's run's events/s over this row's (1 is flat); kB per flow: what the "
+        "run added beyond the first row's, per flow added"
+    )
+    return "\n".join([_header(meta), title, format_table(headers, table), legend, *_footer([], meta)])
 
 
 def _round(x: float | None) -> int | None:

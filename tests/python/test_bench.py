@@ -18,6 +18,7 @@ from fairstream.bench import (
     scenario_text,
     worker_summary,
 )
+from fairstream.bench_format import format_scaling
 from fairstream.cli import main
 
 needs_ns3 = pytest.mark.skipif(
@@ -176,6 +177,29 @@ def test_scaling_rows() -> None:
     assert [r["flows"] for r in rows] == [4, 16]
     assert rows[1]["events"] > rows[0]["events"] > 0
     assert all(r["peak_mb"] > 1 and r["events_per_s"] > 0 and r["ns3"] is None for r in rows)
+    # Each row against the first: its events/s ratio, and the memory per flow added.
+    assert rows[0]["slowdown"] == 1 and rows[0]["kib_per_flow"] is None
+    assert rows[1]["slowdown"] == rows[0]["run_events_per_s"] / rows[1]["run_events_per_s"]
+    assert all(r["run_events_per_s"] > r["events_per_s"] and r["build_s"]["median"] > 0 for r in rows)
+    if rows[1]["state_mb"] is not None:
+        assert rows[1]["kib_per_flow"] == pytest.approx(
+            (rows[1]["state_mb"] - rows[0]["state_mb"]) * 1024 / 12
+        )
+    text = format_scaling(
+        rows, {"machine": bench.machine(), "idle": {"load": 0.1, "idle": True}, "ns3": None}
+    )
+    assert "÷ first" in text and "kB per flow" in text
+
+
+def test_scaling_flows_full_reaches_ten_thousand() -> None:
+    from fairstream.cli import _flow_counts
+
+    assert max(_flow_counts("full")) == 10_000 and _flow_counts("full") == bench.SCALING_FLOWS_FULL
+    assert _flow_counts("8,64,1024") == (8, 64, 1024)
+    # The largest size validates (the memory estimate and the series' row limit allow it).
+    from fairstream._core import validate
+
+    validate(bench.scaling_text(10_000), "B2-10000.toml")
 
 
 def test_unknown_benchmark() -> None:

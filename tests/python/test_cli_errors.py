@@ -159,6 +159,10 @@ CASES: list[tuple[str, list[str]]] = [
     ("cache prune: not an age", ["cache", "prune", "--older-than", "soon"]),
     ("cache prune: not a size", ["cache", "prune", "--max-size", "big"]),
     ("bench: --scaling-ns3 alone", ["bench", "--scaling-ns3"]),
+    ("bench: --scaling-flows alone", ["bench", "--scaling-flows", "8,64"]),
+    ("bench: --scaling-flows descending", ["bench", "--scaling", "--scaling-flows", "64,8"]),
+    ("bench: --scaling-flows not counts", ["bench", "--scaling", "--scaling-flows", "many"]),
+    ("bench: --scaling-flows zero", ["bench", "--scaling", "--scaling-flows", "0,8"]),
     # send, recv (bounded: nothing is sent before the arguments are checked)
     ("send: no --to", ["send", "--protocol", "tfrc", "-o", "{out}"]),
     (

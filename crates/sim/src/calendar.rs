@@ -1,4 +1,4 @@
-//! The event calendar: a binary heap ordered by (time, tie-break key).
+//! The event calendar: a binary heap and FIFO lanes, ordered by (time, tie-break key).
 //!
 //! Two events due at the same nanosecond are simultaneous; which runs first is a modelling
 //! choice, and in a deterministic drop-tail simulation it can decide which flow loses a packet
@@ -11,9 +11,20 @@
 //! - [`TieRule::Fifo`]: first scheduled, first run, as in ns-2 and ns-3.
 //!
 //! Time never goes backwards (debug-asserted).
+//!
+//! **Lanes.** A source that schedules its events in time order (a link's arrivals: constant
+//! delay, first in first out) may schedule them in a *lane* of its own
+//! ([`Calendar::schedule_in_lane`]): a FIFO of entries of which only the first sits in a heap
+//! of lane heads, so the heap holds one entry per lane rather than one per packet in flight.
+//! Every entry takes its key (time and tie-break) from the same sequence as a heap entry would,
+//! and the calendar pops the smallest key of the heap and of the lane heads, so the order in
+//! which events run is exactly the order one heap of all of them would give. An entry that
+//! would not come after its lane's last one (a zero transmission time, say) goes into the heap
+//! instead, so the order never depends on the caller keeping its promise.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::binary_heap::PeekMut;
+use std::collections::{BinaryHeap, VecDeque};
 
 use fairstream_core::Instant;
 
@@ -66,6 +77,10 @@ impl<E> Ord for Entry<E> {
 #[derive(Debug, Clone)]
 pub struct Calendar<E> {
     heap: BinaryHeap<Entry<E>>,
+    /// Each lane's entries, keys strictly increasing.
+    lanes: Vec<VecDeque<Entry<E>>>,
+    /// The key of each non-empty lane's first entry, with the lane's number as the event.
+    heads: BinaryHeap<Entry<u32>>,
     seq: u64,
     now: Instant,
     /// `Some(salt)` under [`TieRule::Random`].
@@ -76,6 +91,8 @@ impl<E> Default for Calendar<E> {
     fn default() -> Self {
         Self {
             heap: BinaryHeap::with_capacity(1024),
+            lanes: Vec::new(),
+            heads: BinaryHeap::new(),
             seq: 0,
             now: Instant::ZERO,
             salt: None,
@@ -108,9 +125,17 @@ impl<E: Copy> Calendar<E> {
         }
     }
 
-    /// Schedules `event` at `at` (not earlier than the current time).
+    /// Gives the calendar `n` lanes, numbered from 0 (see the module header). Lanes that already
+    /// hold entries keep them.
+    pub fn add_lanes(&mut self, n: usize) {
+        if n > self.lanes.len() {
+            self.lanes.resize_with(n, VecDeque::new);
+        }
+    }
+
+    /// The key of the next event scheduled at `at`: the time, then the tie-break.
     #[inline]
-    pub fn schedule(&mut self, at: Instant, event: E) {
+    fn next_key(&mut self, at: Instant) -> u128 {
         debug_assert!(
             at >= self.now,
             "event scheduled in the past: {at} < {}",
@@ -123,27 +148,87 @@ impl<E: Copy> Calendar<E> {
             None => self.seq,
             Some(salt) => (mix(self.seq ^ salt) & 0xFFFF_FFFF_0000_0000) | (self.seq & 0xFFFF_FFFF),
         };
-        let key = (u128::from(at.as_nanos()) << 64) | u128::from(tie);
         self.seq += 1;
+        (u128::from(at.as_nanos()) << 64) | u128::from(tie)
+    }
+
+    /// Schedules `event` at `at` (not earlier than the current time).
+    #[inline]
+    pub fn schedule(&mut self, at: Instant, event: E) {
+        let key = self.next_key(at);
         self.heap.push(Entry { key, event });
+    }
+
+    /// Schedules `event` at `at` in lane `lane` (one [`Calendar::add_lanes`] made). It runs
+    /// exactly when [`Calendar::schedule`] would have run it; it is cheaper when it comes after
+    /// every entry already in the lane, as a FIFO link's arrivals do.
+    #[inline]
+    pub fn schedule_in_lane(&mut self, lane: usize, at: Instant, event: E) {
+        let key = self.next_key(at);
+        let fifo = &mut self.lanes[lane];
+        match fifo.back() {
+            None => {
+                fifo.push_back(Entry { key, event });
+                self.heads.push(Entry {
+                    key,
+                    event: lane as u32,
+                });
+            }
+            Some(last) if last.key < key => fifo.push_back(Entry { key, event }),
+            Some(_) => self.heap.push(Entry { key, event }),
+        }
+    }
+
+    /// The smallest key waiting, if any.
+    #[inline]
+    fn first_key(&self) -> Option<u128> {
+        match (self.heap.peek(), self.heads.peek()) {
+            (Some(h), Some(l)) => Some(h.key.min(l.key)),
+            (Some(h), None) => Some(h.key),
+            (None, Some(l)) => Some(l.key),
+            (None, None) => None,
+        }
     }
 
     /// When the next event is due, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Instant> {
-        self.heap
-            .peek()
-            .map(|e| Instant::from_nanos((e.key >> 64) as u64))
+        self.first_key()
+            .map(|k| Instant::from_nanos((k >> 64) as u64))
     }
 
     /// Removes the next event and advances the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Instant, E)> {
-        let e = self.heap.pop()?;
+        let from_lane = match (self.heap.peek(), self.heads.peek()) {
+            (Some(h), Some(l)) => l.key < h.key,
+            (None, Some(_)) => true,
+            (_, None) => false,
+        };
+        let e = if from_lane {
+            self.pop_lane()
+        } else {
+            self.heap.pop()?
+        };
         let t = Instant::from_nanos((e.key >> 64) as u64);
         debug_assert!(t >= self.now, "time went backwards");
         self.now = t;
         Some((t, e.event))
+    }
+
+    /// Removes the first entry of the lane whose head is first; its next entry becomes the head.
+    #[inline]
+    fn pop_lane(&mut self) -> Entry<E> {
+        let mut head = self.heads.peek_mut().expect("a lane head to pop");
+        let fifo = &mut self.lanes[head.event as usize];
+        let e = fifo.pop_front().expect("a lane with a head has an entry");
+        match fifo.front() {
+            Some(next) => head.key = next.key, // sifted down when `head` drops
+            None => {
+                PeekMut::pop(head);
+            }
+        }
+        e
     }
 
     /// The time of the last event popped.
@@ -153,12 +238,12 @@ impl<E: Copy> Calendar<E> {
 
     /// Events waiting.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
     }
 
     /// Whether no event waits.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.heads.is_empty()
     }
 }
 
@@ -203,6 +288,65 @@ mod tests {
         assert_ne!(order(7), order(8));
         let fifo: Vec<u32> = (0..64).filter(|e| e % 2 == 0).collect();
         assert_ne!(order(7)[..32], fifo[..]);
+    }
+
+    /// Schedules the same events in one calendar through lanes and in another all in the heap,
+    /// popping as it goes, and checks both run them in the same order at the same times.
+    fn lanes_match_one_heap(rule: TieRule, seed: u64) {
+        let mut rng = fairstream_core::RngStream::derive(seed, "calendar-test", 0);
+        let mut draw = |n: u64| (rng.uniform() * n as f64) as u64;
+        let mut laned = Calendar::with_ties(rule, seed);
+        laned.add_lanes(4);
+        let mut plain = Calendar::with_ties(rule, seed);
+        let mut last = [0u64; 4];
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for e in 0..20_000u32 {
+            let now = plain.now().as_nanos();
+            match draw(4) {
+                0 => {
+                    let at = Instant::from_nanos(now + draw(50));
+                    laned.schedule(at, e);
+                    plain.schedule(at, e);
+                }
+                1 => {
+                    // Pop a few: both must agree.
+                    for _ in 0..draw(4) {
+                        a.push(laned.pop());
+                        b.push(plain.pop());
+                    }
+                }
+                _ => {
+                    // Mostly in order, sometimes a repeated instant or one out of order.
+                    let lane = draw(4) as usize;
+                    let at = match draw(10) {
+                        0 => last[lane],
+                        1 => now + draw(5),
+                        _ => last[lane].max(now) + 1 + draw(30),
+                    }
+                    .max(now);
+                    last[lane] = last[lane].max(at);
+                    laned.schedule_in_lane(lane, Instant::from_nanos(at), e);
+                    plain.schedule(Instant::from_nanos(at), e);
+                }
+            }
+            assert_eq!(laned.len(), plain.len());
+            assert_eq!(laned.peek_time(), plain.peek_time());
+        }
+        while !plain.is_empty() {
+            a.push(laned.pop());
+            b.push(plain.pop());
+        }
+        assert!(laned.is_empty());
+        assert_eq!(a, b);
+        assert!(a.len() > 10_000);
+    }
+
+    #[test]
+    fn lanes_run_events_in_the_order_of_one_heap() {
+        for seed in 0..4 {
+            lanes_match_one_heap(TieRule::Random, seed);
+            lanes_match_one_heap(TieRule::Fifo, seed);
+        }
     }
 
     #[test]

@@ -363,11 +363,14 @@ fn path_holds(links: &[LinkSpec], caps: &[f64], path: &[LinkId], size: f64) -> f
 }
 
 /// Bytes of a link's state: its description (in the network and the engine), names, queue
-/// room, counters, schedule, and a fair queue's per-flow state.
+/// room, counters, schedule, its lane in the calendar (a ring of at least 4 entries of 32 bytes
+/// once it has carried a packet), and a fair queue's per-flow state.
 fn link_bytes(l: &LinkSpec, flows: usize) -> f64 {
     (size_of::<LinkSpec>()
         + size_of::<Link>()
         + 256
+        + size_of::<std::collections::VecDeque<u8>>()
+        + 4 * 32
         + l.queue.preallocated_bytes()
         + 48 * l.capacity.steps().len()
         + l.queue.bytes_per_flow() * flows) as f64

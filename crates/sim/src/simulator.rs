@@ -5,7 +5,9 @@
 //! - `Arrive`: a packet finished propagating along a link and reaches the link's far node,
 //!   which delivers it (if it is the packet's destination) or enqueues it on the next hop
 //!   (first showing it to the queue of the link back the other way, if that queue watches
-//!   returning packets, as an ERICA port does);
+//!   returning packets, as an ERICA port does). A link delivers in the order it transmits, so
+//!   its arrivals wait in a calendar lane of their own (one heap entry per link, not per packet
+//!   in flight; the order of events is the one heap's);
 //! - `LinkWake`: a link's transmitter may start its next packet (it finished one and more
 //!   wait, or a token bucket said "not before");
 //! - `Depart`: a packet that a sender emitted leaves its host after the host overhead;
@@ -108,6 +110,8 @@ pub struct Simulator {
     /// What each link's summary says about its queue and schedule.
     link_params: Vec<LinkParams>,
     links: Vec<Link>,
+    /// Whether any link's queue watches returning packets (else `returning` is not looked at).
+    watching: bool,
     /// For each link, the link the other way between its two nodes if that link's queue
     /// watches what returns to its node (an ERICA port marking backward RM cells).
     returning: Vec<Option<u32>>,
@@ -186,14 +190,17 @@ impl Simulator {
                 message: format!("{}: {e}", capture_dir.display()),
             },
         )?;
+        let mut cal = Calendar::with_ties(net.engine.ties, net.seed);
+        cal.add_lanes(links.len());
         let mut sim = Self {
-            cal: Calendar::with_ties(net.engine.ties, net.seed),
+            cal,
             end: Instant::ZERO + net.duration,
             seed: net.seed,
             node_names: net.nodes().to_vec(),
             link_names,
             link_params,
             links,
+            watching: !watchers.is_empty(),
             returning,
             timer_at: vec![None; endpoints.len()],
             endpoints,
@@ -449,7 +456,9 @@ impl Simulator {
                 if corrupted {
                     self.lose(PacketEvent::Corrupt, link, q.slot, now);
                 } else {
-                    self.cal.schedule(
+                    // A link delivers in the order it transmits: its arrivals form a lane.
+                    self.cal.schedule_in_lane(
+                        link,
                         arrive_at,
                         Event::Arrive {
                             link: link as u32,
@@ -473,7 +482,9 @@ impl Simulator {
 
     fn arrive(&mut self, link: usize, slot: u32, now: Instant) {
         self.trace_event(PacketEvent::Receive, link, slot, now);
-        if let Some(port) = self.returning[link] {
+        if self.watching
+            && let Some(port) = self.returning[link]
+        {
             self.links[port as usize]
                 .queue
                 .on_returning(&mut self.arena[slot as usize]);
