@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,18 @@ BOUND_S = float(os.environ.get("FAIRSTREAM_INTERRUPT_BOUND_S", "1.0"))
 
 #: Simulated length of the runs that are interrupted: far longer than any test waits.
 LONG = "1000000s"
+
+
+@pytest.fixture(autouse=True)
+def python_handles_sigint() -> Iterator[None]:
+    """Ctrl-C as an interactive Python sees it, however the tests were started: a shell that runs a
+    command in the background (`.ci/run &`, `nohup ... &`) starts it with SIGINT ignored, and a
+    Python started so installs no handler of its own, so no KeyboardInterrupt would ever be raised
+    (three of these tests failed so in a fresh-clone CI run launched in the background)."""
+    before = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
 
 
 def long_scenario(path: Path) -> Path:
