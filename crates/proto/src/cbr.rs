@@ -224,7 +224,7 @@ impl HeaderKind for UdpDatagram {
     const WHAT: &'static str = "plain UDP";
 
     fn trace_seq(&self) -> i64 {
-        i64::try_from(self.seq).unwrap_or(i64::MAX)
+        crate::header::trace_number(self.seq)
     }
 }
 

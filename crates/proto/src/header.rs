@@ -67,3 +67,14 @@ pub trait HeaderKind: Copy {
     /// the proof).
     fn hide_loss(&mut self) {}
 }
+
+/// A sequence number as the packet trace shows it (one past `i64::MAX` shows as `i64::MAX`).
+pub fn trace_number(seq: u64) -> i64 {
+    i64::try_from(seq).unwrap_or(i64::MAX)
+}
+
+/// The loss fraction a report of `lost` and `received` packets states (`None` when it counts
+/// none).
+pub fn loss_fraction(lost: u32, received: u32) -> Option<f64> {
+    (lost + received > 0).then(|| f64::from(lost) / f64::from(lost + received))
+}

@@ -86,7 +86,7 @@ impl HeaderKind for CellHeader {
     /// A data cell's PDU number; an RM cell names no packet.
     fn trace_seq(&self) -> i64 {
         match self.body {
-            CellBody::Data { pdu, .. } => i64::try_from(pdu).unwrap_or(i64::MAX),
+            CellBody::Data { pdu, .. } => crate::header::trace_number(pdu),
             CellBody::Rm(_) => -1,
         }
     }

@@ -113,7 +113,7 @@ impl HeaderKind for MediaData {
     const WHAT: &'static str = "media data";
 
     fn trace_seq(&self) -> i64 {
-        i64::try_from(self.seq).unwrap_or(i64::MAX)
+        crate::header::trace_number(self.seq)
     }
 
     fn data_seq(&self) -> Option<(u8, u64)> {
@@ -126,7 +126,7 @@ impl HeaderKind for MediaFeedback {
 
     /// The highest sequence number the report covers.
     fn trace_seq(&self) -> i64 {
-        i64::try_from(self.highest_seq).unwrap_or(i64::MAX)
+        crate::header::trace_number(self.highest_seq)
     }
 
     /// It states a scale, not a loss: it claims nothing its echo must prove.

@@ -47,7 +47,7 @@ impl HeaderKind for StreamReport {
 
     /// The highest sequence number the report covers.
     fn trace_seq(&self) -> i64 {
-        i64::try_from(self.highest_seq).unwrap_or(i64::MAX)
+        crate::header::trace_number(self.highest_seq)
     }
 
     /// A report of nothing received claims nothing.
@@ -56,8 +56,7 @@ impl HeaderKind for StreamReport {
     }
 
     fn reported_loss(&self) -> Option<f64> {
-        (self.lost + self.received > 0)
-            .then(|| f64::from(self.lost) / f64::from(self.lost + self.received))
+        crate::header::loss_fraction(self.lost, self.received)
     }
 
     fn report_top(&self) -> Option<u64> {

@@ -113,7 +113,7 @@ impl HeaderKind for TfrcData {
     const WHAT: &'static str = "TFRC data";
 
     fn trace_seq(&self) -> i64 {
-        i64::try_from(self.seq).unwrap_or(i64::MAX)
+        crate::header::trace_number(self.seq)
     }
 
     fn data_seq(&self) -> Option<(u8, u64)> {

@@ -58,7 +58,7 @@ impl HeaderKind for VtpData {
     const WHAT: &'static str = "VTP data";
 
     fn trace_seq(&self) -> i64 {
-        i64::try_from(self.seq).unwrap_or(i64::MAX)
+        crate::header::trace_number(self.seq)
     }
 
     fn data_seq(&self) -> Option<(u8, u64)> {
@@ -71,7 +71,7 @@ impl HeaderKind for VtpFeedback {
 
     /// The highest sequence number the report covers.
     fn trace_seq(&self) -> i64 {
-        i64::try_from(self.highest_seq).unwrap_or(i64::MAX)
+        crate::header::trace_number(self.highest_seq)
     }
 
     fn feedback_claim(&self) -> Option<(u8, bool)> {
@@ -79,8 +79,7 @@ impl HeaderKind for VtpFeedback {
     }
 
     fn reported_loss(&self) -> Option<f64> {
-        (self.lost + self.received > 0)
-            .then(|| f64::from(self.lost) / f64::from(self.lost + self.received))
+        crate::header::loss_fraction(self.lost, self.received)
     }
 
     fn report_top(&self) -> Option<u64> {
