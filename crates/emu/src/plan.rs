@@ -160,12 +160,12 @@ impl Plan {
                     FlowKind::StreamTcp(Box::new(c.clone()))
                 }
                 other => {
-                    let p = RtProtocol::parse(other.name()).map_err(|_| {
+                    let p = RtProtocol::parse(other.name()).ok_or_else(|| {
                         EmuError::Unsupported(format!(
                             "flow `{}`: the emulator runs cbr, linux-tcp and what the real-time \
-                             driver runs (tfrc, tfrc-wireless, multfrc, vtp, surestream), not {} \
-                             (it has no wire format{})",
+                             driver runs ({}), not {} (it has no wire format{})",
                             f.name,
+                            RtProtocol::names(),
                             other.name(),
                             if other.name() == "tcp" {
                                 "; use protocol = \"linux-tcp\" for a real TCP"

@@ -3,9 +3,9 @@
 
 use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant, RateSchedule, RngStream};
 
+use crate::header::HeaderKind;
 use crate::{
     Direction, Endpoint, EndpointStats, FlowCtx, Header, IP_UDP_HEADER, MetricSink, Packet,
-    UdpDatagram,
 };
 
 /// Fixed on/off periods: send for `on`, stay silent for `off`, repeat.
@@ -210,6 +210,21 @@ impl Endpoint for UdpSink {
     }
     fn stats(&self) -> EndpointStats {
         self.stats
+    }
+}
+
+/// A UDP datagram header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UdpDatagram {
+    /// Application sequence number, from 0.
+    pub seq: u64,
+}
+
+impl HeaderKind for UdpDatagram {
+    const WHAT: &'static str = "plain UDP";
+
+    fn trace_seq(&self) -> i64 {
+        crate::header::trace_number(self.seq)
     }
 }
 

@@ -23,10 +23,11 @@
 //! ```
 
 pub mod abr;
-mod cbr;
+pub mod cbr;
 #[cfg(test)]
 mod closed_loop;
 mod endpoint;
+pub mod header;
 pub mod lda;
 pub mod media_scaling;
 pub mod metric;
@@ -34,20 +35,18 @@ pub mod multfrc;
 mod packet;
 mod player;
 mod protocols;
+mod real_time;
 pub mod surestream;
 pub mod tcp;
 pub mod tfrc;
 pub mod vtp;
 pub mod wire;
-pub use cbr::{CbrConfig, CbrSource, OnOff, UdpSink};
+pub use cbr::{CbrConfig, CbrSource, OnOff, UdpDatagram, UdpSink};
 pub use endpoint::{Endpoint, EndpointStats};
 pub use metric::{Metric, MetricKind, MetricSink, NullSink, VecSink};
-pub use packet::{
-    Direction, Header, IP_TCP_HEADER, IP_UDP_HEADER, LossRate, MediaData, MediaFeedback, Packet,
-    StreamReport, TcpFlags, TcpSegment, TfrcData, TfrcFeedback, UdpDatagram, VtpData, VtpFeedback,
-    udp_feedback_size, udp_headers,
-};
+pub use packet::{Direction, IP_TCP_HEADER, IP_UDP_HEADER, Packet, udp_feedback_size, udp_headers};
 pub use protocols::{
-    AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol, ProtocolConfig, TcpFlowConfig,
+    AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol, Header, ProtocolConfig,
+    TcpFlowConfig,
 };
-pub use vtp::{VtpConfig, VtpReceiver, VtpSender};
+pub use real_time::{RealTime, RtProtocol};

@@ -1,13 +1,15 @@
-//! The one list of protocols. Each line of [`protocols!`] names a protocol's flow configuration
-//! and its two endpoints; from it follow [`ProtocolConfig`] (what a scenario says about a flow),
-//! [`AnyEndpoint`] (what a driver runs) and their dispatch. Adding a protocol = its folder with
-//! a config implementing [`FlowProtocol`], its endpoints, and one line here.
+//! The one list of protocols ([`protocol_list!`]). Each entry names a protocol's flow
+//! configuration, its two endpoints, the header types it owns and their wire packet types; from
+//! it follow [`ProtocolConfig`] (what a scenario says about a flow), [`AnyEndpoint`] (what a
+//! driver runs), [`Header`] (what a packet carries) and their dispatch here, the wire's packet
+//! types (`crate::wire`) and the real-time driver's protocols (`crate::real_time`). Adding a
+//! protocol = its folder with a config implementing [`FlowProtocol`], its endpoints and headers,
+//! and one entry here.
 
 use fairstream_core::{Bitrate, DataSize, FlowId, Instant, RngStream};
 
-use crate::multfrc::{MultfrcConfig, MultfrcReceiver, MultfrcSender};
+use crate::header::HeaderKind;
 use crate::tcp::{TcpConfig, TcpSender, TcpSink, TcpSinkConfig};
-use crate::tfrc::{TfrcFlowConfig, TfrcReceiver, TfrcSender, TfrcWirelessConfig};
 use crate::{
     CbrConfig, CbrSource, Endpoint, EndpointStats, MetricKind, MetricSink, Packet, UdpSink,
 };
@@ -283,11 +285,173 @@ impl FlowProtocol for CbrConfig {
     }
 }
 
-/// Declares the protocols: `Variant(Config) => { Endpoint(Type), … }` per protocol.
+/// The one list of protocols, handed to the macro `$m`: per protocol its variant and flow
+/// configuration (and, for one the real-time driver runs, `real_time N`, its number in a
+/// handshake), its endpoints, the header types it owns (`headers`) and among them those with a
+/// fairstream wire encoding and their packet type numbers (`wire`). Every closed list follows from
+/// it: [`ProtocolConfig`], [`AnyEndpoint`] and [`crate::Header`] here, the wire's packet types and
+/// codec dispatch (`crate::wire`), the real-time driver's protocols (`crate::real_time`).
+///
+/// Adding a protocol adds its entry here (a protocol built on another, as MULTFRC on TFRC, owns
+/// no header of its own).
+macro_rules! protocol_list {
+    ($m:ident) => {
+        $m! {
+            /// TCP Reno/NewReno with AIMD or binomial window control.
+            Tcp(crate::protocols::TcpFlowConfig) {
+                endpoints {
+                    /// TCP sender.
+                    TcpSender(Box<crate::tcp::TcpSender>),
+                    /// TCP receiver (optionally with delayed ACKs).
+                    TcpSink(crate::tcp::TcpSink),
+                }
+                headers {
+                    /// A TCP segment (ns-2 one-way TCP: packet-numbered).
+                    Tcp(crate::tcp::TcpSegment),
+                }
+                wire {}
+            }
+            /// Unresponsive UDP at a constant bit rate.
+            Cbr(crate::CbrConfig) {
+                endpoints {
+                    /// UDP constant-bit-rate source.
+                    Cbr(crate::CbrSource),
+                    /// UDP receiver.
+                    UdpSink(crate::UdpSink),
+                }
+                headers {
+                    /// A UDP datagram with an application sequence number.
+                    Udp(crate::cbr::UdpDatagram),
+                }
+                wire {}
+            }
+            /// TFRC (RFC 5348, or ns-2's agent).
+            Tfrc(crate::tfrc::TfrcFlowConfig) real_time 1 {
+                endpoints {
+                    /// TFRC sender.
+                    TfrcSender(Box<crate::tfrc::TfrcSender>),
+                    /// TFRC receiver.
+                    TfrcReceiver(Box<crate::tfrc::TfrcReceiver>),
+                }
+                headers {}
+                wire {
+                    /// A TFRC (or MULTFRC sub-connection) data packet over UDP.
+                    TfrcData(crate::tfrc::TfrcData) = 1,
+                    /// A TFRC receiver's feedback report over UDP.
+                    TfrcFeedback(crate::tfrc::TfrcFeedback) = 2,
+                }
+            }
+            /// TFRC Wireless: TFRC with a loss discrimination algorithm at the receiver.
+            TfrcWireless(crate::tfrc::TfrcWirelessConfig) real_time 2 {
+                endpoints {
+                    /// TFRC Wireless sender (a TFRC sender).
+                    TfrcWirelessSender(Box<crate::tfrc::TfrcSender>),
+                    /// TFRC Wireless receiver.
+                    TfrcWirelessReceiver(Box<crate::tfrc::TfrcReceiver>),
+                }
+                headers {}
+                wire {}
+            }
+            /// MULTFRC: n TFRC connections, n adjusted from RTT measurements.
+            Multfrc(crate::multfrc::MultfrcConfig) real_time 3 {
+                endpoints {
+                    /// MULTFRC sender.
+                    MultfrcSender(Box<crate::multfrc::MultfrcSender>),
+                    /// MULTFRC receiver.
+                    MultfrcReceiver(Box<crate::multfrc::MultfrcReceiver>),
+                }
+                headers {}
+                wire {}
+            }
+            /// VTP: Achieved Rate feedback, Spike loss discrimination, rate control.
+            Vtp(crate::vtp::VtpConfig) real_time 4 {
+                endpoints {
+                    /// VTP sender.
+                    VtpSender(Box<crate::vtp::VtpSender>),
+                    /// VTP receiver.
+                    VtpReceiver(Box<crate::vtp::VtpReceiver>),
+                }
+                headers {}
+                wire {
+                    /// A VTP data packet over UDP.
+                    VtpData(crate::vtp::VtpData) = 3,
+                    /// A VTP receiver's Achieved Rate report over UDP.
+                    VtpFeedback(crate::vtp::VtpFeedback) = 4,
+                }
+            }
+            /// MM_APP: media scaling over UDP, fixed-size frames at per-scale rates (paper 001).
+            MmApp(crate::media_scaling::MmAppConfig) {
+                endpoints {
+                    /// MM_APP sender.
+                    MmAppSender(Box<crate::media_scaling::MediaSender>),
+                    /// MM_APP receiver.
+                    MmAppReceiver(Box<crate::media_scaling::MediaReceiver>),
+                }
+                headers {}
+                wire {
+                    /// A media-scaling (MM_APP, MPEG_APP) data packet over UDP.
+                    MediaData(crate::media_scaling::MediaData) = 5,
+                    /// A media-scaling receiver's scale report over UDP.
+                    MediaFeedback(crate::media_scaling::MediaFeedback) = 6,
+                }
+            }
+            /// MPEG_APP: media scaling over UDP, per-scale frame selection from a trace (paper
+            /// 001).
+            MpegApp(crate::media_scaling::MpegAppConfig) {
+                endpoints {
+                    /// MPEG_APP sender.
+                    MpegAppSender(Box<crate::media_scaling::MediaSender>),
+                    /// MPEG_APP receiver.
+                    MpegAppReceiver(Box<crate::media_scaling::MediaReceiver>),
+                }
+                headers {}
+                wire {}
+            }
+            /// A SureStream-like streamer over UDP or TCP: multi-rate clip, playout buffer (paper
+            /// 000).
+            Surestream(crate::surestream::SurestreamConfig) real_time 5 {
+                endpoints {
+                    /// Streaming server.
+                    SurestreamServer(Box<crate::surestream::Server>),
+                    /// Streaming player.
+                    SurestreamPlayer(Box<crate::surestream::Player>),
+                }
+                headers {}
+                wire {
+                    /// A SureStream-like player's report over UDP (paper 000).
+                    StreamReport(crate::surestream::StreamReport) = 7,
+                }
+            }
+            /// Any of the above carried on ATM ABR virtual circuits (paper 003's cure).
+            Abr(crate::abr::AbrFlowConfig) {
+                endpoints {
+                    /// The sender's end: its ABR source and the reassembly of what comes back.
+                    AbrSource(Box<crate::abr::AbrVc>),
+                    /// The receiver's end: reassembly, RM turn-around and the ABR source of its
+                    /// replies.
+                    AbrDestination(Box<crate::abr::AbrVc>),
+                }
+                headers {
+                    /// An ATM cell of an ABR virtual circuit, data or resource management (paper
+                    /// 003; see [`crate::abr`]). Cells exist only in the simulator: the wire
+                    /// format refuses them.
+                    Cell(crate::abr::CellHeader),
+                }
+                wire {}
+            }
+        }
+    };
+}
+pub(crate) use protocol_list;
+
+/// Generates [`ProtocolConfig`], [`AnyEndpoint`] and [`Header`] and their dispatch from the
+/// protocol list.
 macro_rules! protocols {
-    ($( $(#[$pdoc:meta])* $proto:ident($config:ty) => {
-        $( $(#[$edoc:meta])* $ep:ident($ety:ty) ),+ $(,)?
-    } ),+ $(,)?) => {
+    ($( $(#[$pdoc:meta])* $proto:ident($config:ty) $(real_time $rt:literal)? {
+        endpoints { $( $(#[$edoc:meta])* $ep:ident($ety:ty) ),+ $(,)? }
+        headers { $( $(#[$hdoc:meta])* $hv:ident($hty:ty) ),* $(,)? }
+        wire { $( $(#[$wdoc:meta])* $wv:ident($wty:ty) = $num:literal ),* $(,)? }
+    } )+) => {
         /// A flow's protocol and its parameters, as a scenario gives them.
         #[derive(Clone, Debug, PartialEq)]
         pub enum ProtocolConfig {
@@ -366,80 +530,105 @@ macro_rules! protocols {
                 match $self { $( $( AnyEndpoint::$ep($e) => $body, )+ )+ }
             };
         }
+
+        /// Protocol headers: each protocol's own (see [`HeaderKind`], which every header type
+        /// implements in its protocol's folder).
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub enum Header {
+            $( $( $(#[$hdoc])* $hv($hty), )* $( $(#[$wdoc])* $wv($wty), )* )+
+        }
+
+        $( $(
+            impl From<$hty> for Header {
+                fn from(h: $hty) -> Self {
+                    Self::$hv(h)
+                }
+            }
+        )* $(
+            impl From<$wty> for Header {
+                fn from(h: $wty) -> Self {
+                    Self::$wv(h)
+                }
+            }
+        )* )+
+
+        macro_rules! header_dispatch {
+            ($self:ident, $h:ident => $body:expr) => {
+                match $self { $( $( Header::$hv($h) => $body, )* $( Header::$wv($h) => $body, )* )+ }
+            };
+        }
+
     };
 }
 
-protocols! {
-    /// TCP Reno/NewReno with AIMD or binomial window control.
-    Tcp(TcpFlowConfig) => {
-        /// TCP sender.
-        TcpSender(Box<TcpSender>),
-        /// TCP receiver (optionally with delayed ACKs).
-        TcpSink(TcpSink),
-    },
-    /// Unresponsive UDP at a constant bit rate.
-    Cbr(CbrConfig) => {
-        /// UDP constant-bit-rate source.
-        Cbr(CbrSource),
-        /// UDP receiver.
-        UdpSink(UdpSink),
-    },
-    /// TFRC (RFC 5348, or ns-2's agent).
-    Tfrc(TfrcFlowConfig) => {
-        /// TFRC sender.
-        TfrcSender(Box<TfrcSender>),
-        /// TFRC receiver.
-        TfrcReceiver(Box<TfrcReceiver>),
-    },
-    /// TFRC Wireless: TFRC with a loss discrimination algorithm at the receiver.
-    TfrcWireless(TfrcWirelessConfig) => {
-        /// TFRC Wireless sender (a TFRC sender).
-        TfrcWirelessSender(Box<TfrcSender>),
-        /// TFRC Wireless receiver.
-        TfrcWirelessReceiver(Box<TfrcReceiver>),
-    },
-    /// MULTFRC: n TFRC connections, n adjusted from RTT measurements.
-    Multfrc(MultfrcConfig) => {
-        /// MULTFRC sender.
-        MultfrcSender(Box<MultfrcSender>),
-        /// MULTFRC receiver.
-        MultfrcReceiver(Box<MultfrcReceiver>),
-    },
-    /// VTP: Achieved Rate feedback, Spike loss discrimination, rate control.
-    Vtp(crate::VtpConfig) => {
-        /// VTP sender.
-        VtpSender(Box<crate::VtpSender>),
-        /// VTP receiver.
-        VtpReceiver(Box<crate::VtpReceiver>),
-    },
-    /// MM_APP: media scaling over UDP, fixed-size frames at per-scale rates (paper 001).
-    MmApp(crate::media_scaling::MmAppConfig) => {
-        /// MM_APP sender.
-        MmAppSender(Box<crate::media_scaling::MediaSender>),
-        /// MM_APP receiver.
-        MmAppReceiver(Box<crate::media_scaling::MediaReceiver>),
-    },
-    /// MPEG_APP: media scaling over UDP, per-scale frame selection from a trace (paper 001).
-    MpegApp(crate::media_scaling::MpegAppConfig) => {
-        /// MPEG_APP sender.
-        MpegAppSender(Box<crate::media_scaling::MediaSender>),
-        /// MPEG_APP receiver.
-        MpegAppReceiver(Box<crate::media_scaling::MediaReceiver>),
-    },
-    /// A SureStream-like streamer over UDP or TCP: multi-rate clip, playout buffer (paper 000).
-    Surestream(crate::surestream::SurestreamConfig) => {
-        /// Streaming server.
-        SurestreamServer(Box<crate::surestream::Server>),
-        /// Streaming player.
-        SurestreamPlayer(Box<crate::surestream::Player>),
-    },
-    /// Any of the above carried on ATM ABR virtual circuits (paper 003's cure).
-    Abr(crate::abr::AbrFlowConfig) => {
-        /// The sender's end: its ABR source and the reassembly of what comes back.
-        AbrSource(Box<crate::abr::AbrVc>),
-        /// The receiver's end: reassembly, RM turn-around and the ABR source of its replies.
-        AbrDestination(Box<crate::abr::AbrVc>),
-    },
+protocol_list!(protocols);
+
+/// `H`'s [`HeaderKind::WHAT`], for the dispatch over a header's value.
+fn what_of<H: HeaderKind>(_: &H) -> &'static str {
+    H::WHAT
+}
+
+/// `H`'s [`HeaderKind::IP_PROTOCOL`], for the dispatch over a header's value.
+fn ip_protocol_of<H: HeaderKind>(_: &H) -> u8 {
+    H::IP_PROTOCOL
+}
+
+impl Header {
+    /// What it is, in a few words (see [`HeaderKind::WHAT`]).
+    pub fn what(&self) -> &'static str {
+        header_dispatch!(self, h => what_of(h))
+    }
+
+    /// The IPv4 protocol number of its transport (see [`HeaderKind::IP_PROTOCOL`]).
+    pub fn ip_protocol(&self) -> u8 {
+        header_dispatch!(self, h => ip_protocol_of(h))
+    }
+
+    /// The sequence number the packet trace shows (see [`HeaderKind::trace_seq`]).
+    pub fn trace_seq(&self) -> i64 {
+        header_dispatch!(self, h => h.trace_seq())
+    }
+
+    /// Writes the transport header for a capture (see [`HeaderKind::emit_transport`]).
+    pub fn emit_transport(&self, ctx: &crate::wire::TransportContext, out: &mut [u8]) -> usize {
+        header_dispatch!(self, h => h.emit_transport(ctx, out))
+    }
+
+    /// A data packet's sub-connection and sequence number (see [`HeaderKind::data_seq`]).
+    pub fn data_seq(&self) -> Option<(u8, u64)> {
+        header_dispatch!(self, h => h.data_seq())
+    }
+
+    /// A feedback report's sub-connection and whether it claims no loss (see
+    /// [`HeaderKind::feedback_claim`]).
+    pub fn feedback_claim(&self) -> Option<(u8, bool)> {
+        header_dispatch!(self, h => h.feedback_claim())
+    }
+
+    /// The loss a feedback report states (see [`HeaderKind::reported_loss`]).
+    pub fn reported_loss(&self) -> Option<f64> {
+        header_dispatch!(self, h => h.reported_loss())
+    }
+
+    /// Sequence numbers a report's echo leaves out at its top (see [`HeaderKind::echo_lag`]).
+    pub fn echo_lag(&self) -> u64 {
+        header_dispatch!(self, h => h.echo_lag())
+    }
+
+    /// The highest sequence number a report covers (see [`HeaderKind::report_top`]).
+    pub fn report_top(&self) -> Option<u64> {
+        header_dispatch!(self, h => h.report_top())
+    }
+
+    /// States the heaviest loss in place of a lie (see [`HeaderKind::forge_loss`]).
+    pub fn forge_loss(&mut self) {
+        header_dispatch!(self, h => h.forge_loss())
+    }
+
+    /// Claims no loss whatever was seen (see [`HeaderKind::hide_loss`]).
+    pub fn hide_loss(&mut self) {
+        header_dispatch!(self, h => h.hide_loss())
+    }
 }
 
 impl Endpoint for AnyEndpoint {

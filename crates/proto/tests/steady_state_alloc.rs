@@ -186,7 +186,7 @@ fn no_protocol_allocates_per_packet_in_steady_state() {
             fairstream_proto::tfrc::TfrcPreset::Ns2,
         )),
         ProtocolConfig::TfrcWireless(fairstream_proto::tfrc::TfrcWirelessConfig::default()),
-        ProtocolConfig::Vtp(fairstream_proto::VtpConfig::default()),
+        ProtocolConfig::Vtp(fairstream_proto::vtp::VtpConfig::default()),
         ProtocolConfig::Multfrc(MultfrcConfig {
             // n stays put (a connection opening allocates its receiver's queue of holes).
             initial: 3.0,

@@ -222,7 +222,7 @@ pub(crate) fn real_send(
     rate_cap: Option<&str>,
     on_live: Option<Py<PyAny>>,
 ) -> PyResult<RealRun> {
-    let protocol = RtProtocol::parse(protocol).map_err(rt_err)?;
+    let protocol = fairstream_rt::protocol::parse(protocol).map_err(rt_err)?;
     let d: Duration = duration
         .parse()
         .ok()

@@ -9,7 +9,7 @@
 //! - [`capture`]: a capture file written as the run goes, removed with the output;
 //! - [`metric`]: the metric schema (a metric declared beside its protocol), the sink endpoints
 //!   record into, and the folds of a flow's summary columns;
-//! - [`column`]: columns a component (a protocol, a queue discipline) declares for a table;
+//! - [`column`](mod@column): columns a component (a protocol, a queue discipline) declares for a table;
 //! - [`active`]: the one rule for a flow's active time, which its summary's rates divide by.
 
 pub mod active;

@@ -25,9 +25,7 @@ pub enum RtError {
     #[error("socket error: {0}")]
     Io(#[from] std::io::Error),
     /// The protocol name is none the driver runs.
-    #[error(
-        "unknown protocol `{0}` (expected one of: tfrc, tfrc-wireless, multfrc, vtp, surestream)"
-    )]
+    #[error("unknown protocol `{0}` (expected one of: {names})", names = crate::RtProtocol::names())]
     UnknownProtocol(String),
     /// A rate cap was given for a protocol that takes none.
     #[error("{0} takes no rate cap: it sends at its levels' rates")]

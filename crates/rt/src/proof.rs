@@ -4,13 +4,16 @@
 //! the previous one's (a gap or an overlap is taken as a wrong echo, so no packet can be left out
 //! of every range). A report that claims no loss must echo the sum of every nonce sent in its
 //! range, which a receiver that missed a packet cannot know. A wrong echo is taken as heavy loss
-//! ([`forge_loss`]): the sender's rate goes to its minimum, and if the lies persist the circuit
+//! (the report's `Header::forge_loss`): the sender's rate goes to its minimum, and if the lies persist the circuit
 //! breaker stops it. A report lost on the way back leaves a gap too: the next report that claims
 //! no loss is then taken as a lie, once, the price of not letting a receiver skip a range.
+//!
+//! What a header is (a data packet and its sequence number, a report and what it claims, how far
+//! its echo reaches, how it states the heaviest loss) each protocol's header says itself
+//! (`fairstream_proto::header::HeaderKind`, through `Header::data_seq`, `feedback_claim`,
+//! `echo_lag`, `report_top`, `forge_loss`): nothing here names a protocol.
 
-use fairstream_core::Bitrate;
 use fairstream_proto::wire::Echo;
-use fairstream_proto::{Header, LossRate};
 
 /// Bytes of a data packet's payload that carry its nonce: the nonce costs no bytes on the
 /// wire beyond the payload the simulator charges.
@@ -38,47 +41,6 @@ pub fn read_nonce(payload: &[u8]) -> u32 {
 
 /// Sequence numbers a sender remembers nonces for, per sub-connection.
 const RING: u64 = 1 << 16;
-
-/// The sub-connection and sequence number of a data header.
-pub fn data_seq(h: &Header) -> Option<(u8, u64)> {
-    match h {
-        Header::TfrcData(d) => Some((d.conn, d.seq)),
-        Header::VtpData(d) => Some((0, d.seq)),
-        Header::MediaData(d) => Some((0, d.seq)),
-        _ => None,
-    }
-}
-
-/// The sub-connection a feedback report is about, and whether it claims no loss.
-pub fn feedback_claim(h: &Header) -> Option<(u8, bool)> {
-    match h {
-        Header::TfrcFeedback(f) => Some((f.conn, f.p == LossRate::ZERO)),
-        Header::VtpFeedback(f) => Some((0, f.lost == 0)),
-        Header::MediaFeedback(_) => Some((0, false)),
-        // A report of nothing received claims nothing.
-        Header::StreamReport(r) => Some((0, r.lost == 0 && r.received > 0)),
-        _ => None,
-    }
-}
-
-/// The report a lie is replaced with: the heaviest loss it can state, nothing received.
-pub fn forge_loss(h: &mut Header) {
-    match h {
-        Header::TfrcFeedback(f) => {
-            f.p = LossRate::from_raw(u32::MAX);
-            f.x_recv = Bitrate::ZERO;
-        }
-        Header::VtpFeedback(f) => {
-            f.lost = f.received.max(1);
-            f.achieved_rate = Bitrate::ZERO;
-        }
-        Header::StreamReport(r) => {
-            r.lost = r.received.max(1);
-            r.receive_rate = Bitrate::ZERO;
-        }
-        _ => {}
-    }
-}
 
 /// A sender's record of the nonces it sent: prefix sums per sub-connection, in a ring.
 #[derive(Debug, Default)]
@@ -150,27 +112,6 @@ impl NonceLedger {
 /// How far behind the newest packet sent a report's range may end (packets in flight).
 pub const FRESH: u64 = 1024;
 
-/// Sequence numbers a report leaves out at its top, by what the report is: a TFRC receiver
-/// counts a missing packet lost only after three later ones (NDUPACK), so its reports leave out
-/// the newest three; VTP and the media receivers count a gap lost as soon as they see it.
-pub fn echo_lag(h: &Header) -> u64 {
-    match h {
-        Header::TfrcFeedback(_) => 3,
-        _ => 0,
-    }
-}
-
-/// The highest sequence number a report says it covers, if it says one (VTP, media): the
-/// echo covers no further, as a packet that arrived with the report is not counted in it.
-pub fn report_top(h: &Header) -> Option<u64> {
-    match h {
-        Header::VtpFeedback(f) => Some(f.highest_seq),
-        Header::MediaFeedback(f) => Some(f.highest_seq),
-        Header::StreamReport(r) => Some(r.highest_seq),
-        _ => None,
-    }
-}
-
 /// Received nonces a receiver keeps per sub-connection before they are summed.
 const WINDOW: usize = 256;
 
@@ -230,8 +171,8 @@ impl NonceSums {
     }
 
     /// The echo for a report about `conn`: the nonces received from one past the previous
-    /// report's range up to `lag` ([`echo_lag`]) below the highest received, and no further
-    /// than `cap` ([`report_top`]).
+    /// report's range up to `lag` (the report's `Header::echo_lag`) below the highest received,
+    /// and no further than `cap` (its `Header::report_top`).
     pub fn echo(&mut self, conn: u8, lag: u64, cap: Option<u64>) -> Echo {
         let w = self.window(conn);
         let from = w.reported.map_or(0, |r| r + 1);
@@ -266,6 +207,9 @@ impl NonceSums {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fairstream_core::Bitrate;
+    use fairstream_proto::Header;
+    use fairstream_proto::tfrc::LossRate;
 
     /// A data packet's nonce, made up.
     fn nonce(seq: u64) -> u32 {
@@ -342,17 +286,17 @@ mod tests {
 
     #[test]
     fn a_forged_report_states_heavy_loss() {
-        let mut h = Header::TfrcFeedback(fairstream_proto::TfrcFeedback {
+        let mut h = Header::TfrcFeedback(fairstream_proto::tfrc::TfrcFeedback {
             conn: 0,
             t_recvdata: fairstream_core::Instant::ZERO,
             t_delay: fairstream_core::Duration::ZERO,
             x_recv: Bitrate::mbps(100),
             p: LossRate::ZERO,
         });
-        forge_loss(&mut h);
-        assert_eq!(feedback_claim(&h), Some((0, false)));
-        assert_eq!(crate::session::reported_loss(&h), Some(1.0));
-        let mut r = Header::StreamReport(fairstream_proto::StreamReport {
+        h.forge_loss();
+        assert_eq!(h.feedback_claim(), Some((0, false)));
+        assert_eq!(h.reported_loss(), Some(1.0));
+        let mut r = Header::StreamReport(fairstream_proto::surestream::StreamReport {
             number: 3,
             t_echo: fairstream_core::Instant::ZERO,
             t_delay: fairstream_core::Duration::ZERO,
@@ -362,9 +306,9 @@ mod tests {
             receive_rate: Bitrate::mbps(2),
             buffered: fairstream_core::Duration::from_secs(4),
         });
-        assert_eq!(feedback_claim(&r), Some((0, true)));
-        forge_loss(&mut r);
-        assert_eq!(feedback_claim(&r), Some((0, false)));
-        assert_eq!(crate::session::reported_loss(&r), Some(0.5));
+        assert_eq!(r.feedback_claim(), Some((0, true)));
+        r.forge_loss();
+        assert_eq!(r.feedback_claim(), Some((0, false)));
+        assert_eq!(r.reported_loss(), Some(0.5));
     }
 }

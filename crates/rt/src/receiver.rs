@@ -194,7 +194,7 @@ pub fn run_receiver(
                     if every > 0 && c.arrived % every == 0 {
                         return; // impaired: as if lost on the way
                     }
-                    if let Some((conn, seq)) = proof::data_seq(&header) {
+                    if let Some((conn, seq)) = header.data_seq() {
                         c.sums.received(conn, seq, proof::read_nonce(f.trailer));
                     }
                     let payload = f.payload_len();
@@ -224,10 +224,10 @@ pub fn run_receiver(
                 c.ep.handle_timeout(now, &mut rec);
             }
             while let Some(mut p) = c.ep.poll_transmit(now) {
-                let conn = proof::feedback_claim(&p.header).map(|(conn, _)| conn);
-                let (lag, cap) = (proof::echo_lag(&p.header), proof::report_top(&p.header));
+                let conn = p.header.feedback_claim().map(|(conn, _)| conn);
+                let (lag, cap) = (p.header.echo_lag(), p.header.report_top());
                 if cfg.impairment.lie {
-                    hide_loss(&mut p.header);
+                    p.header.hide_loss();
                 }
                 let n = wire::encode(c.filter.conn_id, &p.header, p.payload, &mut outbuf)
                     .map_err(|e| std::io::Error::other(e.to_string()))?;
@@ -289,23 +289,10 @@ pub fn run_receiver(
     })
 }
 
-/// What a lying receiver reports: no loss at all.
-fn hide_loss(h: &mut Header) {
-    match h {
-        Header::TfrcFeedback(f) => f.p = fairstream_proto::LossRate::ZERO,
-        Header::VtpFeedback(f) => f.lost = 0,
-        Header::StreamReport(r) => r.lost = 0,
-        _ => {}
-    }
-}
-
 /// Data packets skipped by `header`'s sequence number (per sub-connection), counting a gap once.
 fn gap(highest: &mut [Option<u64>; 256], header: &Header) -> u64 {
-    let (conn, seq) = match header {
-        Header::TfrcData(d) => (d.conn, d.seq),
-        Header::VtpData(d) => (0, d.seq),
-        Header::MediaData(d) => (0, d.seq),
-        _ => return 0,
+    let Some((conn, seq)) = header.data_seq() else {
+        return 0;
     };
     let h = &mut highest[usize::from(conn)];
     let expected = h.map_or(0, |v| v + 1);

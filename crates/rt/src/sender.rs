@@ -15,7 +15,7 @@ use crate::clock::Clock;
 use crate::pacer::{self, Lateness};
 use crate::proof::{self, NonceLedger};
 use crate::record::{FlowLabels, Live, Recorder};
-use crate::session::{CircuitBreaker, PeerFilter, StopReason, random_u64, reported_loss};
+use crate::session::{CircuitBreaker, PeerFilter, StopReason, random_u64};
 use crate::{RtError, RtProtocol, socket};
 
 /// What a sender runs.
@@ -215,22 +215,22 @@ pub fn run_sender(
                 ..
             }) => {
                 feedback += 1;
-                if let Some((conn, claims_no_loss)) = proof::feedback_claim(&header) {
+                if let Some((conn, claims_no_loss)) = header.feedback_claim() {
                     // Every report's range is checked in turn (ranges must follow on); only a
                     // claim of no loss needs its sum to be right.
                     let proven = wire::Echo::read(trailer).map(|e| ledger.verify(conn, &e));
                     if claims_no_loss && matches!(proven, None | Some(Some(false))) {
                         lies += 1;
-                        proof::forge_loss(&mut header);
+                        header.forge_loss();
                     }
                 }
                 let p = socket::arrived(now, d.len(), 0, Direction::Reverse, header);
                 ep.handle_packet(now, &p, &mut rec);
-                if let Some(l) = reported_loss(&header) {
+                if let Some(l) = header.reported_loss() {
                     loss = l;
                 }
                 let rtt = rec.last_rtt().unwrap_or(Duration::ZERO);
-                breaker.feedback(now, reported_loss(&header), rtt);
+                breaker.feedback(now, header.reported_loss(), rtt);
             }
             Ok(_) => {}
             Err(_) => malformed += 1,
@@ -243,7 +243,7 @@ pub fn run_sender(
         while let Some(p) = ep.poll_transmit(now) {
             let n = wire::encode(conn_id, &p.header, p.payload, &mut outbuf)
                 .map_err(|e| std::io::Error::other(e.to_string()))?;
-            if let Some((conn, seq)) = proof::data_seq(&p.header) {
+            if let Some((conn, seq)) = p.header.data_seq() {
                 let at = n - p.payload as usize;
                 let nonce = proof::write_nonce(&mut outbuf[at..n], nonces.next_u64() as u32);
                 ledger.sent(conn, seq, nonce);

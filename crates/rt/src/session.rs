@@ -8,7 +8,6 @@ use std::hash::{BuildHasher, Hasher};
 use std::net::SocketAddr;
 
 use fairstream_core::{Duration, Instant};
-use fairstream_proto::Header;
 
 /// A number no one else can guess: std's `RandomState` keys come from the OS's random source.
 pub fn random_u64() -> u64 {
@@ -78,20 +77,6 @@ impl PeerFilter {
         let ok = from == self.peer && conn_id == self.conn_id;
         self.ignored += u64::from(!ok);
         ok
-    }
-}
-
-/// The loss a feedback report states, if it states one.
-pub fn reported_loss(h: &Header) -> Option<f64> {
-    match h {
-        Header::TfrcFeedback(f) => Some(f.p.value()),
-        Header::VtpFeedback(f) if f.lost + f.received > 0 => {
-            Some(f64::from(f.lost) / f64::from(f.lost + f.received))
-        }
-        Header::StreamReport(r) if r.lost + r.received > 0 => {
-            Some(f64::from(r.lost) / f64::from(r.lost + r.received))
-        }
-        _ => None,
     }
 }
 

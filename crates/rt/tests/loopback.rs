@@ -135,12 +135,12 @@ fn spoofed_feedback_from_a_third_socket_is_ignored_and_counted() {
     let target = cfg.bind;
     let spoof = thread::spawn(move || {
         // Feedback claiming a huge receive rate and no loss, for every connection id it guesses.
-        let fb = fairstream_proto::Header::TfrcFeedback(fairstream_proto::TfrcFeedback {
+        let fb = fairstream_proto::Header::TfrcFeedback(fairstream_proto::tfrc::TfrcFeedback {
             conn: 0,
             t_recvdata: fairstream_core::Instant::ZERO,
             t_delay: Duration::ZERO,
             x_recv: Bitrate::gbps(10),
-            p: fairstream_proto::LossRate::ZERO,
+            p: fairstream_proto::tfrc::LossRate::ZERO,
         });
         let mut buf = [0u8; 64];
         for id in 0..20_000u32 {

@@ -166,7 +166,8 @@ fn ipv4_checksum(header: &[u8]) -> u16 {
 mod tests {
     use super::*;
     use fairstream_core::{DataSize, FlowId};
-    use fairstream_proto::{Header, TcpFlags, TcpSegment};
+    use fairstream_proto::Header;
+    use fairstream_proto::tcp::{TcpFlags, TcpSegment};
 
     const MAGIC_NANOS: u32 = 0xa1b2_3c4d;
 

@@ -10,6 +10,7 @@
 use fairstream_core::{Bitrate, DataSize, FlowId};
 
 use crate::Direction;
+use crate::header::HeaderKind;
 
 /// Bytes of a cell on the wire (5 header, 48 payload).
 pub const CELL_SIZE: DataSize = DataSize::bytes(53);
@@ -77,6 +78,18 @@ pub enum CellBody {
     },
     /// A resource-management cell.
     Rm(RmCell),
+}
+
+impl HeaderKind for CellHeader {
+    const WHAT: &'static str = "ATM cell";
+
+    /// A data cell's PDU number; an RM cell names no packet.
+    fn trace_seq(&self) -> i64 {
+        match self.body {
+            CellBody::Data { pdu, .. } => crate::header::trace_number(pdu),
+            CellBody::Rm(_) => -1,
+        }
+    }
 }
 
 /// The number of the virtual circuit that carries `flow`'s packets travelling `direction`:

@@ -7,7 +7,9 @@
 use fairstream_core::{Bitrate, DataSize, Duration, Instant, RngStream};
 use fairstream_media::{FrameTrace, PlayoutConfig, SyntheticGop, scale};
 
-use crate::{MediaData, udp_headers};
+use crate::udp_headers;
+
+use crate::media_scaling::MediaData;
 
 /// How many scales there are (0 to 4).
 pub const SCALES: usize = scale::SCALES;

@@ -14,6 +14,7 @@
 //! reports' echoes) for the receiver's rules.
 
 pub mod config;
+mod header;
 pub mod metrics;
 pub mod receiver;
 pub mod sender;
@@ -24,6 +25,7 @@ mod tests;
 use fairstream_core::{Instant, RngStream};
 
 pub use config::{MmAppConfig, MpegAppConfig, MpegTrace, ScalingConfig};
+pub use header::{MediaData, MediaFeedback};
 pub use receiver::MediaReceiver;
 pub use sender::MediaSender;
 

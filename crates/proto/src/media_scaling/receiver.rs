@@ -47,11 +47,9 @@ use fairstream_core::{Duration, FlowId, Instant};
 use fairstream_media::Playout;
 
 use super::config::{FrameClock, MAX_SCALE, Player, Rule};
+use crate::media_scaling::{MediaData, MediaFeedback};
 use crate::player::record_playout;
-use crate::{
-    Direction, Endpoint, EndpointStats, Header, MediaData, MediaFeedback, MetricSink, Packet,
-    udp_feedback_size,
-};
+use crate::{Direction, Endpoint, EndpointStats, Header, MetricSink, Packet, udp_feedback_size};
 
 /// A media-scaling receiver (MM_APP or MPEG_APP).
 #[derive(Clone, Debug)]

@@ -35,10 +35,8 @@ use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant, RngStream};
 use fairstream_media::{FrameTrace, FrameType, scale};
 
 use super::config::{DATA_HEADERS, MAX_SCALE, MmAppConfig, MpegAppConfig, Rule, SCALES, fragments};
-use crate::{
-    Direction, Endpoint, EndpointStats, FlowCtx, Header, MediaData, MediaFeedback, MetricSink,
-    Packet,
-};
+use crate::media_scaling::{MediaData, MediaFeedback};
+use crate::{Direction, Endpoint, EndpointStats, FlowCtx, Header, MetricSink, Packet};
 
 /// MM_APP's frames: fixed size, per-scale rates.
 #[derive(Clone, Debug)]

@@ -18,13 +18,13 @@ pub mod metrics;
 mod receiver;
 mod sender;
 
-use fairstream_core::Duration;
+use fairstream_core::{Bitrate, Duration};
 
 pub use receiver::MultfrcReceiver;
 pub use sender::MultfrcSender;
 
 use crate::tfrc::TfrcFlowConfig;
-use crate::{AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol, MetricKind};
+use crate::{AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol, MetricKind, RealTime};
 
 /// MULTFRC's parameters: the connections' TFRC parameters and the rule for their number.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -91,6 +91,16 @@ impl FlowProtocol for MultfrcConfig {
             // n connections each at the equation's rate: no single-flow loss bound.
             loss_limited: false,
             ..self.tfrc.demand()
+        }
+    }
+}
+
+/// The sum of its connections capped at `cap` on the wire.
+impl RealTime for MultfrcConfig {
+    fn real_time(cap: Option<Bitrate>) -> Self {
+        Self {
+            tfrc: TfrcFlowConfig::capped(cap),
+            ..Self::default()
         }
     }
 }

@@ -5,7 +5,8 @@ use crate::multfrc::metrics::{CONNECTION_TARGET, CONNECTIONS};
 use fairstream_core::{Bitrate, Duration, FlowId, Instant};
 
 use super::*;
-use crate::{Direction, Endpoint, FlowCtx, Header, LossRate, Packet, TfrcFeedback, VecSink};
+use crate::tfrc::{LossRate, TfrcFeedback};
+use crate::{Direction, Endpoint, FlowCtx, Header, Packet, VecSink};
 
 fn ms(x: u64) -> Instant {
     Instant::from_nanos(x * 1_000_000)

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use fairstream_core::{Bitrate, DataSize, Duration, Instant, RngStream};
 use fairstream_media::{Encoding, EncodingError, Frame, FrameType, GopPattern, SyntheticGop};
 
+use crate::media_scaling::MediaData;
 use crate::tcp::{TcpConfig, TcpSinkConfig};
-use crate::{IP_TCP_HEADER, MediaData, udp_headers};
+use crate::{IP_TCP_HEADER, udp_headers};
 
 /// Bytes of headers in a UDP data packet: IP and UDP, the frame header and the media header.
 pub const UDP_DATA_HEADERS: u64 = udp_headers(MediaData::WIRE_LEN);

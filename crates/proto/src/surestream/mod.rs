@@ -34,6 +34,7 @@
 //! `buffered`) every `report_interval` and when the clip has played out.
 
 pub mod config;
+mod header;
 pub mod metrics;
 pub mod rules;
 pub mod tcp;
@@ -44,6 +45,7 @@ use fairstream_core::Instant;
 use fairstream_media::PlayoutConfig;
 
 pub use config::{Clip, Schedule, SurestreamConfig, TcpRule, Transport, UdpRule};
+pub use header::StreamReport;
 pub use tcp::{StreamPlayer, StreamServer, TcpPlayer, TcpServer};
 pub use udp::{UdpPlayer, UdpServer};
 
@@ -200,5 +202,14 @@ impl FlowProtocol for SurestreamConfig {
             bytes_per_packet_in_flight: size_of::<Packet>() + 2 * size_of::<u64>(),
             ..FlowDemand::adaptive(self.packet_size)
         }
+    }
+}
+
+/// Its default clip and levels: it sends at its level's rate, so it takes no rate cap.
+impl crate::RealTime for SurestreamConfig {
+    const TAKES_RATE_CAP: bool = false;
+
+    fn real_time(_cap: Option<fairstream_core::Bitrate>) -> Self {
+        Self::default()
     }
 }

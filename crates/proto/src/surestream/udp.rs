@@ -20,10 +20,11 @@ use fairstream_media::Playout;
 use super::config::{Clip, Schedule, SurestreamConfig, UDP_DATA_HEADERS};
 use super::record_level;
 use super::rules::UdpLevels;
+use crate::media_scaling::MediaData;
 use crate::player::record_playout;
+use crate::surestream::StreamReport;
 use crate::{
-    Direction, Endpoint, EndpointStats, FlowCtx, Header, MediaData, MetricSink, Packet,
-    StreamReport, udp_feedback_size,
+    Direction, Endpoint, EndpointStats, FlowCtx, Header, MetricSink, Packet, udp_feedback_size,
 };
 
 /// Gain of the server's smoothed RTT (TCP's 1/8).

@@ -11,7 +11,7 @@
 //!   are all accepted may end a *record* (`push`: a frame, a message), as a TCP PSH would;
 //! - new segments are cut from the bytes written, each at most one full segment's payload and
 //!   never across a record's end; the segment that ends a record carries the push mark
-//!   ([`TcpFlags::push`](crate::TcpFlags::push)); a segment is cut when it is first sent (no
+//!   ([`TcpFlags::push`](crate::tcp::TcpFlags::push)); a segment is cut when it is first sent (no
 //!   Nagle: a partial segment leaves when the window allows) and keeps its bytes when resent;
 //! - an acknowledged segment's bytes leave the buffer.
 //!

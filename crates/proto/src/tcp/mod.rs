@@ -32,6 +32,7 @@ mod robust;
 pub mod rtt;
 pub mod sack_list;
 pub mod scoreboard;
+pub mod segment;
 pub mod sender;
 pub mod sink;
 
@@ -42,5 +43,6 @@ pub use control::{AckInfo, Aimd, Binomial, Control, Controller, WindowControl};
 pub use cubic::{Cubic, CubicParams};
 pub use options::SackBlocks;
 pub use rtt::RttEstimator;
+pub use segment::{TcpFlags, TcpSegment};
 pub use sender::{CwndAction, TcpSender};
 pub use sink::TcpSink;

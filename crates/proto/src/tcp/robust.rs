@@ -12,7 +12,8 @@ use super::{
     TcpVariant,
 };
 use crate::closed_loop::{Channel, Mangler, run};
-use crate::{Direction, Endpoint, FlowCtx, Header, NullSink, Packet, TcpFlags, TcpSegment};
+use crate::tcp::{TcpFlags, TcpSegment};
+use crate::{Direction, Endpoint, FlowCtx, Header, NullSink, Packet};
 
 const FLOW: FlowId = FlowId(3);
 /// Forgeries that can stall a flow for good (ACKs of data not received, data far ahead) come

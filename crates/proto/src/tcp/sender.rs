@@ -32,9 +32,8 @@ use super::rate::RateEstimator;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::{TcpConfig, TcpVariant};
-use crate::{
-    Direction, Endpoint, EndpointStats, FlowCtx, Header, MetricSink, Packet, TcpFlags, TcpSegment,
-};
+use crate::tcp::{TcpFlags, TcpSegment};
+use crate::{Direction, Endpoint, EndpointStats, FlowCtx, Header, MetricSink, Packet};
 
 mod sack;
 

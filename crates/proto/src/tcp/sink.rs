@@ -16,7 +16,8 @@ use fairstream_core::{DataSize, FlowId, Instant};
 use super::TcpSinkConfig;
 use super::options::{header_len, max_sack_blocks, sack_len};
 use super::sack_list::SackList;
-use crate::{Direction, Endpoint, EndpointStats, Header, MetricSink, Packet, TcpFlags, TcpSegment};
+use crate::tcp::{TcpFlags, TcpSegment};
+use crate::{Direction, Endpoint, EndpointStats, Header, MetricSink, Packet};
 
 /// The flag of a held segment that ends an application record (above any `payload + 1`).
 const PUSH_BIT: u64 = 1 << 40;

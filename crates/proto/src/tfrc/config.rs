@@ -4,7 +4,8 @@
 use fairstream_core::{Bitrate, DataSize, Duration};
 
 use super::EquationForm;
-use crate::{TfrcData, TfrcFeedback, udp_feedback_size, udp_headers};
+use crate::tfrc::{TfrcData, TfrcFeedback};
+use crate::{udp_feedback_size, udp_headers};
 
 /// Which rule sets the equation's retransmission timeout `t_RTO`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -3,7 +3,9 @@
 
 use super::{TfrcConfig, TfrcPreset, TfrcReceiver, TfrcReceiverConfig, TfrcSender};
 use crate::lda::{Lda, LdaConfig};
-use crate::{AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol, MetricKind};
+use fairstream_core::Bitrate;
+
+use crate::{AnyEndpoint, DataPacket, FlowCtx, FlowDemand, FlowProtocol, MetricKind, RealTime};
 
 /// A TFRC flow: the sender's and the receiver's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -110,6 +112,34 @@ impl FlowProtocol for TfrcWirelessConfig {
         FlowDemand {
             loss_limited: false,
             ..self.tfrc.demand()
+        }
+    }
+}
+
+impl TfrcFlowConfig {
+    /// The defaults, their sending rate capped at `cap` on the wire: TFRC's rates count segments
+    /// (RFC 5348), the cap whole packets.
+    pub fn capped(cap: Option<Bitrate>) -> Self {
+        let mut tfrc = Self::default();
+        if let Some(c) = cap {
+            let wire_share = tfrc.sender.segment() / tfrc.sender.packet_size.as_bytes() as f64;
+            tfrc.sender.max_rate = Bitrate::from_bps_f64(c.as_bps_f64() * wire_share);
+        }
+        tfrc
+    }
+}
+
+impl RealTime for TfrcFlowConfig {
+    fn real_time(cap: Option<Bitrate>) -> Self {
+        Self::capped(cap)
+    }
+}
+
+impl RealTime for TfrcWirelessConfig {
+    fn real_time(cap: Option<Bitrate>) -> Self {
+        Self {
+            tfrc: TfrcFlowConfig::capped(cap),
+            ..Self::default()
         }
     }
 }

@@ -6,6 +6,7 @@
 mod config;
 mod equation;
 mod flow;
+mod header;
 mod loss_history;
 pub mod metrics;
 mod receiver;
@@ -17,6 +18,7 @@ pub use config::{
 };
 pub use equation::EquationForm;
 pub use flow::{TfrcFlowConfig, TfrcWirelessConfig};
+pub use header::{LossRate, TfrcData, TfrcFeedback};
 pub use loss_history::{INTERVALS, LossHistory, WEIGHTS};
 pub use receiver::TfrcReceiver;
 pub use sender::TfrcSender;

@@ -17,10 +17,8 @@ use super::EquationForm;
 use super::config::TfrcReceiverConfig;
 use super::loss_history::{INTERVALS, LossHistory};
 use crate::lda::{Arrival, Lda, LossClass}; // LDA-MERGE
-use crate::{
-    Direction, Endpoint, EndpointStats, Header, LossRate, MetricSink, Packet, TfrcData,
-    TfrcFeedback,
-};
+use crate::tfrc::{LossRate, TfrcData, TfrcFeedback};
+use crate::{Direction, Endpoint, EndpointStats, Header, MetricSink, Packet};
 
 /// Holes kept before the oldest is settled regardless of `ndupack` (bounds memory whatever
 /// the sender does).

@@ -15,9 +15,8 @@ use super::config::{
     IncreaseRule, NoFeedbackRule, ReceiveLimit, SlowStartRule, TfrcConfig, TimeoutRule,
 };
 use crate::tcp::RttEstimator;
-use crate::{
-    Direction, Endpoint, EndpointStats, FlowCtx, Header, MetricSink, Packet, TfrcData, TfrcFeedback,
-};
+use crate::tfrc::{TfrcData, TfrcFeedback};
+use crate::{Direction, Endpoint, EndpointStats, FlowCtx, Header, MetricSink, Packet};
 
 /// Receive rates remembered (RFC 5348's X_recv_set holds those of the last two RTTs; with
 /// one report per RTT that is three, and more are never needed).

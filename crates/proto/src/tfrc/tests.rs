@@ -5,9 +5,8 @@ use crate::lda::metrics::WIRELESS_LOSS;
 use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant, RngStream};
 
 use super::*;
-use crate::{
-    Direction, Endpoint, FlowCtx, Header, LossRate, NullSink, Packet, TfrcData, TfrcFeedback,
-};
+use crate::tfrc::{LossRate, TfrcData, TfrcFeedback};
+use crate::{Direction, Endpoint, FlowCtx, Header, NullSink, Packet};
 
 fn ms(x: u64) -> Instant {
     Instant::from_nanos(x * 1_000_000)

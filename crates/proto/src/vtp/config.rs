@@ -3,8 +3,9 @@
 
 use fairstream_core::{Bitrate, DataSize, Duration};
 
+use super::VtpData;
 use crate::lda::SpikeThresholds;
-use crate::{VtpData, udp_headers};
+use crate::udp_headers;
 
 /// Parameters of a VTP flow (sender and receiver).
 ///

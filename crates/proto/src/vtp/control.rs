@@ -33,14 +33,15 @@
 //!   per smoothed RTT (the initial RTT guess before any sample), at least 1 bit/s and at most
 //!   `max_rate`. So AR = 0 gives one packet per RTT.
 
+use super::VtpFeedback;
 use crate::lda::metrics::{CONGESTION_LOSS, WIRELESS_LOSS};
 use crate::metric::{ACHIEVED_RATE, RATE, RTT, SPIKE, SRTT, WIRELESS_LOSS_ESTIMATE};
 use fairstream_core::{Bitrate, Duration, Instant};
 
 use super::VtpConfig;
 use super::config::{FLOOR_RATE, Params};
+use crate::MetricSink;
 use crate::lda::SpikeDetector;
-use crate::{MetricSink, VtpFeedback};
 
 /// The rate control's mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

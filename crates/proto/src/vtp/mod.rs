@@ -14,6 +14,7 @@
 
 pub mod config;
 pub mod control;
+mod header;
 pub mod receiver;
 pub mod sender;
 
@@ -22,6 +23,7 @@ mod tests;
 
 pub use config::{DATA_HEADERS, VtpConfig};
 pub use control::VtpMode;
+pub use header::{VtpData, VtpFeedback};
 pub use receiver::VtpReceiver;
 pub use sender::VtpSender;
 
@@ -68,5 +70,16 @@ impl FlowProtocol for VtpConfig {
             state_bytes: size_of::<VtpSender>() + size_of::<VtpReceiver>(),
             ..FlowDemand::adaptive(self.packet_size)
         }
+    }
+}
+
+/// A real run: the default configuration, its rate at most the cap.
+impl crate::RealTime for VtpConfig {
+    fn real_time(cap: Option<fairstream_core::Bitrate>) -> Self {
+        let mut v = Self::default();
+        if let Some(c) = cap {
+            v.max_rate = c;
+        }
+        v
     }
 }

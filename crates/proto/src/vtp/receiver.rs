@@ -39,10 +39,8 @@ use fairstream_core::{DataSize, Duration, FlowId, Instant};
 
 use super::VtpConfig;
 use super::config::Params;
-use crate::{
-    Direction, Endpoint, EndpointStats, Header, MetricSink, Packet, VtpData, VtpFeedback,
-    udp_feedback_size,
-};
+use super::{VtpData, VtpFeedback};
+use crate::{Direction, Endpoint, EndpointStats, Header, MetricSink, Packet, udp_feedback_size};
 
 /// How far below the highest sequence number the receiver remembers which packets arrived.
 pub const REORDER_WINDOW: u64 = 4096;

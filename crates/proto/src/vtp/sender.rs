@@ -28,9 +28,8 @@ use fairstream_core::{Bitrate, Duration, FlowId, Instant};
 use super::VtpConfig;
 use super::config::{DATA_HEADERS, Params};
 use super::control::{Control, VtpMode};
-use crate::{
-    Direction, Endpoint, EndpointStats, FlowCtx, Header, MetricSink, Packet, VtpData, VtpFeedback,
-};
+use super::{VtpData, VtpFeedback};
+use crate::{Direction, Endpoint, EndpointStats, FlowCtx, Header, MetricSink, Packet};
 
 /// A VTP sender with a greedy application between its start and stop times.
 #[derive(Clone, Debug)]

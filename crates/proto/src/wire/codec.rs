@@ -3,11 +3,9 @@
 
 use super::WireError;
 use super::cursor::{Reader, Writer};
-use super::fields::WireFields;
+use super::fields::{WireHeader, WireRole};
 use super::handshake::{ACK_LEN, HELLO_LEN, Handshake};
-use crate::{
-    Header, MediaData, MediaFeedback, StreamReport, TfrcData, TfrcFeedback, VtpData, VtpFeedback,
-};
+use crate::Header;
 
 /// The two bytes every fairstream datagram starts with (`"FS"`).
 pub const MAGIC: u16 = 0x4653;
@@ -16,64 +14,100 @@ pub const VERSION: u8 = 1;
 /// Bytes of the [`FrameHeader`]: magic 2, version 1, packet type 1, connection id 4.
 pub const FRAME_HEADER_LEN: usize = 8;
 
-/// The packet types of the fairstream format (TFRC Wireless and MULTFRC speak TFRC's).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum PacketType {
-    /// [`TfrcData`].
-    TfrcData = 1,
-    /// [`TfrcFeedback`].
-    TfrcFeedback = 2,
-    /// [`VtpData`].
-    VtpData = 3,
-    /// [`VtpFeedback`].
-    VtpFeedback = 4,
-    /// [`MediaData`].
-    MediaData = 5,
-    /// [`MediaFeedback`].
-    MediaFeedback = 6,
-    /// [`StreamReport`] (the SureStream-like player's report).
-    StreamReport = 7,
-    /// A sender's [`Handshake::Hello`].
-    Hello = 16,
-    /// A receiver's [`Handshake::Ack`].
-    HelloAck = 17,
+/// Generates [`PacketType`] (one per header with a wire encoding, numbered as the protocol
+/// list says, and the handshake's two) and the codec's dispatch over the headers.
+macro_rules! wire_types {
+    ($( $(#[$pdoc:meta])* $proto:ident($config:ty) $(real_time $rt:literal)? {
+        endpoints { $( $(#[$edoc:meta])* $ep:ident($ety:ty) ),+ $(,)? }
+        headers { $( $(#[$hdoc:meta])* $hv:ident($hty:ty) ),* $(,)? }
+        wire { $( $(#[$wdoc:meta])* $wv:ident($wty:ty) = $num:literal ),* $(,)? }
+    } )+) => {
+        /// The packet types of the fairstream format: one per header type with a wire encoding
+        /// (the protocol list's `wire` entries; TFRC Wireless and MULTFRC speak TFRC's), and the
+        /// handshake's two.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        pub enum PacketType {
+            $( $(
+                #[doc = concat!("A `", stringify!($wv), "` header.")]
+                $wv = $num,
+            )* )+
+            /// A sender's [`Handshake::Hello`].
+            Hello = 16,
+            /// A receiver's [`Handshake::Ack`].
+            HelloAck = 17,
+        }
+
+        impl PacketType {
+            /// Every packet type, in the list's order, the handshake's last.
+            pub const ALL: [Self; [$( $( stringify!($wv), )* )+ "Hello", "HelloAck"].len()] =
+                [$( $( Self::$wv, )* )+ Self::Hello, Self::HelloAck];
+
+            /// Bytes of the type's fields (its header's `WIRE_LEN`, from its layout).
+            pub const fn fields_len(self) -> usize {
+                match self {
+                    $( $( Self::$wv => <$wty as WireHeader>::WIRE_LEN as usize, )* )+
+                    Self::Hello => HELLO_LEN,
+                    Self::HelloAck => ACK_LEN,
+                }
+            }
+
+            /// Whether packets of this type carry a payload after their fields (data packets do;
+            /// feedback reports end with their [`Echo`]).
+            pub const fn carries_payload(self) -> bool {
+                match self {
+                    $( $( Self::$wv => matches!(<$wty as WireHeader>::ROLE, WireRole::Data), )* )+
+                    Self::Hello | Self::HelloAck => false,
+                }
+            }
+
+            /// Whether packets of this type are feedback reports, which end with an [`Echo`].
+            pub const fn is_feedback(self) -> bool {
+                match self {
+                    $( $( Self::$wv => matches!(<$wty as WireHeader>::ROLE, WireRole::Feedback), )* )+
+                    Self::Hello | Self::HelloAck => false,
+                }
+            }
+        }
+
+        /// The packet type of `header`, or why it has none.
+        fn packet_type(header: &Header) -> Result<PacketType, WireError> {
+            match header {
+                $( $( Header::$wv(_) => Ok(PacketType::$wv), )* )+
+                other => Err(WireError::NotEncodable(other.what())),
+            }
+        }
+
+        /// Writes `header`'s fields.
+        fn write_fields(header: &Header, w: &mut Writer<'_>) -> Result<(), WireError> {
+            match header {
+                $( $( Header::$wv(h) => h.write_fields(w), )* )+
+                other => Err(WireError::NotEncodable(other.what())),
+            }
+        }
+
+        /// Reads the fields of a datagram of type `t`.
+        fn read_fields(t: PacketType, r: &mut Reader<'_>) -> Result<Body, WireError> {
+            Ok(match t {
+                $( $(
+                    PacketType::$wv => Body::Packet(Header::$wv(<$wty as WireHeader>::read_fields(r)?)),
+                )* )+
+                PacketType::Hello => Body::Handshake(Handshake::read_hello(r)?),
+                PacketType::HelloAck => Body::Handshake(Handshake::read_ack(r)?),
+            })
+        }
+    };
 }
 
-impl PacketType {
-    /// Every packet type, in number order.
-    pub const ALL: [Self; 9] = [
-        Self::TfrcData,
-        Self::TfrcFeedback,
-        Self::VtpData,
-        Self::VtpFeedback,
-        Self::MediaData,
-        Self::MediaFeedback,
-        Self::StreamReport,
-        Self::Hello,
-        Self::HelloAck,
-    ];
+crate::protocols::protocol_list!(wire_types);
 
+impl PacketType {
     /// The type a number on the wire names.
     pub fn from_u8(v: u8) -> Result<Self, WireError> {
         Self::ALL
             .into_iter()
             .find(|t| *t as u8 == v)
             .ok_or(WireError::UnknownType(v))
-    }
-
-    /// Whether packets of this type carry a payload after their fields (data packets do;
-    /// feedback reports end with their [`Echo`]).
-    pub const fn carries_payload(self) -> bool {
-        matches!(self, Self::TfrcData | Self::VtpData | Self::MediaData)
-    }
-
-    /// Whether packets of this type are feedback reports, which end with an [`Echo`].
-    pub const fn is_feedback(self) -> bool {
-        matches!(
-            self,
-            Self::TfrcFeedback | Self::VtpFeedback | Self::MediaFeedback | Self::StreamReport
-        )
     }
 
     /// Whether `rest` bytes may follow the type's fields: any payload after a data packet's,
@@ -101,21 +135,6 @@ impl PacketType {
         } else {
             Some(0)
         }
-    }
-
-    /// Bytes of the type's fields (its header's `WIRE_LEN`).
-    pub const fn fields_len(self) -> usize {
-        (match self {
-            Self::Hello => HELLO_LEN as u64,
-            Self::HelloAck => ACK_LEN as u64,
-            Self::TfrcData => TfrcData::WIRE_LEN,
-            Self::TfrcFeedback => TfrcFeedback::WIRE_LEN,
-            Self::VtpData => VtpData::WIRE_LEN,
-            Self::VtpFeedback => VtpFeedback::WIRE_LEN,
-            Self::MediaData => MediaData::WIRE_LEN,
-            Self::MediaFeedback => MediaFeedback::WIRE_LEN,
-            Self::StreamReport => StreamReport::WIRE_LEN,
-        }) as usize
     }
 }
 
@@ -240,21 +259,6 @@ pub fn encoded_len(header: &Header, payload: u32) -> Result<usize, WireError> {
     Ok(FRAME_HEADER_LEN + t.fields_len() + trailer)
 }
 
-fn packet_type(header: &Header) -> Result<PacketType, WireError> {
-    Ok(match header {
-        Header::Tcp(_) => return Err(WireError::NotEncodable("TCP")),
-        Header::Udp(_) => return Err(WireError::NotEncodable("plain UDP")),
-        Header::Cell(_) => return Err(WireError::NotEncodable("ATM cell")),
-        Header::TfrcData(_) => TfrcData::TYPE,
-        Header::TfrcFeedback(_) => TfrcFeedback::TYPE,
-        Header::VtpData(_) => VtpData::TYPE,
-        Header::VtpFeedback(_) => VtpFeedback::TYPE,
-        Header::MediaData(_) => MediaData::TYPE,
-        Header::MediaFeedback(_) => MediaFeedback::TYPE,
-        Header::StreamReport(_) => StreamReport::TYPE,
-    })
-}
-
 /// Writes `header` of connection `conn_id` and `payload` zero bytes of data after it into
 /// `out` (a feedback report: a zero [`Echo`], for the caller to [`Echo::write`] over the last
 /// [`ECHO_LEN`] bytes); returns the datagram's length. Fails (writing a prefix at most) when
@@ -279,20 +283,8 @@ pub fn encode(
         conn_id,
     }
     .write(&mut w)?;
-    match header {
-        Header::TfrcData(h) => h.write(&mut w)?,
-        Header::TfrcFeedback(h) => h.write(&mut w)?,
-        Header::VtpData(h) => h.write(&mut w)?,
-        Header::VtpFeedback(h) => h.write(&mut w)?,
-        Header::MediaData(h) => h.write(&mut w)?,
-        Header::MediaFeedback(h) => h.write(&mut w)?,
-        Header::StreamReport(h) => h.write(&mut w)?,
-        Header::Tcp(_) | Header::Udp(_) | Header::Cell(_) => {
-            unreachable!("packet_type refused it")
-        }
-    }
+    write_fields(header, &mut w)?;
     let written = w.len();
-    debug_assert_eq!(written, FRAME_HEADER_LEN + packet_type.fields_len());
     out[written..len].fill(0);
     Ok(len)
 }
@@ -317,18 +309,7 @@ pub fn encode_handshake(conn_id: u32, h: &Handshake, out: &mut [u8]) -> Result<u
 pub fn decode(buf: &[u8]) -> Result<Frame<'_>, WireError> {
     let mut r = Reader::new(buf);
     let fh = FrameHeader::read(&mut r)?;
-    let packet = |h| Body::Packet(h);
-    let body = match fh.packet_type {
-        PacketType::TfrcData => packet(Header::TfrcData(TfrcData::read(&mut r)?)),
-        PacketType::TfrcFeedback => packet(Header::TfrcFeedback(TfrcFeedback::read(&mut r)?)),
-        PacketType::VtpData => packet(Header::VtpData(VtpData::read(&mut r)?)),
-        PacketType::VtpFeedback => packet(Header::VtpFeedback(VtpFeedback::read(&mut r)?)),
-        PacketType::MediaData => packet(Header::MediaData(MediaData::read(&mut r)?)),
-        PacketType::MediaFeedback => packet(Header::MediaFeedback(MediaFeedback::read(&mut r)?)),
-        PacketType::StreamReport => packet(Header::StreamReport(StreamReport::read(&mut r)?)),
-        PacketType::Hello => Body::Handshake(Handshake::read_hello(&mut r)?),
-        PacketType::HelloAck => Body::Handshake(Handshake::read_ack(&mut r)?),
-    };
+    let body = read_fields(fh.packet_type, &mut r)?;
     let rest = r.remaining();
     if !fh.packet_type.allows_trailer(rest) {
         // Only data packets have no fixed length, so `trailer_len(0)` is the type's trailer.

@@ -4,8 +4,13 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::closed_loop::{Channel, run};
+use crate::media_scaling::{MediaData, MediaFeedback};
 use crate::multfrc::MultfrcConfig;
-use crate::{Endpoint, IP_UDP_HEADER, LossRate, NullSink, Packet, ProtocolConfig, VtpConfig};
+use crate::surestream::StreamReport;
+use crate::tfrc::{LossRate, TfrcData, TfrcFeedback};
+use crate::vtp::VtpConfig;
+use crate::vtp::{VtpData, VtpFeedback};
+use crate::{Endpoint, IP_UDP_HEADER, NullSink, Packet, ProtocolConfig};
 
 fn round_trip(h: Header, payload: u32) -> Header {
     let mut buf = [0u8; 2048];

@@ -1,205 +1,235 @@
-//! Each header's typed fields on the wire: one [`WireFields`] implementation per header type,
-//! its layout the one its `WIRE_LEN` documents.
+//! A header's fields on the wire, declared once as a layout (the [`wire_fields!`] macro, used
+//! beside the header in its protocol's folder): the order, width and encoding of each field, from
+//! which the header's `write`, its `read` and its size ([`WireHeader::WIRE_LEN`]) all follow, so
+//! the size cannot drift from the layout.
+//!
+//! Each field names a codec: [`U8`], [`U16`], [`U32`] (the field's own width), [`U32Of`] and
+//! [`U16Of`] (a wider integer narrowed, out of range an error naming the field), [`U8Mod`] (a
+//! counter that travels mod 256), [`Micros`] (a time of the sender's clock or a duration, in
+//! microseconds), [`BytesPerSec`] (a rate); a protocol adds the codecs of its own types beside
+//! them (TFRC's loss event rate, a media frame's type). `pad N` is N zero bytes.
 
-use fairstream_media::FrameType;
+use fairstream_core::{Bitrate, Duration, Instant};
 
+use super::WireError;
 use super::cursor::{Reader, Writer};
-use super::{PacketType, WireError};
-use crate::{
-    LossRate, MediaData, MediaFeedback, StreamReport, TfrcData, TfrcFeedback, VtpData, VtpFeedback,
-};
 
-/// A header type's fields on the wire.
-pub(super) trait WireFields: Sized {
-    /// Its packet type number.
-    const TYPE: PacketType;
+/// What a datagram carries after a header's fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WireRole {
+    /// A data packet: its payload (whose first bytes carry the nonce).
+    Data,
+    /// A feedback report: the [`super::Echo`] that proves its claim.
+    Feedback,
+}
+
+/// A header with a fairstream wire encoding (implemented by [`wire_fields!`]).
+pub(crate) trait WireHeader: Sized {
+    /// What follows its fields.
+    const ROLE: WireRole;
+    /// Bytes of its fields: the sum of its layout's widths.
+    const WIRE_LEN: u64;
     /// Writes the fields, or names the one the format cannot carry.
-    fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError>;
+    fn write_fields(&self, w: &mut Writer<'_>) -> Result<(), WireError>;
     /// Reads the fields, or says why they mean nothing.
-    fn read(r: &mut Reader<'_>) -> Result<Self, WireError>;
+    fn read_fields(r: &mut Reader<'_>) -> Result<Self, WireError>;
 }
 
-impl WireFields for TfrcData {
-    const TYPE: PacketType = PacketType::TfrcData;
-    fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-        w.u32_of(self.seq, "seq")?;
-        w.instant(self.timestamp, "timestamp")?;
-        w.duration(self.rtt, "rtt")?;
-        w.u8(self.conn)?;
-        w.u8((self.round % 256) as u8)?; // the round number travels mod 256
-        w.zeros::<2>()
-    }
-    fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
-        let (seq, timestamp, rtt) = (r.u32()?, r.instant()?, r.duration()?);
-        let (conn, round) = (r.u8()?, r.u8()?);
-        r.skip::<2>()?;
-        Ok(Self {
-            conn,
-            seq: u64::from(seq),
-            timestamp,
-            rtt,
-            round: u32::from(round),
-        })
-    }
+/// The bytes a field's codec takes on the wire.
+pub(crate) trait Width {
+    /// Bytes.
+    const WIDTH: u64;
 }
 
-impl WireFields for TfrcFeedback {
-    const TYPE: PacketType = PacketType::TfrcFeedback;
-    fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-        w.u8(self.conn)?;
-        w.zeros::<3>()?;
-        w.instant(self.t_recvdata, "t_recvdata")?;
-        w.duration(self.t_delay, "t_delay")?;
-        w.rate(self.x_recv, "x_recv")?;
-        w.u32(self.p.raw())
-    }
-    fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
-        let conn = r.u8()?;
-        r.skip::<3>()?;
-        Ok(Self {
-            conn,
-            t_recvdata: r.instant()?,
-            t_delay: r.duration()?,
-            x_recv: r.rate()?,
-            p: LossRate::from_raw(r.u32()?),
-        })
-    }
+/// How a value of type `T` goes on the wire.
+pub(crate) trait FieldCodec<T>: Width {
+    /// Writes `v` (the field `name`), or says it does not fit.
+    fn put(v: &T, w: &mut Writer<'_>, name: &'static str) -> Result<(), WireError>;
+    /// Reads a value.
+    fn get(r: &mut Reader<'_>) -> Result<T, WireError>;
 }
 
-impl WireFields for VtpData {
-    const TYPE: PacketType = PacketType::VtpData;
-    fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-        w.u32_of(self.seq, "seq")?;
-        w.instant(self.timestamp, "timestamp")?;
-        w.duration(self.rtt, "rtt")
+/// One byte.
+pub(crate) struct U8;
+/// Two bytes, big-endian.
+pub(crate) struct U16;
+/// Four bytes, big-endian.
+pub(crate) struct U32;
+/// A `u64` in four bytes (out of range: an error naming the field).
+pub(crate) struct U32Of;
+/// A `u32` in two bytes (out of range: an error naming the field).
+pub(crate) struct U16Of;
+/// A `u32` counter in one byte, mod 256.
+pub(crate) struct U8Mod;
+/// A time of the sender's clock, or a duration, in whole microseconds in four bytes (up to
+/// 71 minutes).
+pub(crate) struct Micros;
+/// A rate in whole bytes per second in four bytes (up to 34 Gbit/s).
+pub(crate) struct BytesPerSec;
+
+macro_rules! width {
+    ($($codec:ty = $n:literal),+) => {
+        $( impl Width for $codec { const WIDTH: u64 = $n; } )+
+    };
+}
+width!(
+    U8 = 1,
+    U16 = 2,
+    U32 = 4,
+    U32Of = 4,
+    U16Of = 2,
+    U8Mod = 1,
+    Micros = 4,
+    BytesPerSec = 4
+);
+
+impl FieldCodec<u8> for U8 {
+    fn put(v: &u8, w: &mut Writer<'_>, _: &'static str) -> Result<(), WireError> {
+        w.u8(*v)
     }
-    fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
-        Ok(Self {
-            seq: u64::from(r.u32()?),
-            timestamp: r.instant()?,
-            rtt: r.duration()?,
-        })
+    fn get(r: &mut Reader<'_>) -> Result<u8, WireError> {
+        r.u8()
     }
 }
 
-impl WireFields for VtpFeedback {
-    const TYPE: PacketType = PacketType::VtpFeedback;
-    fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-        w.instant(self.t_echo, "t_echo")?;
-        w.duration(self.t_delay, "t_delay")?;
-        w.rate(self.achieved_rate, "achieved_rate")?;
-        w.u32_of(self.highest_seq, "highest_seq")?;
-        w.u16_of(self.lost, "lost")?;
-        w.u16_of(self.received, "received")
+impl FieldCodec<u16> for U16 {
+    fn put(v: &u16, w: &mut Writer<'_>, _: &'static str) -> Result<(), WireError> {
+        w.u16(*v)
     }
-    fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
-        Ok(Self {
-            t_echo: r.instant()?,
-            t_delay: r.duration()?,
-            achieved_rate: r.rate()?,
-            highest_seq: u64::from(r.u32()?),
-            lost: u32::from(r.u16()?),
-            received: u32::from(r.u16()?),
-        })
+    fn get(r: &mut Reader<'_>) -> Result<u16, WireError> {
+        r.u16()
     }
 }
 
-/// A frame type's number on the wire (0: none, MM_APP's untyped frames).
-fn frame_type_code(kind: Option<FrameType>) -> u8 {
-    match kind {
-        None => 0,
-        Some(FrameType::I) => 1,
-        Some(FrameType::P) => 2,
-        Some(FrameType::B) => 3,
+impl FieldCodec<u32> for U32 {
+    fn put(v: &u32, w: &mut Writer<'_>, _: &'static str) -> Result<(), WireError> {
+        w.u32(*v)
+    }
+    fn get(r: &mut Reader<'_>) -> Result<u32, WireError> {
+        r.u32()
     }
 }
 
-impl WireFields for MediaData {
-    const TYPE: PacketType = PacketType::MediaData;
-    fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-        if self.fragments == 0 || self.fragment >= self.fragments {
-            return Err(WireError::FieldOutOfRange("fragment"));
+impl FieldCodec<u64> for U32Of {
+    fn put(v: &u64, w: &mut Writer<'_>, name: &'static str) -> Result<(), WireError> {
+        w.u32_of(*v, name)
+    }
+    fn get(r: &mut Reader<'_>) -> Result<u64, WireError> {
+        Ok(u64::from(r.u32()?))
+    }
+}
+
+impl FieldCodec<u32> for U16Of {
+    fn put(v: &u32, w: &mut Writer<'_>, name: &'static str) -> Result<(), WireError> {
+        w.u16_of(*v, name)
+    }
+    fn get(r: &mut Reader<'_>) -> Result<u32, WireError> {
+        Ok(u32::from(r.u16()?))
+    }
+}
+
+impl FieldCodec<u32> for U8Mod {
+    fn put(v: &u32, w: &mut Writer<'_>, _: &'static str) -> Result<(), WireError> {
+        w.u8((*v % 256) as u8)
+    }
+    fn get(r: &mut Reader<'_>) -> Result<u32, WireError> {
+        Ok(u32::from(r.u8()?))
+    }
+}
+
+impl FieldCodec<Instant> for Micros {
+    fn put(v: &Instant, w: &mut Writer<'_>, name: &'static str) -> Result<(), WireError> {
+        w.instant(*v, name)
+    }
+    fn get(r: &mut Reader<'_>) -> Result<Instant, WireError> {
+        r.instant()
+    }
+}
+
+impl FieldCodec<Duration> for Micros {
+    fn put(v: &Duration, w: &mut Writer<'_>, name: &'static str) -> Result<(), WireError> {
+        w.duration(*v, name)
+    }
+    fn get(r: &mut Reader<'_>) -> Result<Duration, WireError> {
+        r.duration()
+    }
+}
+
+impl FieldCodec<Bitrate> for BytesPerSec {
+    fn put(v: &Bitrate, w: &mut Writer<'_>, name: &'static str) -> Result<(), WireError> {
+        w.rate(*v, name)
+    }
+    fn get(r: &mut Reader<'_>) -> Result<Bitrate, WireError> {
+        r.rate()
+    }
+}
+
+/// Declares a header's layout on the wire and implements [`WireHeader`] from it:
+///
+/// ```ignore
+/// wire_fields! {
+///     SomeData as Data {
+///         seq: U32Of,
+///         timestamp: Micros,
+///         conn: U8,
+///         pad 2,
+///     }
+/// }
+/// ```
+///
+/// Fields are written and read in the order given, each with its codec; `pad N` is N zero bytes
+/// (skipped on reading); `WIRE_LEN` is the sum of the widths. `as Data` or `as Feedback` says
+/// what follows the fields. An optional `check path` after the role names a
+/// `fn(&Self) -> Result<(), WireError>` run before writing and after reading (a field that
+/// depends on another).
+macro_rules! wire_fields {
+    ($t:ident as $role:ident $(, check $check:path)? { $($body:tt)* }) => {
+        $crate::wire::wire_fields!(@munch [$t $role ($($check)?)] [] []; $($body)*);
+    };
+    // Each entry becomes `(pad N)` or `(field name Codec)`; the fields' names are kept apart.
+    (@munch $hdr:tt [$($e:tt)*] [$($f:ident)*]; pad $n:literal, $($rest:tt)*) => {
+        $crate::wire::wire_fields!(@munch $hdr [$($e)* (pad $n)] [$($f)*]; $($rest)*);
+    };
+    (@munch $hdr:tt [$($e:tt)*] [$($f:ident)*]; $field:ident : $codec:ty, $($rest:tt)*) => {
+        $crate::wire::wire_fields!(@munch $hdr [$($e)* (field $field $codec)] [$($f)* $field];
+            $($rest)*);
+    };
+    (@munch [$t:ident $role:ident ($($check:path)?)] [$($e:tt)*] [$($f:ident)*]; ) => {
+        impl $t {
+            /// Bytes of its fields on the wire, the sum of its layout's widths.
+            pub const WIRE_LEN: u64 = <Self as $crate::wire::WireHeader>::WIRE_LEN;
         }
-        w.u32_of(self.seq, "seq")?;
-        w.instant(self.timestamp, "timestamp")?;
-        w.duration(self.rtt, "rtt")?;
-        w.u32_of(self.frame, "frame")?;
-        w.u16(self.fragment)?;
-        w.u16(self.fragments)?;
-        w.u8(self.scale)?;
-        w.u8(frame_type_code(self.kind))
-    }
-    fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
-        let (seq, timestamp, rtt, frame) = (r.u32()?, r.instant()?, r.duration()?, r.u32()?);
-        let (fragment, fragments, scale) = (r.u16()?, r.u16()?, r.u8()?);
-        let kind = match r.u8()? {
-            0 => None,
-            1 => Some(FrameType::I),
-            2 => Some(FrameType::P),
-            3 => Some(FrameType::B),
-            _ => return Err(WireError::FieldOutOfRange("frame type")),
-        };
-        if fragments == 0 || fragment >= fragments {
-            return Err(WireError::FieldOutOfRange("fragment"));
+
+        impl $crate::wire::WireHeader for $t {
+            const ROLE: $crate::wire::WireRole = $crate::wire::WireRole::$role;
+            const WIRE_LEN: u64 = 0 $( + $crate::wire::wire_fields!(@width $e) )*;
+            fn write_fields(
+                &self,
+                w: &mut $crate::wire::Writer<'_>,
+            ) -> Result<(), $crate::wire::WireError> {
+                $( $check(self)?; )?
+                $( $crate::wire::wire_fields! { @write self w $e } )*
+                Ok(())
+            }
+            fn read_fields(
+                r: &mut $crate::wire::Reader<'_>,
+            ) -> Result<Self, $crate::wire::WireError> {
+                $( $crate::wire::wire_fields! { @read r $e } )*
+                let out = Self { $($f),* };
+                $( $check(&out)?; )?
+                Ok(out)
+            }
         }
-        Ok(Self {
-            seq: u64::from(seq),
-            timestamp,
-            rtt,
-            frame: u64::from(frame),
-            fragment,
-            fragments,
-            scale,
-            kind,
-        })
-    }
+    };
+    (@width (pad $n:literal)) => { $n };
+    (@width (field $field:ident $codec:ty)) => { <$codec as $crate::wire::Width>::WIDTH };
+    (@write $s:ident $w:ident (pad $n:literal)) => { $w.zeros::<$n>()?; };
+    (@write $s:ident $w:ident (field $field:ident $codec:ty)) => {
+        <$codec as $crate::wire::FieldCodec<_>>::put(&$s.$field, $w, stringify!($field))?;
+    };
+    (@read $r:ident (pad $n:literal)) => { $r.skip::<$n>()?; };
+    (@read $r:ident (field $field:ident $codec:ty)) => {
+        let $field = <$codec as $crate::wire::FieldCodec<_>>::get($r)?;
+    };
 }
-
-impl WireFields for MediaFeedback {
-    const TYPE: PacketType = PacketType::MediaFeedback;
-    fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-        w.u8(self.scale)?;
-        w.zeros::<3>()?;
-        w.u32(self.number)?;
-        w.instant(self.t_echo, "t_echo")?;
-        w.duration(self.t_delay, "t_delay")?;
-        w.u32_of(self.highest_seq, "highest_seq")
-    }
-    fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
-        let scale = r.u8()?;
-        r.skip::<3>()?;
-        Ok(Self {
-            scale,
-            number: r.u32()?,
-            t_echo: r.instant()?,
-            t_delay: r.duration()?,
-            highest_seq: u64::from(r.u32()?),
-        })
-    }
-}
-
-impl WireFields for StreamReport {
-    const TYPE: PacketType = PacketType::StreamReport;
-    fn write(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-        w.u32(self.number)?;
-        w.instant(self.t_echo, "t_echo")?;
-        w.duration(self.t_delay, "t_delay")?;
-        w.u32_of(self.highest_seq, "highest_seq")?;
-        w.u16_of(self.received, "received")?;
-        w.u16_of(self.lost, "lost")?;
-        w.rate(self.receive_rate, "receive_rate")?;
-        w.duration(self.buffered, "buffered")
-    }
-    fn read(r: &mut Reader<'_>) -> Result<Self, WireError> {
-        Ok(Self {
-            number: r.u32()?,
-            t_echo: r.instant()?,
-            t_delay: r.duration()?,
-            highest_seq: u64::from(r.u32()?),
-            received: u32::from(r.u16()?),
-            lost: u32::from(r.u16()?),
-            receive_rate: r.rate()?,
-            buffered: r.duration()?,
-        })
-    }
-}
+pub(crate) use wire_fields;

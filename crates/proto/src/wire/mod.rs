@@ -3,7 +3,9 @@
 //!
 //! A fairstream datagram is a [`FrameHeader`] (magic, version, packet type, connection id)
 //! followed by the header's typed fields in network byte order, exactly `WIRE_LEN` bytes for
-//! each header type, then the data packet's payload or the feedback report's [`Echo`]. The
+//! each header type (the sum of the widths of the layout each header declares beside itself with
+//! `wire_fields!`), then the data packet's payload or the feedback report's [`Echo`]. The packet
+//! types and the codec's dispatch follow from the protocol list (`crate::protocols`). The
 //! simulator charges each packet exactly this plus IPv4 and UDP ([`crate::udp_headers`],
 //! [`crate::udp_feedback_size`]). [`decode`] never panics, never reads past its input and
 //! allocates nothing: every malformed datagram is a typed [`WireError`].
@@ -22,3 +24,10 @@ pub use codec::{
 pub use error::WireError;
 pub use handshake::{ACK_LEN, AckStatus, HELLO_LEN, Handshake};
 pub use transport::{MAX_TRANSPORT_HEADER, TransportContext};
+
+pub(crate) use cursor::{Reader, Writer};
+pub(crate) use fields::{
+    BytesPerSec, FieldCodec, Micros, U8, U8Mod, U16, U16Of, U32, U32Of, Width, WireHeader,
+    WireRole, wire_fields,
+};
+pub(crate) use transport::emit_udp;

@@ -1,14 +1,9 @@
-//! Transport headers for captures: each header type emits its own transport (TCP or UDP)
-//! header, so that a capture never matches on protocol headers.
+//! Transport headers for captures: each header type emits its own transport header
+//! ([`crate::header::HeaderKind::emit_transport`]: TCP's in `crate::tcp`, UDP for the rest, here),
+//! so that a capture never matches on protocol headers.
 //!
 //! The simulator's packets are typed values; for a pcap capture a packet becomes an IPv4 packet
-//! whose transport header each [`Header`] writes itself. TCP sequence and acknowledgement numbers
-//! become byte offsets built from packet numbers and the flow's payload per packet, so that
-//! Wireshark's sequence analysis finds the SYN, every data segment and the ACKs consistent. A TCP
-//! header carries the options its packet's size paid for (`tcp::options`): SACK blocks as the
-//! byte ranges of their packets, and timestamps when the size leaves 12 bytes for them.
-
-use crate::Header;
+//! whose transport header its [`crate::Header`] writes itself.
 
 /// What a header needs from the packet around it to write itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,89 +23,24 @@ pub struct TransportContext {
 /// The longest transport header any header type writes.
 pub const MAX_TRANSPORT_HEADER: usize = 60;
 
-impl Header {
-    /// The IPv4 protocol number of the transport (6 TCP; 17 UDP, which TFRC and VTP run over).
-    pub fn ip_protocol(&self) -> u8 {
-        match self {
-            Self::Tcp(_) => 6,
-            _ => 17,
-        }
-    }
-
-    /// Writes the transport header into the start of `out` (at least
-    /// [`MAX_TRANSPORT_HEADER`] bytes) and returns its length.
-    pub fn emit_transport(&self, ctx: &TransportContext, out: &mut [u8]) -> usize {
-        let t = &mut out[..MAX_TRANSPORT_HEADER];
-        t.fill(0);
-        t[0..2].copy_from_slice(&ctx.sport.to_be_bytes());
-        t[2..4].copy_from_slice(&ctx.dport.to_be_bytes());
-        match self {
-            Self::Tcp(seg) => {
-                // The SYN takes sequence number 0; data packet n then covers bytes from
-                // `byte(n - 1)` and the cumulative ACK of packet a asks for `byte(a)`, with
-                // `byte(k) = 1 + k·segment` in TCP's wrapping 32-bit space.
-                let byte = |k: i64| (1 + k.wrapping_mul(ctx.segment as i64)) as u32;
-                let seq = match (seg.is_ack, seg.flags.syn) {
-                    (true, _) | (false, true) => 0,
-                    (false, false) => byte(seg.seq - 1),
-                };
-                let ack = if seg.is_ack { byte(seg.ack) } else { 0 };
-                t[4..8].copy_from_slice(&seq.to_be_bytes());
-                t[8..12].copy_from_slice(&ack.to_be_bytes());
-                t[13] = if seg.flags.syn { 0x02 } else { 0x10 };
-                t[14..16].copy_from_slice(&65_535u16.to_be_bytes());
-                let len = 20 + emit_tcp_options(seg, ctx, &byte, &mut t[20..]);
-                t[12] = ((len / 4) as u8) << 4;
-                len
-            }
-            _ => {
-                let len = ctx.ip_len.saturating_sub(20).min(65_535) as u16;
-                t[4..6].copy_from_slice(&len.to_be_bytes());
-                8
-            }
-        }
-    }
-}
-
-/// Writes the options a TCP segment's size paid for into `out` (at least 40 bytes): timestamps
-/// when the bytes beyond the fixed header, the payload and the SACK blocks leave 12 for them,
-/// then the SACK blocks as the byte ranges their packets cover. Returns their length.
-fn emit_tcp_options(
-    seg: &crate::TcpSegment,
-    ctx: &TransportContext,
-    byte: &dyn Fn(i64) -> u32,
-    out: &mut [u8],
-) -> usize {
-    use crate::tcp::options::{TIMESTAMPS_LEN, sack_len};
-    let blocks = seg.sack.len();
-    let beyond = ctx
-        .ip_len
-        .saturating_sub(crate::IP_TCP_HEADER + ctx.payload + sack_len(blocks));
-    let mut n = 0;
-    if beyond >= TIMESTAMPS_LEN {
-        // NOP, NOP, kind 8, length 10, TSval, TSecr (data carries its TSval, an ACK the echo).
-        let (val, ecr) = if seg.is_ack { (0, seg.ts) } else { (seg.ts, 0) };
-        out[..4].copy_from_slice(&[1, 1, 8, 10]);
-        out[4..8].copy_from_slice(&val.to_be_bytes());
-        out[8..12].copy_from_slice(&ecr.to_be_bytes());
-        n = 12;
-    }
-    if blocks > 0 {
-        out[n..n + 4].copy_from_slice(&[1, 1, 5, 2 + 8 * blocks as u8]);
-        n += 4;
-        for (start, end) in seg.sack.iter(seg.ack) {
-            out[n..n + 4].copy_from_slice(&byte(start - 1).to_be_bytes());
-            out[n + 4..n + 8].copy_from_slice(&byte(end - 1).to_be_bytes());
-            n += 8;
-        }
-    }
-    n
+/// Writes a UDP header into the start of `out` (at least [`MAX_TRANSPORT_HEADER`] bytes) and
+/// returns its length: every header but TCP's rides UDP (the default of
+/// [`crate::header::HeaderKind::emit_transport`]).
+pub(crate) fn emit_udp(ctx: &TransportContext, out: &mut [u8]) -> usize {
+    let t = &mut out[..MAX_TRANSPORT_HEADER];
+    t.fill(0);
+    t[0..2].copy_from_slice(&ctx.sport.to_be_bytes());
+    t[2..4].copy_from_slice(&ctx.dport.to_be_bytes());
+    let len = ctx.ip_len.saturating_sub(20).min(65_535) as u16;
+    t[4..6].copy_from_slice(&len.to_be_bytes());
+    8
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{TcpFlags, TcpSegment, UdpDatagram};
+    use crate::tcp::{TcpFlags, TcpSegment};
+    use crate::{Header, UdpDatagram};
 
     const CTX: TransportContext = TransportContext {
         sport: 10_001,

@@ -2,8 +2,9 @@
 //! RTT and the equivalent-window rate control (paper 004; PROTOCOLS.md §5).
 
 use fairstream_core::Bitrate;
+use fairstream_proto::ProtocolConfig;
 use fairstream_proto::lda::SpikeThresholds;
-use fairstream_proto::{ProtocolConfig, VtpConfig};
+use fairstream_proto::vtp::VtpConfig;
 
 use super::read_packet_size;
 use crate::error::ScenarioError;

@@ -10,10 +10,8 @@ use fairstream_core::{DataSize, Duration, FlowId, Instant, RngStream};
 
 use super::config::{DATA_HEADERS, Rule};
 use super::{MediaReceiver, MediaSender, MmAppConfig, MpegAppConfig, ScalingConfig};
-use crate::{
-    Direction, Endpoint, FlowCtx, Header, MediaData, MediaFeedback, MetricSink, Packet,
-    udp_feedback_size,
-};
+use crate::media_scaling::{MediaData, MediaFeedback};
+use crate::{Direction, Endpoint, FlowCtx, Header, MetricSink, Packet, udp_feedback_size};
 
 const FLOW: FlowId = FlowId(5);
 

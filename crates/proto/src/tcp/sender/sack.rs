@@ -21,10 +21,11 @@
 use fairstream_core::{Bitrate, Duration, Instant};
 
 use super::{CwndAction, NUM_DUPACKS, TcpSender, Timer};
+use crate::MetricSink;
+use crate::tcp::TcpSegment;
 use crate::tcp::bbr::{BbrAck, LossState};
 use crate::tcp::metrics::{FAST_RETRANSMIT, TIMEOUT};
 use crate::tcp::scoreboard::{AckUpdate, NextSeg};
-use crate::{MetricSink, TcpSegment};
 
 /// What the next transmission is.
 enum Next {

@@ -8,10 +8,8 @@ mod sender;
 use fairstream_core::{Bitrate, DataSize, Duration, FlowId, Instant};
 
 use super::{DATA_HEADERS, VtpConfig, VtpReceiver, VtpSender};
-use crate::{
-    Direction, Endpoint, FlowCtx, Header, MetricSink, Packet, VtpData, VtpFeedback,
-    udp_feedback_size,
-};
+use crate::vtp::{VtpData, VtpFeedback};
+use crate::{Direction, Endpoint, FlowCtx, Header, MetricSink, Packet, udp_feedback_size};
 
 const FLOW: FlowId = FlowId(3);
 
