@@ -265,19 +265,18 @@ def _flow_spec(
                 f"flow {result['name']}: the ns-3 model needs {key} = {wanted!r}, the scenario has "
                 f"{template.get(key)!r}"
             )
-    variant = template.get("variant", "newreno")
-    control = template.get("control", "aimd")
+    variant, control = template["variant"], template["control"]
     if variant not in _NS3_RECOVERY:
         raise ValueError(f"flow {result['name']}: no ns-3 model of variant {variant!r}")
     if control not in _NS3_CONTROL:
         raise ValueError(f"flow {result['name']}: no ns-3 model of control {control!r}")
-    if variant == "sack" and not template.get("prr", False):
+    if variant == "sack" and not template["prr"]:
         raise ValueError(
             f"flow {result['name']}: ns-3's SACK recovery is PRR (TcpClassicRecovery inflates the window "
             "besides counting the pipe): set prr = true"
         )
-    cubic = dict(template.get("cubic") or {})
-    if control == "cubic" and cubic.get("hystart", False):
+    cubic = template["cubic"] if control == "cubic" else None  # the resolved scenario has it then
+    if cubic is not None and cubic["hystart"]:
         raise ValueError(
             f"flow {result['name']}: ns-3's TcpCubic has Linux's HyStart, not HyStart++: "
             "set cubic.hystart = false"
@@ -289,11 +288,15 @@ def _flow_spec(
     out |= {
         "variant": variant,
         "control": control,
-        "timestamps": bool(template.get("timestamps", False)),
-        "pacing": bool(template.get("pacing", control == "bbr")),
-        "cubic_c": float(cubic.get("c", 0.4)),
-        "cubic_beta": float(cubic.get("beta", 0.7)),
-        "cubic_fast_convergence": bool(cubic.get("fast_convergence", True)),
+        "timestamps": bool(template["timestamps"]),
+        "pacing": bool(template["pacing"]),
+        "cubic": None
+        if cubic is None
+        else {
+            "c": float(cubic["c"]),
+            "beta": float(cubic["beta"]),
+            "fast_convergence": bool(cubic["fast_convergence"]),
+        },
         "initial_window": int(template["initial_window"]),
         "window": int(template["window"]),
         "initial_ssthresh": template.get("initial_ssthresh"),
@@ -331,9 +334,7 @@ def settings(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _tcp_attributes(f: dict[str, Any]) -> list[tuple[str, Any]]:
-    variant = f.get("variant", "newreno")
-    control = f.get("control", "aimd")
-    timestamps = bool(f.get("timestamps", False))
+    variant, control, timestamps = f["variant"], f["control"], f["timestamps"]
     mss = f["payload"]
     window_bytes = f["window"] * mss
     ssthresh = f["initial_ssthresh"]
@@ -352,14 +353,14 @@ def _tcp_attributes(f: dict[str, Any]) -> list[tuple[str, Any]]:
         ("RttEstimator::InitialEstimation", f"{f['initial_rto_s'] * 1e3:g}ms"),
         ("TcpSocket::RcvBufSize", window_bytes),
         ("TcpSocket::SndBufSize", window_bytes),
-        ("TcpSocketState::EnablePacing", bool(f.get("pacing", False))),
+        ("TcpSocketState::EnablePacing", f["pacing"]),
         ("BulkSendApplication::SendSize", BULK_SEND_SIZE),
     ]
-    if control == "cubic":
+    if f["cubic"] is not None:
         attrs += [
-            ("TcpCubic::C", float(f.get("cubic_c", 0.4))),
-            ("TcpCubic::Beta", float(f.get("cubic_beta", 0.7))),
-            ("TcpCubic::FastConvergence", bool(f.get("cubic_fast_convergence", True))),
+            ("TcpCubic::C", f["cubic"]["c"]),
+            ("TcpCubic::Beta", f["cubic"]["beta"]),
+            ("TcpCubic::FastConvergence", f["cubic"]["fast_convergence"]),
             ("TcpCubic::HyStart", False),
             ("TcpCubic::TcpFriendliness", True),
         ]
