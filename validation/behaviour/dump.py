@@ -75,7 +75,6 @@ def _run_dir(path: Path) -> dict[str, Any]:
 
 def dump_bench() -> dict[str, Any]:
     import polars as pl
-
     from fairstream import _core
     from fairstream.bench import BENCHMARKS as DEFS
 
@@ -94,16 +93,12 @@ def dump_bench() -> dict[str, Any]:
     return out
 
 
-#: Experiments that run real kernels through the emulator: their numbers are measurements, not
-#: computations, and differ from run to run whatever the build.
-EMULATED = {"sim-vs-linux", "linux-preset-vs-linux", "friendly-linux", "h2h-real"}
-
-
 def simulated_experiments() -> list[str]:
-    """Every experiment id but the emulated ones."""
+    """Every experiment id but those that run real kernels through the emulator (their numbers
+    are measurements, not computations, and differ from run to run whatever the build)."""
     from fairstream.reproduce import EXPERIMENTS
 
-    return [e for e in EXPERIMENTS if e not in EMULATED]
+    return [e for e, exp in EXPERIMENTS.items() if not exp.emulated]
 
 
 def dump_reproduce(jobs: int) -> dict[str, Any]:
