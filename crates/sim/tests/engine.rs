@@ -6,8 +6,9 @@
 
 use std::collections::HashMap;
 
-use fairstream_core::{Bitrate, DataSize, Duration, Instant, NodeId};
+use fairstream_core::{Bitrate, DataSize, Duration, Instant, NodeId, RateSchedule};
 use fairstream_net::{LimitCounting, QueueConfig, QueueLimit};
+use fairstream_proto::tcp::TcpConfig;
 use fairstream_proto::{CbrConfig, ProtocolConfig, TcpFlowConfig};
 use fairstream_records::{PacketEvent, RunOutput};
 use fairstream_sim::{FlowSpec, FlowStart, LinkSpec, Network, NetworkError, Simulator, TieRule};
@@ -34,6 +35,11 @@ struct FanIn {
 
 impl FanIn {
     fn new(queue: QueueConfig, ties: TieRule) -> Self {
+        Self::with_capacity(queue, ties, RateSchedule::constant(Bitrate::mbps(1)))
+    }
+
+    /// As [`FanIn::new`], the bottleneck's rate following `capacity`.
+    fn with_capacity(queue: QueueConfig, ties: TieRule, capacity: RateSchedule) -> Self {
         let mut net = Network::new(Duration::from_secs(2), 1);
         let nodes = ["a", "b", "r", "c"].map(|n| net.add_node(n));
         let [a, b, r, c] = nodes;
@@ -42,6 +48,7 @@ impl FanIn {
         }
         net.add_link(LinkSpec {
             queue,
+            capacity,
             ..LinkSpec::new(r, c, Bitrate::mbps(1), ms(10))
         });
         net.add_link(LinkSpec::new(c, r, Bitrate::mbps(10), ms(10)));
@@ -157,6 +164,65 @@ fn random_ties_share_the_drops_that_fifo_ties_give_to_one_flow() {
     assert!((0.8..1.25).contains(&(a / b)), "random ties: {a} vs {b}");
     let (a, b) = delivered(TieRule::Fifo);
     assert!(a / b > 1.5 || b / a > 1.5, "fifo ties: {a} vs {b}");
+}
+
+#[test]
+fn one_tcp_on_a_fat_long_link_is_never_held_back() {
+    // 1 Gb/s, 100 ms each way: a data packet was once sent one RTT late here.
+    let mut net = Network::new(Duration::from_secs(3), 1);
+    let [a, b] = ["n0", "n1"].map(|n| net.add_node(n));
+    for (x, y) in [(a, b), (b, a)] {
+        net.add_link(LinkSpec {
+            queue: drop_tail(1000),
+            ..LinkSpec::new(x, y, Bitrate::gbps(1), ms(100))
+        });
+    }
+    let tcp = TcpFlowConfig {
+        sender: TcpConfig {
+            window: 1000,
+            ..TcpConfig::default()
+        },
+        ..TcpFlowConfig::default()
+    };
+    net.add_flow(FlowSpec::new("tcp", a, b, ProtocolConfig::Tcp(tcp)))
+        .unwrap();
+    net.record.packets = true;
+    let out = Simulator::new(net).unwrap().run();
+    let checked = assert_work_conserving(&out, "n0->n1", 1_000_000_000);
+    assert!(checked > 1000, "{checked}");
+    assert_work_conserving(&out, "n1->n0", 1_000_000_000);
+}
+
+#[test]
+fn a_capacity_pause_holds_packets_until_the_rate_returns() {
+    let pause = RateSchedule::new(
+        Bitrate::mbps(1),
+        vec![
+            (Instant::ZERO + ms(500), Bitrate::ZERO),
+            (Instant::ZERO + ms(800), Bitrate::mbps(1)),
+        ],
+    );
+    let out = FanIn::with_capacity(drop_tail(1000), TieRule::Random, pause)
+        .flow(false, Bitrate::kbps(400), Instant::ZERO)
+        .flow(true, Bitrate::kbps(400), Instant::ZERO)
+        .run();
+    let sent = events(&out, "r->c", PacketEvent::Transmit);
+    // Nothing starts during the pause; the backlog starts the instant it ends, back to back.
+    assert!(
+        !sent
+            .iter()
+            .any(|&(t, _, _)| (500_000_000..800_000_000).contains(&t))
+    );
+    let resumed: Vec<u64> = sent
+        .iter()
+        .map(|&(t, _, _)| t)
+        .filter(|&t| t >= 800_000_000)
+        .take(5)
+        .collect();
+    assert_eq!(resumed[0], 800_000_000);
+    for w in resumed.windows(2) {
+        assert_eq!(w[1] - w[0], 8_000_000);
+    }
 }
 
 /// A ring `n0 -> n1 -> n2 -> n3 -> n0` and a chord `n0 -> n2`, all one-way, plus `island`.
