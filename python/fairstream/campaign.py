@@ -26,7 +26,6 @@ time, after every simulation (`fairstream.reproduce.campaign`).
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -434,15 +433,16 @@ def run_specs(
     def answer(spec: RunSpec, outcome: Outcome) -> None:
         indices = waiting.pop(key_of[id(spec)])
         record(indices, outcome)
-        for i in indices[1:]:  # the same run wanted as a run directory elsewhere too
-            other = specs[i].keep_dir
-            if not other or other == spec.keep_dir:
-                continue
-            entry = cache.get(spec.key) if cache is not None and spec.key else None
+        others = [specs[i].keep_dir for i in indices[1:]]  # the same run wanted elsewhere too
+        others = [d for d in others if d and d != spec.keep_dir]
+        if others and cache is not None and spec.key:
+            from .cache import RunCache
+
+            # The entry just stored, read under --no-cache too (which serves no older one).
+            entry = RunCache(cache.root).get(spec.key)
             if entry is not None:
-                entry.materialize(other)
-            elif spec.keep_dir is not None:  # not readable from the cache (--no-cache): its copy
-                shutil.copytree(spec.keep_dir, other, dirs_exist_ok=True)
+                for other in others:
+                    entry.materialize(other)
 
     try:
         batch.feeder = feed
