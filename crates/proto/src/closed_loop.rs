@@ -1,11 +1,12 @@
 //! A test harness shared by the protocols' closed-loop tests: a sender and a receiver joined by
 //! a small event loop over a [`Channel`] that decides what happens to each packet (drop,
-//! duplicate, delay, forge, or a bottleneck's queue).
+//! duplicate, delay, forge: a protocol's chaos channel, built on [`Mangler`]; or the queue of a
+//! drop-tail [`Bottleneck`]).
 
 use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
-use fairstream_core::{Duration, Instant, RngStream};
+use fairstream_core::{Bitrate, Duration, Instant, RngStream};
 
 use crate::{Endpoint, MetricSink, NullSink, Packet};
 
@@ -96,6 +97,70 @@ impl Mangler {
 pub(crate) trait Channel {
     fn forward(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>);
     fn reverse(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>);
+}
+
+/// A drop-tail bottleneck of `rate` with room for `buffer` packets (the one in service
+/// included), `delay` of propagation each way, and random loss `p_loss` behind it (drawn from
+/// its own stream, so a lossless bottleneck draws nothing the endpoints see).
+pub(crate) struct Bottleneck {
+    rate: Bitrate,
+    buffer: usize,
+    delay: Duration,
+    p_loss: f64,
+    rng: RngStream,
+    /// Departure times of the packets in the queue.
+    queue: VecDeque<Instant>,
+    /// Packets the full queue refused.
+    pub(crate) drops: u64,
+    /// Wire bytes the queue took (random losses behind it included).
+    pub(crate) admitted: u64,
+}
+
+impl Bottleneck {
+    /// A lossless bottleneck.
+    pub(crate) fn new(rate: Bitrate, buffer: usize, delay: Duration) -> Self {
+        Self {
+            rate,
+            buffer,
+            delay,
+            p_loss: 0.0,
+            rng: RngStream::from_seed(0),
+            queue: VecDeque::new(),
+            drops: 0,
+            admitted: 0,
+        }
+    }
+
+    /// The same with random loss `p_loss` behind the queue, drawn from `rng`.
+    pub(crate) fn with_loss(self, p_loss: f64, rng: RngStream) -> Self {
+        Self {
+            p_loss,
+            rng,
+            ..self
+        }
+    }
+}
+
+impl Channel for Bottleneck {
+    fn forward(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
+        while self.queue.front().is_some_and(|&d| d <= now) {
+            self.queue.pop_front();
+        }
+        if self.queue.len() >= self.buffer {
+            self.drops += 1;
+            return;
+        }
+        let start = self.queue.back().copied().unwrap_or(now).max(now);
+        let departs = start + self.rate.transmit_time(p.size);
+        self.queue.push_back(departs);
+        self.admitted += p.size.as_bytes();
+        if self.p_loss <= 0.0 || !self.rng.bernoulli(self.p_loss) {
+            out.push((departs + self.delay, p, true));
+        }
+    }
+    fn reverse(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
+        out.push((now + self.delay, p, false));
+    }
 }
 
 /// Runs the pair until `end`, calling `check` after every event; the sender's metrics go to

@@ -3,14 +3,12 @@
 //! panic and the rate must stay finite and within its limits), and over a drop-tail
 //! bottleneck (the control must fill it, and shrug off random losses behind it).
 
-use std::collections::VecDeque;
-
 use fairstream_core::RngStream;
 
 use super::*;
 use crate::NullSink;
 
-use crate::closed_loop::{Channel, Mangler, run};
+use crate::closed_loop::{Bottleneck, Channel, Mangler, run};
 
 /// Drops, duplicates, delays (reordering) and forges packets in both directions.
 struct Chaos {
@@ -174,40 +172,6 @@ fn chaos_never_panics_and_keeps_the_rate_within_limits() {
     }
 }
 
-/// A drop-tail bottleneck of `rate` with room for `buffer` packets (the one in service
-/// included), `delay` of propagation each way, and random loss `p_loss` behind it.
-struct Bottleneck {
-    rate: Bitrate,
-    buffer: usize,
-    delay: Duration,
-    p_loss: f64,
-    rng: RngStream,
-    /// Departure times of the packets in the queue.
-    queue: VecDeque<Instant>,
-    drops: u64,
-}
-
-impl Channel for Bottleneck {
-    fn forward(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
-        while self.queue.front().is_some_and(|&d| d <= now) {
-            self.queue.pop_front();
-        }
-        if self.queue.len() >= self.buffer {
-            self.drops += 1;
-            return;
-        }
-        let start = self.queue.back().copied().unwrap_or(now).max(now);
-        let departs = start + self.rate.transmit_time(p.size);
-        self.queue.push_back(departs);
-        if !self.rng.bernoulli(self.p_loss) {
-            out.push((departs + self.delay, p, true));
-        }
-    }
-    fn reverse(&mut self, now: Instant, p: Packet, out: &mut Vec<(Instant, Packet, bool)>) {
-        out.push((now + self.delay, p, false));
-    }
-}
-
 /// Runs VTP for 60 s through a 2 Mbit/s bottleneck (40 ms each way, 25 packets of buffer)
 /// with random loss `p_loss` behind it; returns the bottleneck's utilisation over the last
 /// 40 s (wire bytes delivered over capacity), and the sender.
@@ -215,15 +179,8 @@ fn through_bottleneck(p_loss: f64) -> (f64, VtpSender, u64) {
     let config = VtpConfig::default();
     let mut s = VtpSender::new(&running(Instant::ZERO, None), config);
     let mut r = VtpReceiver::new(FLOW, &config);
-    let mut link = Bottleneck {
-        rate: Bitrate::mbps(2),
-        buffer: 25,
-        delay: dms(40),
-        p_loss,
-        rng: RngStream::from_seed(7),
-        queue: VecDeque::new(),
-        drops: 0,
-    };
+    let mut link =
+        Bottleneck::new(Bitrate::mbps(2), 25, dms(40)).with_loss(p_loss, RngStream::from_seed(7));
     let mut at_20s = None;
     let (t20, t60) = (
         Instant::from_nanos(20_000_000_000),
