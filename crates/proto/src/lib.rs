@@ -35,6 +35,7 @@ pub mod multfrc;
 mod packet;
 mod player;
 mod protocols;
+pub mod rap;
 mod real_time;
 pub mod surestream;
 pub mod tcp;

@@ -422,6 +422,22 @@ macro_rules! protocol_list {
                     StreamReport(crate::surestream::StreamReport) = 7,
                 }
             }
+            /// RAP: rate-based AIMD with per-packet ACKs (Rejaie et al. 1999).
+            Rap(crate::rap::RapConfig) {
+                endpoints {
+                    /// RAP sender.
+                    RapSender(Box<crate::rap::RapSender>),
+                    /// RAP receiver.
+                    RapReceiver(crate::rap::RapReceiver),
+                }
+                headers {
+                    /// A RAP data packet.
+                    RapData(crate::rap::RapData),
+                    /// A RAP ACK with the receiver's last hole.
+                    RapAck(crate::rap::RapAck),
+                }
+                wire {}
+            }
             /// Any of the above carried on ATM ABR virtual circuits (paper 003's cure).
             Abr(crate::abr::AbrFlowConfig) {
                 endpoints {

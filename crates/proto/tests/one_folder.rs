@@ -21,6 +21,7 @@ const PROTOCOLS: &[(&str, &[&str])] = &[
     ("tfrc", &["tfrc.rs", "tfrc_wireless.rs"]),
     ("multfrc", &["multfrc.rs"]),
     ("vtp", &["vtp.rs"]),
+    ("rap", &["rap.rs"]),
     (
         "media_scaling",
         &["media_scaling.rs", "mmapp.rs", "mpegapp.rs"],

@@ -64,6 +64,7 @@ const STRINGS: &[&str] = &[
     "\"tcp\"",
     "\"cbr\"",
     "\"vtp\"",
+    "\"rap\"",
     "\"red\"",
     "\"fq\"",
     "\"tbf\"",

@@ -32,7 +32,7 @@ fn err(protocol: &str, keys: &str) -> ScenarioError {
 
 #[test]
 fn every_rate_protocol_loads_with_its_defaults_and_its_resolved_form_loads_back() {
-    for protocol in ["tfrc", "tfrc-wireless", "multfrc", "vtp"] {
+    for protocol in ["tfrc", "tfrc-wireless", "multfrc", "vtp", "rap"] {
         let s = load(&scenario(protocol, ""), "ok.toml", None).unwrap();
         let again = load(&s.resolved, "resolved.toml", None).unwrap();
         // The same text: the resolved form is a fixed point (keys in the same order too).
@@ -103,6 +103,43 @@ fn other_bad_rate_control_parameters_name_their_field() {
             "{protocol} {keys}: {e}"
         );
         assert_eq!(e.line, 14, "{protocol} {keys}: {e}");
+    }
+}
+
+#[test]
+fn bad_rap_parameters_name_their_field_and_the_expected_form() {
+    for (keys, field, wanted) in [
+        ("beta = 1.0", "beta", "between 0 and 1"),
+        ("alpha = 0", "alpha", "from 0.000001 to 1000"),
+        (
+            "initial_interval = \"0s\"",
+            "initial_interval",
+            "above zero",
+        ),
+        (
+            "max_interval = \"100us\"",
+            "max_interval",
+            "at least \"1ms\"",
+        ),
+        ("packet_size = \"40B\"", "packet_size", "at least 41 bytes"),
+        ("fine_grain = 1", "fine_grain", "true or false"),
+        ("gamma = 0.5", "gamma", "does not apply to rap flows"),
+    ] {
+        let e = err("rap", keys);
+        assert_eq!(
+            (e.file.as_str(), e.line, e.field.as_str()),
+            ("bad.toml", 14, format!("flow[0].{field}").as_str()),
+            "{e}"
+        );
+        assert!(e.message.contains(wanted), "{keys}: {e}");
+    }
+    let s = load(&scenario("rap", ""), "ok.toml", None).unwrap();
+    for key in [
+        "initial_interval = \"2s\"",
+        "beta = 0.5",
+        "fine_grain = false",
+    ] {
+        assert!(s.resolved.contains(key), "{key} in {}", s.resolved);
     }
 }
 

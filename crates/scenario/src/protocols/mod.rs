@@ -6,6 +6,7 @@ mod media_scaling;
 mod mmapp;
 mod mpegapp;
 mod multfrc;
+mod rap;
 mod surestream;
 mod tcp;
 mod tcp_control;
@@ -61,6 +62,11 @@ pub(crate) const READERS: &[ProtocolReader] = &[
         name: "vtp",
         keys: || vtp::KEYS.to_vec(),
         read: vtp::read,
+    },
+    ProtocolReader {
+        name: "rap",
+        keys: || rap::KEYS.to_vec(),
+        read: rap::read,
     },
     ProtocolReader {
         name: "mmapp",
