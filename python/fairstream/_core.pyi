@@ -209,6 +209,9 @@ class RealRun:
         """Writes the result files and `rt.json` into `out_dir` (created when absent, refused
         unless empty)."""
 
+def real_time_protocols() -> list[str]:
+    """The protocols `real_send` runs, by name, in the protocol list's order."""
+
 def real_send(
     to: str,
     protocol: str,

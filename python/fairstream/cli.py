@@ -347,7 +347,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("send", help="send a flow over UDP to a `fairstream recv` and write its results")
     p.add_argument("--to", required=True, metavar="ADDR:PORT", help="the receiver")
-    p.add_argument("--protocol", required=True, help="tfrc, tfrc-wireless, multfrc, vtp or surestream")
+    p.add_argument(
+        "--protocol",
+        required=True,
+        help="a protocol the real-time driver runs (tfrc, vtp, ...; another name gets the list)",
+    )
     p.add_argument("--duration", default="30s", help="how long to send (default 30s)")
     p.add_argument("--rate-cap", metavar="RATE", help="the most to send, e.g. 50Mbps")
     p.add_argument("-o", "--output", type=_output_path, required=True, help="output directory")

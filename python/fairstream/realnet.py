@@ -21,8 +21,8 @@ from .results import RunResult
 #: A live-line callback: (seconds since the flow started, rate bit/s, RTT s or None, loss fraction).
 LiveCallback = Callable[[float, float, "float | None", float], None]
 
-#: The protocols `send` runs.
-PROTOCOLS = ("tfrc", "tfrc-wireless", "multfrc", "vtp", "surestream")
+#: The protocols `send` runs: those the core's protocol list marks for the real-time driver.
+PROTOCOLS: tuple[str, ...] = tuple(_core.real_time_protocols())
 
 
 def live_line(t_s: float, rate_bps: float, rtt_s: float | None, loss: float) -> str:
@@ -72,8 +72,8 @@ def send(
     live: bool | LiveCallback = False,
     force: bool = False,
 ) -> RunResult:
-    """Sends a flow of `protocol` (tfrc, tfrc-wireless, multfrc, vtp, or surestream: the media
-    streamer with its default clip, which takes no rate cap) to a `recv` at `to`
+    """Sends a flow of `protocol` (one of `PROTOCOLS`; surestream, the media streamer with its
+    default clip, takes no rate cap) to a `recv` at `to`
     (``host:port``) for `duration` (``"30s"``), at most `rate_cap` (``"50Mbps"``); returns the
     sender's results as `run` does. `live`: True prints a line of rate, RTT and loss on stderr
     about once a second; a callable gets its numbers. Bad arguments (an unresolvable address, a

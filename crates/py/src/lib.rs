@@ -621,6 +621,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "EmulatorUnavailable",
         m.py().get_type::<emulate::EmulatorUnavailable>(),
     )?;
+    m.add_function(wrap_pyfunction!(realnet::real_time_protocols, m)?)?;
     m.add_function(wrap_pyfunction!(realnet::real_send, m)?)?;
     m.add_function(wrap_pyfunction!(realnet::real_recv, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

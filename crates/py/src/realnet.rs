@@ -209,6 +209,12 @@ fn pacing_json(l: &fairstream_rt::pacer::Lateness) -> serde_json::Value {
     })
 }
 
+/// The protocols `real_send` runs, by name, in the protocol list's order.
+#[pyfunction]
+pub(crate) fn real_time_protocols() -> Vec<&'static str> {
+    RtProtocol::ALL.into_iter().map(RtProtocol::name).collect()
+}
+
 /// Sends a flow of `protocol` to the receiver at `to` (`host:port`) for `duration` (such as
 /// `"30s"`), at most `rate_cap` (such as `"50Mbps"`); `on_live(t_s, rate_bps, rtt_s, loss)` is
 /// called about once a second.
