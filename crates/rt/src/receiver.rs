@@ -89,6 +89,36 @@ struct Conn {
     arrived: u64,
 }
 
+impl Conn {
+    /// Sends every report the endpoint has ready, each with the echo of its range (a lie
+    /// when `lie`, to test the sender's proof).
+    fn send_reports(
+        &mut self,
+        now: Instant,
+        lie: bool,
+        sock: &UdpSocket,
+        outbuf: &mut [u8],
+    ) -> std::io::Result<()> {
+        while let Some(mut p) = self.ep.poll_transmit(now) {
+            let conn = p.header.feedback_claim().map(|(conn, _)| conn);
+            let (lag, cap) = (p.header.echo_lag(), p.header.report_top());
+            if lie {
+                p.header.hide_loss();
+            }
+            let n = wire::encode(self.filter.conn_id, &p.header, p.payload, outbuf)
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            if let Some(conn) = conn {
+                self.sums
+                    .echo(conn, lag, cap)
+                    .write(&mut outbuf[n - wire::ECHO_LEN..n])
+                    .map_err(|e| std::io::Error::other(e.to_string()))?;
+            }
+            let _ = sock.send_to(&outbuf[..n], self.filter.peer);
+        }
+        Ok(())
+    }
+}
+
 /// Binds `cfg.listen` (so that a port in use fails before anything else).
 pub fn bind_receiver(cfg: &RecvConfig) -> Result<UdpSocket, RtError> {
     socket::bind(cfg.listen)
@@ -130,6 +160,7 @@ pub fn run_receiver(
             }
         }
         replies.clear();
+        let mut send_error = None;
         socket::drain(sock, &mut inbuf, 256, |d, from| match wire::decode(d) {
             Err(WireError::UnknownVersion(_)) => {
                 // Answer in this build's version, never with more bytes than came in.
@@ -201,6 +232,11 @@ pub fn run_receiver(
                     let p = socket::arrived(now, d.len(), payload, Direction::Forward, header);
                     let size = p.size;
                     c.ep.handle_packet(now, &p, &mut rec);
+                    // Drained after every packet, as the endpoint contract says: a receiver
+                    // that acknowledges each packet keeps one ACK at a time.
+                    if let Err(e) = c.send_reports(now, cfg.impairment.lie, sock, &mut outbuf) {
+                        send_error.get_or_insert(e);
+                    }
                     rec.delivered(now, size, payload as u64);
                     live_bytes += size.as_bytes();
                     live_got += 1;
@@ -213,6 +249,9 @@ pub fn run_receiver(
                 _ => ignored += 1,
             },
         })?;
+        if let Some(e) = send_error {
+            return Err(e.into());
+        }
         for &(to, got, id, ack) in &replies {
             let n = wire::encode_handshake(id, &ack, &mut outbuf).expect("an ack fits");
             if n <= got {
@@ -223,37 +262,22 @@ pub fn run_receiver(
             if c.ep.poll_timeout().is_some_and(|t| t <= now) {
                 c.ep.handle_timeout(now, &mut rec);
             }
-            while let Some(mut p) = c.ep.poll_transmit(now) {
-                let conn = p.header.feedback_claim().map(|(conn, _)| conn);
-                let (lag, cap) = (p.header.echo_lag(), p.header.report_top());
-                if cfg.impairment.lie {
-                    p.header.hide_loss();
-                }
-                let n = wire::encode(c.filter.conn_id, &p.header, p.payload, &mut outbuf)
-                    .map_err(|e| std::io::Error::other(e.to_string()))?;
-                if let Some(conn) = conn {
-                    c.sums
-                        .echo(conn, lag, cap)
-                        .write(&mut outbuf[n - wire::ECHO_LEN..n])
-                        .map_err(|e| std::io::Error::other(e.to_string()))?;
-                }
-                let _ = sock.send_to(&outbuf[..n], c.filter.peer);
-            }
-            if now >= next_live {
-                let seen = live_got + live_lost;
-                live(&Live {
-                    t_s: now.saturating_since(start).as_secs_f64(),
-                    rate_bps: (live_bytes * 8) as f64,
-                    rtt: None,
-                    loss: if seen > 0 {
-                        live_lost as f64 / seen as f64
-                    } else {
-                        0.0
-                    },
-                });
-                (live_bytes, live_lost, live_got) = (0, 0, 0);
-                next_live += Duration::from_secs(1);
-            }
+            c.send_reports(now, cfg.impairment.lie, sock, &mut outbuf)?;
+        }
+        if conn.is_some() && now >= next_live {
+            let seen = live_got + live_lost;
+            live(&Live {
+                t_s: now.saturating_since(start).as_secs_f64(),
+                rate_bps: (live_bytes * 8) as f64,
+                rtt: None,
+                loss: if seen > 0 {
+                    live_lost as f64 / seen as f64
+                } else {
+                    0.0
+                },
+            });
+            (live_bytes, live_lost, live_got) = (0, 0, 0);
+            next_live += Duration::from_secs(1);
         }
         let deadline = conn
             .as_ref()
