@@ -423,20 +423,20 @@ macro_rules! protocol_list {
                 }
             }
             /// RAP: rate-based AIMD with per-packet ACKs (Rejaie et al. 1999).
-            Rap(crate::rap::RapConfig) {
+            Rap(crate::rap::RapConfig) real_time 6 {
                 endpoints {
                     /// RAP sender.
                     RapSender(Box<crate::rap::RapSender>),
                     /// RAP receiver.
                     RapReceiver(crate::rap::RapReceiver),
                 }
-                headers {
-                    /// A RAP data packet.
-                    RapData(crate::rap::RapData),
-                    /// A RAP ACK with the receiver's last hole.
-                    RapAck(crate::rap::RapAck),
+                headers {}
+                wire {
+                    /// A RAP data packet over UDP.
+                    RapData(crate::rap::RapData) = 8,
+                    /// A RAP ACK with the receiver's last hole, over UDP.
+                    RapAck(crate::rap::RapAck) = 9,
                 }
-                wire {}
             }
             /// Any of the above carried on ATM ABR virtual circuits (paper 003's cure).
             Abr(crate::abr::AbrFlowConfig) {

@@ -10,7 +10,8 @@
 //! - [`receiver`]: the ACKs and the hole they carry.
 //!
 //! Quality adaptation (the layered encoding RAP was built to drive) is not modelled: the
-//! application is greedy and sends at the rate the gap allows. Simulator only.
+//! application is greedy and sends at the rate the gap allows. It runs in the simulator and
+//! over `fairstream send`/`recv` ([`crate::RealTime`]).
 
 pub mod config;
 mod header;
@@ -67,6 +68,21 @@ impl FlowProtocol for RapConfig {
             bytes_per_packet_in_flight: 2 * size_of::<u64>(),
             metrics_per_packet: 2.0,
             ..FlowDemand::adaptive(self.packet_size)
+        }
+    }
+}
+
+/// A real run: a first gap of 10 ms, the SRTT and loss timeout taken as 100 ms and 1 s until
+/// the first sample \[proposed\] (ns-2's 2 s would hold a real flow at one packet per 2 s
+/// for its first seconds), and the rate at most the cap.
+impl crate::RealTime for RapConfig {
+    fn real_time(cap: Option<Bitrate>) -> Self {
+        Self {
+            initial_interval: fairstream_core::Duration::from_millis(10),
+            initial_rtt: fairstream_core::Duration::from_millis(100),
+            initial_timeout: fairstream_core::Duration::from_secs(1),
+            max_rate: cap,
+            ..Self::default()
         }
     }
 }

@@ -328,6 +328,7 @@ fn every_protocol_runs_over_the_wire_format_at_the_size_it_is_charged() {
         ProtocolConfig::Vtp(VtpConfig::default()),
         ProtocolConfig::MmApp(Default::default()),
         ProtocolConfig::MpegApp(Default::default()),
+        ProtocolConfig::Rap(<crate::rap::RapConfig as crate::RealTime>::real_time(None)),
         ProtocolConfig::Surestream(crate::surestream::SurestreamConfig {
             report_interval: Duration::from_millis(100),
             ..Default::default()
