@@ -22,7 +22,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::record::{FlowSeries, LinkSeries};
 use fairstream_core::{DataSize, Duration, FlowId, Instant};
-use fairstream_proto::{Direction, Header, Packet, UdpDatagram};
+use fairstream_proto::cbr::UdpDatagram;
+use fairstream_proto::{Direction, Header, Packet};
 use fairstream_rt::clock::Clock;
 use fairstream_rt::pacer::Lateness;
 use rustix::event::{PollFd, PollFlags, Timespec, poll};

@@ -230,7 +230,8 @@ impl EmuLink {
 mod tests {
     use super::*;
     use fairstream_core::{FlowId, NodeId};
-    use fairstream_proto::{Direction, Header, UdpDatagram};
+    use fairstream_proto::cbr::UdpDatagram;
+    use fairstream_proto::{Direction, Header};
 
     fn packet(size: u64) -> Packet {
         Packet {

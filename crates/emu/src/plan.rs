@@ -5,8 +5,9 @@
 use std::net::{SocketAddr, SocketAddrV4};
 
 use fairstream_core::{Duration, Instant, NodeId};
+use fairstream_proto::cbr::CbrConfig;
 use fairstream_proto::surestream::{SurestreamConfig, Transport};
-use fairstream_proto::{CbrConfig, DataPacket, FlowProtocol, ProtocolConfig};
+use fairstream_proto::{DataPacket, FlowProtocol, ProtocolConfig};
 use fairstream_rt::RtProtocol;
 use fairstream_scenario::{LinuxTcpConfig, Scenario};
 use fairstream_sim::{FlowRoute, LinkSpec};

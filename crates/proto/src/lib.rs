@@ -14,7 +14,8 @@
 //!
 //! ```
 //! use fairstream_core::FlowId;
-//! use fairstream_proto::{CbrConfig, CbrSource, Endpoint, FlowCtx, NullSink};
+//! use fairstream_proto::cbr::{CbrConfig, CbrSource};
+//! use fairstream_proto::{Endpoint, FlowCtx, NullSink};
 //! let mut src = CbrSource::new(&FlowCtx::at_zero(FlowId(0), 1), CbrConfig::default());
 //! let now = src.poll_timeout().unwrap(); // the flow's start time
 //! src.handle_timeout(now, &mut NullSink);
@@ -42,7 +43,6 @@ pub mod tcp;
 pub mod tfrc;
 pub mod vtp;
 pub mod wire;
-pub use cbr::{CbrConfig, CbrSource, OnOff, UdpDatagram, UdpSink};
 pub use endpoint::{Endpoint, EndpointStats};
 pub use metric::{Metric, MetricKind, MetricSink, NullSink, VecSink};
 pub use packet::{Direction, IP_TCP_HEADER, IP_UDP_HEADER, Packet, udp_feedback_size, udp_headers};

@@ -8,11 +8,10 @@
 
 use fairstream_core::{Bitrate, DataSize, FlowId, Instant, RngStream};
 
+use crate::cbr::{CbrConfig, CbrSource, UdpSink};
 use crate::header::HeaderKind;
 use crate::tcp::{TcpConfig, TcpSender, TcpSink, TcpSinkConfig};
-use crate::{
-    CbrConfig, CbrSource, Endpoint, EndpointStats, MetricKind, MetricSink, Packet, UdpSink,
-};
+use crate::{Endpoint, EndpointStats, MetricKind, MetricSink, Packet};
 
 /// What a driver tells a protocol about the flow whose two endpoints it builds: which flow it
 /// is, when its application runs, and the random stream its endpoints draw from (derived by the
@@ -312,12 +311,12 @@ macro_rules! protocol_list {
                 wire {}
             }
             /// Unresponsive UDP at a constant bit rate.
-            Cbr(crate::CbrConfig) {
+            Cbr(crate::cbr::CbrConfig) {
                 endpoints {
                     /// UDP constant-bit-rate source.
-                    Cbr(crate::CbrSource),
+                    Cbr(crate::cbr::CbrSource),
                     /// UDP receiver.
-                    UdpSink(crate::UdpSink),
+                    UdpSink(crate::cbr::UdpSink),
                 }
                 headers {
                     /// A UDP datagram with an application sequence number.

@@ -27,7 +27,7 @@ const PROTOCOLS: &[(&str, &[&str])] = &[
         &["media_scaling.rs", "mmapp.rs", "mpegapp.rs"],
     ),
     ("surestream", &["surestream.rs"]),
-    ("abr", &[]),
+    ("abr", &["abr.rs"]),
 ];
 
 /// Where a protocol's names appear today outside the places allowed, and why.
@@ -124,22 +124,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "abr",
         "crates/scenario/src/elements.rs",
         "ERICA's parameters are a queue's",
-    ),
-    (
-        "abr",
-        "crates/scenario/src/transport.rs",
-        "the ABR reader is not in protocols/",
-    ),
-    // Re-exports and examples.
-    (
-        "cbr.rs",
-        "crates/proto/src/lib.rs",
-        "CBR's types re-exported at the crate root",
-    ),
-    (
-        "media_scaling",
-        "crates/py/src/media.rs",
-        "the MPEG trace import",
     ),
 ];
 

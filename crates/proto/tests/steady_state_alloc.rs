@@ -219,7 +219,7 @@ fn no_protocol_allocates_per_packet_in_steady_state() {
         // CBR carried on ABR virtual circuits: cells, RM cells, reassembly (1 % of cells lost
         // loses about a quarter of the packets), the source buffer's discards. (TCP on ABR runs
         // the same VC code; through this path's cell loss it sends too little to measure.)
-        abr(ProtocolConfig::Cbr(fairstream_proto::CbrConfig {
+        abr(ProtocolConfig::Cbr(fairstream_proto::cbr::CbrConfig {
             rate: Bitrate::mbps(5).into(),
             packet_size: fairstream_core::DataSize::bytes(1500),
             ..Default::default()

@@ -6,7 +6,7 @@ use fairstream_core::{DataSize, RngStream};
 use std::path::PathBuf;
 
 use fairstream_media::{FrameTrace, GopPattern, SyntheticGop, ffprobe, scale};
-use fairstream_proto::media_scaling::{MpegAppConfig, MpegTrace};
+use fairstream_proto::media_scaling;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -51,16 +51,10 @@ pub(crate) fn mpeg_scale_rates(
         size_noise: 0.0,
     };
     let trace = FrameTrace::synthetic(&synthetic, 1, &mut RngStream::from_seed(0));
-    let config = MpegAppConfig {
-        trace: MpegTrace::Frames(trace.clone()),
-        max_packet: DataSize::bytes(max_packet_bytes),
-        ..MpegAppConfig::default()
-    };
+    let (encoded, wire) =
+        media_scaling::mpeg_scale_rates(&trace, DataSize::bytes(max_packet_bytes));
     let bps = |rates: &[fairstream_core::Bitrate]| rates.iter().map(|r| r.as_bps_f64()).collect();
-    Ok((
-        bps(&scale::scale_rates(&trace)),
-        bps(&config.wire_rates(&trace)),
-    ))
+    Ok((bps(&encoded), bps(&wire)))
 }
 
 /// The frames of the first video stream of the file at `path`, read with `ffprobe` (FFmpeg):

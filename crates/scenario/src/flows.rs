@@ -24,7 +24,7 @@ const MAX_FLOWS: usize = 1_000_000;
 
 /// All keys a flow table may hold.
 pub(crate) fn flow_keys() -> Vec<&'static str> {
-    let mut keys = [COMMON_KEYS, SHARED_KEYS, crate::transport::KEYS].concat();
+    let mut keys = [COMMON_KEYS, SHARED_KEYS, crate::protocols::abr::KEYS].concat();
     for r in READERS {
         keys.extend((r.keys)());
     }
@@ -85,7 +85,7 @@ pub(crate) fn read_flow(
     let config = match reader {
         Some(reader) => {
             let config = (reader.read)(f, warnings)?;
-            Flavour::Simulated(Box::new(crate::transport::read(f, config)?))
+            Flavour::Simulated(Box::new(crate::protocols::abr::read(f, config)?))
         }
         None => {
             if !overhead.is_zero() {

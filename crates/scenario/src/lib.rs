@@ -48,7 +48,6 @@ mod reader;
 mod record;
 mod schedule;
 mod topology;
-mod transport;
 
 use fairstream_core::Duration;
 use fairstream_sim::{Estimate, Network, Part};
@@ -331,7 +330,7 @@ mod docs_tests {
     }
 
     fn undocumented(doc: &str) -> Vec<String> {
-        let flow = [crate::flows::COMMON_KEYS, crate::transport::KEYS].concat();
+        let flow = [crate::flows::COMMON_KEYS, crate::protocols::abr::KEYS].concat();
         let mut out: Vec<String> = missing(doc, &flow, |s| s.heading == "## `[[flow]]`")
             .into_iter()
             .map(|k| format!("flow.{k}"))

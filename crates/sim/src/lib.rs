@@ -23,7 +23,8 @@
 //! ```
 //! use fairstream_core::{Bitrate, DataSize, Duration, Instant};
 //! use fairstream_net::{ErrorModel, QueueConfig, QueueLimit};
-//! use fairstream_proto::{CbrConfig, ProtocolConfig};
+//! use fairstream_proto::ProtocolConfig;
+//! use fairstream_proto::cbr::CbrConfig;
 //! use fairstream_sim::{FlowSpec, LinkSpec, Network, Simulator};
 //!
 //! let mut net = Network::new(Duration::from_secs(10), 1);

@@ -3,7 +3,8 @@
 //! returns is that file, which goes away when the output is dropped.
 
 use fairstream_core::{Bitrate, DataSize, Duration, Instant, LinkId};
-use fairstream_proto::{CbrConfig, ProtocolConfig};
+use fairstream_proto::ProtocolConfig;
+use fairstream_proto::cbr::CbrConfig;
 use fairstream_sim::{FlowSpec, LinkSpec, Network, Simulator};
 
 #[test]

@@ -8,8 +8,9 @@ use std::collections::HashMap;
 
 use fairstream_core::{Bitrate, DataSize, Duration, Instant, NodeId, RateSchedule};
 use fairstream_net::{LimitCounting, QueueConfig, QueueLimit};
+use fairstream_proto::cbr::CbrConfig;
 use fairstream_proto::tcp::TcpConfig;
-use fairstream_proto::{CbrConfig, ProtocolConfig, TcpFlowConfig};
+use fairstream_proto::{ProtocolConfig, TcpFlowConfig};
 use fairstream_records::{PacketEvent, RunOutput};
 use fairstream_sim::{FlowSpec, FlowStart, LinkSpec, Network, NetworkError, Simulator, TieRule};
 

@@ -10,7 +10,8 @@ use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use fairstream_core::{DataSize, Duration, FlowId, Instant, RngStream};
-use fairstream_proto::{CbrConfig, Endpoint, FlowCtx, IP_UDP_HEADER, NullSink, ProtocolConfig};
+use fairstream_proto::cbr::CbrConfig;
+use fairstream_proto::{Endpoint, FlowCtx, IP_UDP_HEADER, NullSink, ProtocolConfig};
 use fairstream_rt::clock::Clock;
 use fairstream_rt::pacer::{self, Lateness};
 use serde_json::json;

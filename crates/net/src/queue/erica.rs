@@ -471,7 +471,7 @@ mod tests {
     fn packets_that_are_not_cells_pass_as_in_a_fifo() {
         let mut p = port(2, PacketDiscard::Early { threshold: 0 });
         let udp = Packet {
-            header: Header::Udp(fairstream_proto::UdpDatagram { seq: 0 }),
+            header: Header::Udp(fairstream_proto::cbr::UdpDatagram { seq: 0 }),
             size: DataSize::bytes(1000),
             ..data(0, 0, true)
         };

@@ -417,7 +417,8 @@ mod tests {
     use fairstream_core::{Bitrate, Duration};
 
     use super::*;
-    use crate::{CbrConfig, NullSink};
+    use crate::NullSink;
+    use crate::cbr::CbrConfig;
 
     /// A CBR flow of `packet` bytes at `rate` carried on ABR with `params`.
     fn flow(rate: Bitrate, packet: u64, params: AbrParams) -> (AnyEndpoint, AnyEndpoint) {

@@ -335,6 +335,21 @@ impl MpegAppConfig {
     }
 }
 
+/// The rate of each scale, scale 0 first, of `trace` as MPEG_APP sends it in packets of at
+/// most `max_packet`: `(encoded, wire)`, the frames' bytes alone and with the IP, UDP and media
+/// headers of their packets.
+pub fn mpeg_scale_rates(
+    trace: &FrameTrace,
+    max_packet: DataSize,
+) -> ([Bitrate; SCALES], [Bitrate; SCALES]) {
+    let config = MpegAppConfig {
+        trace: MpegTrace::Frames(trace.clone()),
+        max_packet,
+        ..MpegAppConfig::default()
+    };
+    (scale::scale_rates(trace), config.wire_rates(trace))
+}
+
 /// Packets a frame of `bytes` takes at `payload` bytes per packet: at least 1 (an empty frame
 /// still sends its header), at most 65 535 (the header's field; a larger frame's excess is cut).
 pub(super) fn fragments(bytes: u64, payload: u64) -> u16 {

@@ -24,7 +24,7 @@ mod tests;
 
 use fairstream_core::{Instant, RngStream};
 
-pub use config::{MmAppConfig, MpegAppConfig, MpegTrace, ScalingConfig};
+pub use config::{MmAppConfig, MpegAppConfig, MpegTrace, ScalingConfig, mpeg_scale_rates};
 pub use header::{MediaData, MediaFeedback};
 pub use receiver::MediaReceiver;
 pub use sender::MediaSender;

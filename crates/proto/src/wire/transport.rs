@@ -39,8 +39,9 @@ pub(crate) fn emit_udp(ctx: &TransportContext, out: &mut [u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Header;
+    use crate::cbr::UdpDatagram;
     use crate::tcp::{TcpFlags, TcpSegment};
-    use crate::{Header, UdpDatagram};
 
     const CTX: TransportContext = TransportContext {
         sport: 10_001,

@@ -1,7 +1,8 @@
 //! A `protocol = "cbr"` flow: unresponsive UDP at a constant bit rate.
 
 use fairstream_core::{Bitrate, DataSize, Duration};
-use fairstream_proto::{CbrConfig, OnOff, ProtocolConfig};
+use fairstream_proto::ProtocolConfig;
+use fairstream_proto::cbr::{CbrConfig, OnOff};
 
 use super::read_packet_size;
 use crate::error::ScenarioError;

@@ -1,6 +1,9 @@
 //! One reader file per protocol, each returning the protocol's configuration; [`READERS`] is
 //! the list the flow reader chooses from. Adding a protocol's reader = its file and one line.
+//! ATM ABR is not a `protocol = "…"` but carries any of them (`atm = "abr"`): its reader,
+//! [`abr`], wraps the configuration the others return.
 
+pub(crate) mod abr;
 mod cbr;
 mod media_scaling;
 mod mmapp;

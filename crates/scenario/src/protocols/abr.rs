@@ -1,7 +1,7 @@
 //! A flow's `atm` key: `"none"` (packets as they are) or `"abr"`, which carries the flow's
 //! packets on ATM ABR virtual circuits with the parameters of its `abr = { … }` table (TM 4.0
-//! source parameters, PROTOCOLS.md §7.2, and the source buffer). (Not `transport`, which the
-//! streamer uses for UDP or TCP: ABR carries whatever transport the flow has.)
+//! source parameters, PROTOCOLS.md §7.2, and the source buffer). ABR carries whatever
+//! protocol, and transport, the flow has.
 
 use fairstream_core::{Bitrate, DataSize, Duration};
 use fairstream_proto::ProtocolConfig;
