@@ -9,6 +9,8 @@
 use fairstream_core::{Bitrate, DataSize, FlowId, Instant, RngStream};
 
 use crate::cbr::{CbrConfig, CbrSource, UdpSink};
+pub use fairstream_records::DataPacket;
+
 use crate::header::HeaderKind;
 use crate::tcp::{TcpConfig, TcpSender, TcpSink, TcpSinkConfig};
 use crate::{Endpoint, EndpointStats, MetricKind, MetricSink, Packet};
@@ -96,33 +98,6 @@ pub trait FlowProtocol {
     /// What the flow asks of a run, for the estimate of its memory and events made before the
     /// run starts.
     fn demand(&self) -> FlowDemand;
-}
-
-/// A full data packet of a flow as its sender sends it: the size on the wire and the bytes of it
-/// that are headers (IP, the transport, the protocol's own); the rest is the payload its sender
-/// counts. The flow summary carries the three, so that no reader of the results recomputes a
-/// protocol's headers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DataPacket {
-    /// Size on the wire.
-    pub size: DataSize,
-    /// Bytes of it that are headers.
-    pub headers: DataSize,
-}
-
-impl DataPacket {
-    /// A packet of `size` on the wire with `headers` bytes of headers (at most `size`).
-    pub fn new(size: DataSize, headers: u64) -> Self {
-        Self {
-            size,
-            headers: DataSize::bytes(headers.min(size.as_bytes())),
-        }
-    }
-
-    /// The payload: the size less the headers.
-    pub fn payload(&self) -> DataSize {
-        DataSize::bytes(self.size.as_bytes() - self.headers.as_bytes())
-    }
 }
 
 /// What a flow asks of a run: how fast it may send and what its endpoints hold. A driver

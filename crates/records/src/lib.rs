@@ -23,6 +23,6 @@ pub use capture::CaptureFile;
 pub use column::{Column, ColumnKind, Declared, Value};
 pub use metric::{Metric, MetricKind, MetricSink, NullSink, VecSink};
 pub use record::{
-    DeclaredSeries, FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords, PacketEvent,
-    PacketTrace, RunOutput, SeriesTable,
+    DataPacket, DeclaredSeries, FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords,
+    PacketEvent, PacketTrace, RunOutput, SeriesTable,
 };

@@ -1,7 +1,34 @@
 //! What a run produces: per-flow and per-link summaries, interval series, protocol metric
 //! records, an optional per-packet trace and optional pcap captures, all in columnar form.
 
-use fairstream_core::Duration;
+use fairstream_core::{DataSize, Duration};
+
+/// A full data packet of a flow as its sender sends it: the size on the wire and the bytes of it
+/// that are headers (IP, the transport, the protocol's own); the rest is the payload its sender
+/// counts. The flow summary carries the three, so that no reader of the results recomputes a
+/// protocol's headers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DataPacket {
+    /// Size on the wire.
+    pub size: DataSize,
+    /// Bytes of it that are headers.
+    pub headers: DataSize,
+}
+
+impl DataPacket {
+    /// A packet of `size` on the wire with `headers` bytes of headers (at most `size`).
+    pub fn new(size: DataSize, headers: u64) -> Self {
+        Self {
+            size,
+            headers: DataSize::bytes(headers.min(size.as_bytes())),
+        }
+    }
+
+    /// The payload: the size less the headers.
+    pub fn payload(&self) -> DataSize {
+        DataSize::bytes(self.size.as_bytes() - self.headers.as_bytes())
+    }
+}
 
 /// Totals of one flow over the run.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,12 +47,10 @@ pub struct FlowSummary {
     pub start_s: f64,
     /// Stop (or end of run), seconds.
     pub stop_s: f64,
-    /// Size of a full data packet on the wire, bytes.
-    pub packet_size_bytes: u64,
-    /// Bytes of it that are headers (IP, transport, the protocol's own).
-    pub header_bytes: u64,
-    /// Bytes of it that are the sender's payload (`packet_size_bytes − header_bytes`).
-    pub payload_bytes: u64,
+    /// A full data packet of the flow: its size on the wire and its headers (the
+    /// `packet_size_bytes`, `header_bytes` and `payload_bytes` columns; zero where a run does
+    /// not know its protocol's packet).
+    pub packet: DataPacket,
     /// Data packets the sender emitted.
     pub packets_sent: u64,
     /// Bytes the sender emitted.

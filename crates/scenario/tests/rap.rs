@@ -59,7 +59,11 @@ fn beside_tcp_each_gets_a_share_the_same_bits_for_a_seed() {
     assert_eq!(rap.protocol, "rap");
     // IPv4 + UDP + the 8-byte frame + RAP's 4-byte sequence number.
     assert_eq!(
-        (rap.packet_size_bytes, rap.header_bytes, rap.payload_bytes),
+        (
+            rap.packet.size.as_bytes(),
+            rap.packet.headers.as_bytes(),
+            rap.packet.payload().as_bytes()
+        ),
         (1000, 40, 960)
     );
     let total = rap.throughput_bps + tcp.throughput_bps;

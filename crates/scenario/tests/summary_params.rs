@@ -53,13 +53,13 @@ fn packet_sizes_and_link_parameters_are_typed_columns() {
         .flows
         .iter()
         .map(|f| {
-            let sum = f.header_bytes + f.payload_bytes;
-            assert_eq!(sum, f.packet_size_bytes, "{}", f.name);
+            let sum = f.packet.headers.as_bytes() + f.packet.payload().as_bytes();
+            assert_eq!(sum, f.packet.size.as_bytes(), "{}", f.name);
             (
                 f.name.as_str(),
-                f.packet_size_bytes,
-                f.header_bytes,
-                f.payload_bytes,
+                f.packet.size.as_bytes(),
+                f.packet.headers.as_bytes(),
+                f.packet.payload().as_bytes(),
             )
         })
         .collect();
