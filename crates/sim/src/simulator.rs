@@ -513,12 +513,17 @@ impl Simulator {
         }
     }
 
+    /// Closes the bin that ends at `now` and schedules the next close, except for the run's last
+    /// bin: [`Simulator::finish_at`] closes that one, after every event at the run's end (a packet
+    /// sent or delivered at that very instant, after this event in the tie order, would
+    /// otherwise count in the summary and in no bin).
     fn sample(&mut self, now: Instant) {
+        if now >= self.end {
+            return;
+        }
         self.rec.close_bin(now, &self.endpoints, &self.links);
         let next = now + self.rec.interval();
-        if now < self.end {
-            self.cal.schedule(next.min(self.end), Event::Sample);
-        }
+        self.cal.schedule(next.min(self.end), Event::Sample);
     }
 
     /// Closes the last bin and assembles the results.

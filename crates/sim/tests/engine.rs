@@ -294,9 +294,8 @@ fn a_flow_the_network_cannot_route_is_refused_with_its_nodes_named() {
 
 #[test]
 fn the_series_add_up_to_the_summaries() {
-    // Starts off the 11.43 ms packet grid of the run's end: a packet sent at the very instant
-    // the run ends is counted in the summary but not in the series (the last bin closes at that
-    // instant too, in either order of the tie), so these flows send none there.
+    // Starts off the 11.43 ms packet grid of the run's end (the next test sends at that
+    // instant).
     let mut fan = FanIn::new(drop_tail(5), TieRule::Random)
         .flow(false, Bitrate::kbps(700), Instant::ZERO + ms(1))
         .flow(true, Bitrate::kbps(700), Instant::ZERO + ms(300));
@@ -335,4 +334,45 @@ fn the_series_add_up_to_the_summaries() {
     let active = 2.0 - 0.3;
     assert_eq!(b.start_s, 0.3);
     assert!((b.throughput_bps - b.bytes_delivered as f64 * 8.0 / active).abs() < 1e-6);
+}
+
+/// Sums `col` over the rows of `ids` equal to `id`.
+fn column_sum(ids: &[u32], id: usize, col: &[u64]) -> u64 {
+    ids.iter()
+        .zip(col)
+        .filter(|&(&i, _)| i == id as u32)
+        .map(|(_, &v)| v)
+        .sum()
+}
+
+#[test]
+fn a_packet_sent_at_the_runs_very_end_is_in_its_last_bin() {
+    // 800 kbit/s of 1000-byte packets from time 0: one every 10 ms, the last sent at 2 s, the
+    // run's end, after the last bin's close in the order of same-instant events.
+    let mut fan =
+        FanIn::new(drop_tail(50), TieRule::Fifo).flow(false, Bitrate::kbps(800), Instant::ZERO);
+    fan.net.record.interval = ms(250);
+    fan.net.record.packets = false;
+    let out = fan.run();
+    assert_eq!(out.flows[0].packets_sent, 201, "0, 10 ms, ..., 2 s");
+    for (i, f) in out.flows.iter().enumerate() {
+        let ids = &out.flow_series.flow_id;
+        assert_eq!(
+            column_sum(ids, i, &out.flow_series.packets_sent),
+            f.packets_sent
+        );
+        assert_eq!(
+            column_sum(ids, i, &out.flow_series.packets_delivered),
+            f.packets_delivered
+        );
+    }
+    for (i, l) in out.links.iter().enumerate() {
+        let ids = &out.link_series.link_id;
+        assert_eq!(
+            column_sum(ids, i, &out.link_series.packets_forwarded),
+            l.packets_forwarded,
+            "{}",
+            out.link_names[i]
+        );
+    }
 }
