@@ -43,16 +43,22 @@ pub(crate) fn output(
     let mut flows = Vec::with_capacity(plan.flows.len());
     for (i, f) in plan.flows.iter().enumerate() {
         let (tx, rx) = &records[i];
-        if plan.metrics
-            && let Some(r) = tx
-        {
-            let m = &r.metrics;
-            metrics.t.extend_from_slice(&m.t);
-            metrics
-                .flow_id
-                .extend(std::iter::repeat_n(i as u32, m.t.len()));
-            metrics.metric.extend_from_slice(&m.metric);
-            metrics.value.extend_from_slice(&m.value);
+        if plan.metrics {
+            // Both ends' records, in time order (the sender's first at a tie), as the simulator
+            // records a flow's.
+            let ends: Vec<&MetricRecords> =
+                [tx, rx].into_iter().flatten().map(|r| &r.metrics).collect();
+            let mut rows: Vec<(f64, &'static str, f64)> = ends
+                .iter()
+                .flat_map(|m| (0..m.t.len()).map(|k| (m.t[k], m.metric[k], m.value[k])))
+                .collect();
+            rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+            for (t, name, value) in rows {
+                metrics.t.push(t);
+                metrics.flow_id.push(i as u32);
+                metrics.metric.push(name);
+                metrics.value.push(value);
+            }
         }
         let c = core.flows_total[i];
         let goodput: u64 = rx.as_ref().map_or(0, |r| r.goodput.iter().sum());
@@ -91,7 +97,11 @@ pub(crate) fn output(
             } else {
                 f64::NAN
             },
-            summaries: Default::default(),
+            summaries: [tx, rx]
+                .into_iter()
+                .flatten()
+                .flat_map(|r| r.summaries.iter().cloned())
+                .collect(),
         });
     }
     let links = core
@@ -134,6 +144,7 @@ pub(crate) fn output(
         flow_series: series,
         link_series: core.link_series.clone(),
         metrics,
+        summary_columns: fairstream_proto::ProtocolConfig::summary_columns(),
         ..RunOutput::default()
     }
 }

@@ -120,4 +120,26 @@ metrics = true
     assert!(udp.throughput_bps > 20e3 && tcp.throughput_bps > 20e3);
     assert!(udp.throughput_bps + tcp.throughput_bps < 330e3);
     assert!(r.output.metrics.metric.contains(&"level"));
+    // The UDP streamer's player runs at the receiver: its records and the flow-summary columns
+    // they fold into are there as in a simulated run (the TCP streamer's receiver is the
+    // kernel's, with no player).
+    assert!(r.output.metrics.metric.contains(&"frames_decodable"));
+    let column = |f: &fairstream_records::FlowSummary, name: &str| {
+        f.summaries
+            .iter()
+            .find(|(c, _)| c.name == name)
+            .map(|(_, v)| *v)
+    };
+    assert!(
+        column(udp, "frames_decodable").is_some(),
+        "{:?}",
+        udp.summaries
+    );
+    assert!(column(tcp, "frames_decodable").is_none());
+    assert!(
+        r.output
+            .summary_columns
+            .iter()
+            .any(|c| c.name == "frames_decodable")
+    );
 }

@@ -25,6 +25,9 @@ pub struct FlowRecord {
     pub metrics: MetricRecords,
     /// Retransmitted segments (kernel TCP).
     pub retransmits: u64,
+    /// The flow-summary columns this end's metrics summarise into (a player's playout), as the
+    /// real-time driver folded them.
+    pub summaries: fairstream_records::Declared,
     /// What else the end reports, for `emu.json`.
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
@@ -77,6 +80,18 @@ impl FlowRecord {
         let b = self.bin(t, interval);
         self.rtt[b].0 += rtt.as_secs_f64();
         self.rtt[b].1 += 1;
+    }
+
+    /// The metric records of a real-time run that started at `shift` on the emulation's
+    /// clock, with the RTT samples also binned.
+    pub fn real_time_metrics(&mut self, m: &MetricRecords, shift: Duration, interval: Duration) {
+        for i in 0..m.t.len() {
+            let t = Instant::from_secs_f64(m.t[i]) + shift;
+            if m.metric[i] == "rtt" {
+                self.rtt_sample(t, interval, Duration::from_secs_f64(m.value[i]));
+            }
+            self.metric(t, m.metric[i], m.value[i]);
+        }
     }
 
     /// A metric record at `t`.

@@ -53,15 +53,12 @@ pub fn send(
     // for a while (the streamer's start-up burst into a small bucket) goes on.
     cfg.circuit_breaker = false;
     let r = fairstream_rt::run_sender(&cfg, stop, &mut |_| {}).map_err(|e| e.to_string())?;
-    let shift = t0.saturating_since(Instant::ZERO).as_secs_f64();
-    let m = &r.output.metrics;
-    for i in 0..m.t.len() {
-        let t = Instant::from_secs_f64(m.t[i] + shift);
-        if m.metric[i] == "rtt" {
-            rec.rtt_sample(t, end.interval, Duration::from_secs_f64(m.value[i]));
-        }
-        rec.metric(t, m.metric[i], m.value[i]);
-    }
+    rec.real_time_metrics(
+        &r.output.metrics,
+        t0.saturating_since(Instant::ZERO),
+        end.interval,
+    );
+    rec.summaries = summaries(&r.output);
     let pacing = &r.lateness;
     rec.extra
         .insert("stop_reason".into(), json!(r.stop.to_string()));
@@ -104,6 +101,9 @@ pub fn receive(
             s.goodput_bytes[i],
         );
     }
+    // A player's records (playout, frames) and the summaries they fold into.
+    rec.real_time_metrics(&r.output.metrics, shift, end.interval);
+    rec.summaries = summaries(&r.output);
     rec.extra
         .insert("receiver_stop_reason".into(), json!(r.stop.to_string()));
     rec.extra
@@ -111,4 +111,12 @@ pub fn receive(
     rec.extra
         .insert("malformed_datagrams".into(), json!(r.malformed));
     Ok(rec)
+}
+
+/// The declared summary columns of a real-time run's one flow.
+fn summaries(out: &fairstream_records::RunOutput) -> fairstream_records::Declared {
+    out.flows
+        .first()
+        .map(|f| f.summaries.clone())
+        .unwrap_or_default()
 }
