@@ -83,6 +83,18 @@ def test_whole_process_peak_is_the_childs_own(tmp_path: Path) -> None:
     assert 5 * 1024 < report["peak_kib"] < 150 * 1024
 
 
+def test_every_whole_process_round_simulates_in_a_cold_cache_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With the caller's cache, the second round would be a cache hit.
+    ambient = tmp_path / "ambient-cache"
+    monkeypatch.setenv("FAIRSTREAM_CACHE", str(ambient))
+    text = scenario_text(BENCHMARKS["B3"], "1s")
+    for _ in range(2):
+        assert "summary.json" in run_cli(text, "B3")["files"]
+    assert not ambient.exists() or not any(ambient.iterdir())
+
+
 def _side(goodputs: list[float], drops: int) -> dict:
     return {"flows": [{"name": f"f{i}", "goodput_bps": g} for i, g in enumerate(goodputs)], "drops": drops}
 
