@@ -2,7 +2,11 @@
 ``validation/ns2/`` run in fairstream and are compared with the ns-2 numbers stored in
 ``validation/ns2/results.json`` (ns-2 itself is not needed; ``validation/ns2/run.py`` remakes
 them where Debian's ``ns2`` package is installed). Mean rates must agree within ±15 % and the
-loss event rate within ±20 %, over the same [20 s, 300 s] window (docs/VALIDATION.md)."""
+loss event rate within ±20 %, over the same [20 s, 300 s] window (docs/VALIDATION.md).
+
+And RAP beside TCP NewReno against ns-2.35's ``Agent/RAP`` (``validation/ns2/rap-tcp.tcl``, its
+numbers in ``rap-results.json``, remade by ``validation/ns2/rap.py``): over seeds 1-3, the mean
+rates within ±10 % and the mean loss fractions within ±25 %."""
 
 from __future__ import annotations
 
@@ -51,3 +55,23 @@ def test_tfrc_ns2_preset_agrees_with_ns2(scenario: str) -> None:
     assert abs(ratio - 1) <= P_TOLERANCE, (
         f"p: ours {ours['tfrc_p_report_mean']:.5f}, ns-2 {theirs['tfrc_p_report_mean']:.5f}"
     )
+
+
+def test_rap_beside_tcp_agrees_with_ns2s_rap() -> None:
+    theirs = json.loads((NS2 / "rap-results.json").read_text(encoding="utf-8"))
+    seeds = [r["seed"] for r in theirs["runs"]]
+    ours: dict[str, list[float]] = {}
+    for seed in seeds:
+        result = run(NS2 / "fairstream" / "rap-tcp.toml", seed=seed)
+        duration = result.summary["duration_s"]
+        for f in result.summary["flows"]:
+            # As ns-2's: what left the bottleneck (here: arrived) over the whole run.
+            ours.setdefault(f"{f['name']}_bps", []).append(f["bytes_delivered"] * 8 / duration)
+            ours.setdefault(f"{f['name']}_loss", []).append(f["loss_rate"])
+    for key, tolerance in (("rap_bps", 0.10), ("tcp_bps", 0.10), ("rap_loss", 0.25), ("tcp_loss", 0.25)):
+        mine = sum(ours[key]) / len(ours[key])
+        ratio = mine / theirs["mean"][key]
+        assert abs(ratio - 1) <= tolerance, f"{key}: ours {mine:.4g}, ns-2 {theirs['mean'][key]:.4g}"
+    # RAP takes about three quarters of the link in both.
+    share = sum(ours["rap_bps"]) / (sum(ours["rap_bps"]) + sum(ours["tcp_bps"]))
+    assert 0.65 < share < 0.85, share

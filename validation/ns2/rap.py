@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Run ns-2.35's RAP beside TCP NewReno (rap-tcp.tcl) and write rap-results.json.
+
+usage: python3 validation/ns2/rap.py [--seeds 1 2 3]
+
+Needs `ns` (Debian package ns2, 2.35) on PATH; standard library only. Per seed and flow: the
+bytes and packets that left the bottleneck queue in the 60 s run, as a rate, and the drops there
+as a fraction of the packets that arrived at it. fairstream's side is
+`fairstream/rap-tcp.toml`; `tests/python/test_ns2_agreement.py` compares the two.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DURATION_S = 60.0
+FLOWS = {1: "rap", 2: "tcp"}
+RE_FLOW = re.compile(r"^flow (\d+) departures (\d+) bytes (\d+) drops (\d+) arrivals (\d+)$")
+
+
+def ns2_version() -> str:
+    try:
+        out = subprocess.run(
+            ["dpkg-query", "-W", "-f=${Version}", "ns2"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        return f"ns2 {out} (Debian)"
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def run(seed: int) -> dict[str, float]:
+    """One run of rap-tcp.tcl with TCP's window 20 (ns-2's default): each flow's numbers."""
+    out = subprocess.run(
+        ["ns", "rap-tcp.tcl", str(seed), "20", "1"], cwd=HERE, capture_output=True, text=True, check=True
+    ).stdout
+    row: dict[str, float] = {"seed": seed}
+    for line in out.splitlines():
+        m = RE_FLOW.match(line.strip())
+        if not m:
+            continue
+        name = FLOWS[int(m[1])]
+        _, byts, drops, arrivals = (int(m[i]) for i in range(2, 6))
+        row[f"{name}_bps"] = byts * 8 / DURATION_S
+        row[f"{name}_loss"] = drops / arrivals if arrivals else 0.0
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    args = parser.parse_args()
+    runs = [run(s) for s in args.seeds]
+    keys = [k for k in runs[0] if k != "seed"]
+    result = {
+        "ns2": ns2_version(),
+        "script": "rap-tcp.tcl <seed> 20 1",
+        "duration_s": DURATION_S,
+        "runs": runs,
+        "mean": {k: statistics.fmean(r[k] for r in runs) for k in keys},
+    }
+    (HERE / "rap-results.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(result["mean"], indent=1))
+
+
+if __name__ == "__main__":
+    main()
