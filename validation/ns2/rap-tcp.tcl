@@ -1,12 +1,15 @@
 # RAP beside TCP NewReno through a 4 Mbit/s drop-tail bottleneck (ns-2.35's Agent/RAP), the
 # ns-2 side of crates/scenario/tests/rap.rs's scenario `rap-beside-tcp`:
-#   ns rap-tcp.tcl <seed> <tcp window> <1: with TCP, 0: RAP alone>
+#   ns rap-tcp.tcl <seed> <tcp window> <1: with TCP, 0: RAP alone> [<1: fine-grain adaptation>]
 # prints, per flow (1 RAP, 2 TCP), the packets and bytes that left the bottleneck queue in the
 # 60 s run, and its drops there. Starts are uniform in [0, 1) s from an RNG seeded seed + 1.
 set ns [new Simulator]
 set seed [lindex $argv 0]
 set tcpwin [lindex $argv 1]
 set withtcp [lindex $argv 2]
+set finegrain [lindex $argv 3]
+if {$finegrain == ""} { set finegrain 0 }
+Agent/RAP set useFineGrain_ $finegrain
 global defaultRNG
 for {set i 0} {$i < $seed} {incr i} { $defaultRNG next-substream }
 foreach n {s0 s1 r0 r1 d0 d1} { set $n [$ns node] }

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Run ns-2.35's RAP beside TCP NewReno (rap-tcp.tcl) and write rap-results.json.
+"""Run ns-2.35's RAP beside TCP NewReno (rap-tcp.tcl), without and with fine-grain adaptation,
+and write rap-results.json.
 
 usage: python3 validation/ns2/rap.py [--seeds 1 2 3]
 
@@ -21,6 +22,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DURATION_S = 60.0
 FLOWS = {1: "rap", 2: "tcp"}
+#: The configurations: name, and rap-tcp.tcl's fine-grain argument.
+CONFIGS = {"plain": "0", "fine_grain": "1"}
 RE_FLOW = re.compile(r"^flow (\d+) departures (\d+) bytes (\d+) drops (\d+) arrivals (\d+)$")
 
 
@@ -34,10 +37,14 @@ def ns2_version() -> str:
         return "unknown"
 
 
-def run(seed: int) -> dict[str, float]:
+def run(seed: int, fine_grain: str) -> dict[str, float]:
     """One run of rap-tcp.tcl with TCP's window 20 (ns-2's default): each flow's numbers."""
     out = subprocess.run(
-        ["ns", "rap-tcp.tcl", str(seed), "20", "1"], cwd=HERE, capture_output=True, text=True, check=True
+        ["ns", "rap-tcp.tcl", str(seed), "20", "1", fine_grain],
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     row: dict[str, float] = {"seed": seed}
     for line in out.splitlines():
@@ -55,17 +62,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     args = parser.parse_args()
-    runs = [run(s) for s in args.seeds]
-    keys = [k for k in runs[0] if k != "seed"]
-    result = {
-        "ns2": ns2_version(),
-        "script": "rap-tcp.tcl <seed> 20 1",
-        "duration_s": DURATION_S,
-        "runs": runs,
-        "mean": {k: statistics.fmean(r[k] for r in runs) for k in keys},
-    }
+    configs = {}
+    for name, fine_grain in CONFIGS.items():
+        runs = [run(s, fine_grain) for s in args.seeds]
+        keys = [k for k in runs[0] if k != "seed"]
+        configs[name] = {
+            "script": f"rap-tcp.tcl <seed> 20 1 {fine_grain}",
+            "runs": runs,
+            "mean": {k: statistics.fmean(r[k] for r in runs) for k in keys},
+        }
+    result = {"ns2": ns2_version(), "duration_s": DURATION_S, "configs": configs}
     (HERE / "rap-results.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps(result["mean"], indent=1))
+    print(json.dumps({name: c["mean"] for name, c in configs.items()}, indent=1))
 
 
 if __name__ == "__main__":
