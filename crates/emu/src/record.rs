@@ -27,16 +27,22 @@ pub(crate) fn output(
 ) -> RunOutput {
     let mut series = core.flow_series.clone();
     let n = plan.flows.len().max(1);
+    // The ends' bins past the forwarder's last row (what arrived after the run's end, from
+    // packets still in flight) go into that last row, so that the series add up to the summary.
+    let last = (series.flow_id.len() / n).saturating_sub(1);
     for row in 0..series.flow_id.len() {
         let (flow, bin) = (series.flow_id[row] as usize, row / n);
         let (tx, rx) = &records[flow];
-        if let Some(g) = rx.as_ref().and_then(|r| r.goodput.get(bin)) {
-            series.goodput_bytes[row] = *g;
+        if let Some(r) = rx {
+            series.goodput_bytes[row] = row_bins(&r.goodput, bin, last).iter().sum();
         }
-        if let Some(&(sum, count)) = tx.as_ref().and_then(|r| r.rtt.get(bin))
-            && count > 0
-        {
-            series.rtt_mean_s[row] = sum / count as f64;
+        if let Some(r) = tx {
+            let (sum, count) = row_bins(&r.rtt, bin, last)
+                .iter()
+                .fold((0.0, 0), |(s, c), &(a, b)| (s + a, c + b));
+            if count > 0 {
+                series.rtt_mean_s[row] = sum / count as f64;
+            }
         }
     }
     let mut metrics = MetricRecords::default();
@@ -149,6 +155,17 @@ pub(crate) fn output(
     }
 }
 
+/// The bins of an end's record that series row `bin` takes: its own, and for the `last` row
+/// every bin after it too.
+fn row_bins<T>(values: &[T], bin: usize, last: usize) -> &[T] {
+    let end = if bin == last {
+        values.len()
+    } else {
+        (bin + 1).min(values.len())
+    };
+    values.get(bin..end).unwrap_or_default()
+}
+
 /// `emu.json`.
 pub(crate) fn emu_json(
     plan: &Plan,
@@ -211,4 +228,18 @@ pub(crate) fn emu_json(
         "links": links,
         "flows": flows,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::row_bins;
+
+    #[test]
+    fn the_last_row_takes_every_bin_after_it() {
+        let bins = [1u64, 2, 3, 4, 5];
+        assert_eq!(row_bins(&bins, 1, 2), [2]);
+        assert_eq!(row_bins(&bins, 2, 2), [3, 4, 5]);
+        assert!(row_bins(&bins, 7, 9).is_empty());
+        assert!(row_bins(&bins[..1], 3, 3).is_empty());
+    }
 }

@@ -136,6 +136,15 @@ metrics = true
         udp.summaries
     );
     assert!(column(tcp, "frames_decodable").is_none());
+    // The series add up to the summaries, goodput that arrived after the end included.
+    let s = &r.output.flow_series;
+    for (i, f) in r.output.flows.iter().enumerate() {
+        let goodput: u64 = (0..s.flow_id.len())
+            .filter(|&row| s.flow_id[row] == i as u32)
+            .map(|row| s.goodput_bytes[row])
+            .sum();
+        assert_eq!(goodput, f.goodput_bytes, "{}", f.name);
+    }
     assert!(
         r.output
             .summary_columns
