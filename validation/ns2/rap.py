@@ -19,22 +19,14 @@ import statistics
 import subprocess
 from pathlib import Path
 
+from run import ns2_version  # the TFRC driver beside this file
+
 HERE = Path(__file__).resolve().parent
 DURATION_S = 60.0
 FLOWS = {1: "rap", 2: "tcp"}
 #: The configurations: name, and rap-tcp.tcl's fine-grain argument.
 CONFIGS = {"plain": "0", "fine_grain": "1"}
 RE_FLOW = re.compile(r"^flow (\d+) departures (\d+) bytes (\d+) drops (\d+) arrivals (\d+)$")
-
-
-def ns2_version() -> str:
-    try:
-        out = subprocess.run(
-            ["dpkg-query", "-W", "-f=${Version}", "ns2"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        return f"ns2 {out} (Debian)"
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def run(seed: int, fine_grain: str) -> dict[str, float]:
