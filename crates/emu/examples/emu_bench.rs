@@ -1,20 +1,26 @@
 //! The emulator's speed (docs/PERFORMANCE.md, "The emulator"); a benchmark, not a test:
 //!
-//! - `speed [SECONDS]`: how fast one emulated link forwards 1500-byte packets: one Linux cubic
-//!   flow through a 10 Gbit/s, 1 ms link (so that the emulator, not the link model, is the
-//!   limit); prints Gbit/s and packets/s delivered, the forwarder's CPU per packet and the
+//! - `speed [SECONDS [RATE]]`: how fast one emulated link forwards 1500-byte packets: one
+//!   Linux cubic flow through a 1 ms link of RATE (10 Gbit/s by default, so that the emulator,
+//!   not the link model, is the limit); prints Gbit/s and packets/s delivered, the forwarder's CPU per packet and the
 //!   departure error;
 //! - `paths N [SECONDS]`: N independent 10 Mbit/s dumbbells (RTT 20 ms, one Linux cubic flow
 //!   each) at once; prints the departure error's p99 over the bottlenecks and the packets
 //!   forwarded late.
 //!
-//! `cargo run --release -p fairstream-emu --example emu_bench -- speed 10` (as root).
+//! `cargo run --release -p fairstream-emu --example emu_bench -- speed 10` (as root); the
+//! hosts' devices are veth pairs, or TUN devices with `FAIRSTREAM_EMU_DEVICE=tun`.
 
 use std::sync::atomic::AtomicBool;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let Err(e) = fairstream_emu::preflight() {
+    let options = fairstream_emu::EmuOptions {
+        device: std::env::var("FAIRSTREAM_EMU_DEVICE")
+            .map(|d| fairstream_emu::DeviceKind::parse(&d).expect("veth or tun"))
+            .unwrap_or_default(),
+    };
+    if let Err(e) = fairstream_emu::preflight_with(&options) {
         eprintln!("{e}");
         std::process::exit(2);
     }
@@ -24,12 +30,16 @@ fn main() {
             let secs: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10);
             paths(n, secs)
         }
-        _ => speed(args.get(1).and_then(|s| s.parse().ok()).unwrap_or(10)),
+        _ => speed(
+            args.get(1).and_then(|s| s.parse().ok()).unwrap_or(10),
+            args.get(2).map_or("10Gbps", String::as_str),
+        ),
     };
     let scenario = fairstream_scenario::load(&text, "bench.toml", None).expect("a valid scenario");
     let stop = AtomicBool::new(false);
     let load = fairstream_emu::run::load_average();
-    let r = fairstream_emu::emulate(&scenario, &stop, &mut |_| {}).expect("the emulation runs");
+    let r = fairstream_emu::emulate_with(&scenario, &options, &stop, &mut |_| {})
+        .expect("the emulation runs");
     let out = &r.output;
     let d = out.duration.as_secs_f64();
     let delivered: u64 = out.flows.iter().map(|f| f.bytes_delivered).sum();
@@ -52,12 +62,17 @@ fn main() {
     println!(
         "load before {load:?}; {:.3} Gbit/s, {:.0} packets/s delivered over {d:.1} s; forwarder CPU \
          {cpu:.2} s = {:.2} us per packet read ({read} read); packets forwarded late {}; worst \
-         last-hop departure error p99 {worst_p99} us; realtime {}",
+         last-hop departure error p99 {worst_p99} us; realtime {}; device {} (batch window {} us, \
+         dropped before the emulator {}, entered late {})",
         delivered as f64 * 8.0 / d / 1e9,
         packets as f64 / d,
         cpu / read.max(1) as f64 * 1e6,
         r.emu["packets_forwarded_late"],
         r.emu["forwarder_realtime"],
+        r.emu["device"],
+        r.emu["batch_window_us"],
+        r.emu["device_drops"],
+        r.emu["entered_late"]["packets"],
     );
     for l in r.emu["links"].as_array().into_iter().flatten() {
         if l["packets"].as_u64().unwrap_or(0) > 0 {
@@ -74,7 +89,7 @@ fn main() {
     }
 }
 
-fn speed(secs: u64) -> String {
+fn speed(secs: u64, rate: &str) -> String {
     format!(
         r#"
 name = "emu-speed"
@@ -83,7 +98,7 @@ duration = "{secs}s"
 nodes = ["a", "b"]
 [[topology.link]]
 between = ["a", "b"]
-rate = "10Gbps"
+rate = "{rate}"
 delay = "1ms"
 queue = {{ kind = "droptail", limit = "10000 packets" }}
 [[flow]]

@@ -3,7 +3,7 @@
 /// Why an emulation could not start or finish.
 #[derive(Debug, thiserror::Error)]
 pub enum EmuError {
-    /// What the emulator needs is missing on this machine (root, TUN, network namespaces,
+    /// What the emulator needs is missing on this machine (root, veth or TUN, network namespaces,
     /// `ip`): the message names it.
     #[error("the emulator cannot run here: {0}")]
     Unavailable(String),

@@ -1,18 +1,22 @@
-//! The forwarder: packets read from the hosts' TUN devices cross their flow's links
-//! ([`crate::link`]) and are written to the destination host's TUN device when the link model
-//! says they arrive.
+//! The forwarder: packets read from the hosts' devices ([`crate::device`]: veth pairs or TUN
+//! devices) cross their flow's links ([`crate::link`]) and are written to the destination
+//! host's device when the link model says they arrive.
 //!
 //! [`Core`] is the sans-IO part: the packet arena (fixed slots allocated up front; a slot's
 //! index is what queues and links hold), the links, each flow's route each way, the interval
-//! series, and the departure-error histograms. It reads no clock: [`Core::ingest`] takes the
-//! instant a packet was read, [`Core::process_due`] the logical instant up to which to run and a
-//! clock to timestamp each write. [`run`] is the I/O loop around it: it waits (`ppoll`, timer
-//! slack 1 ns) for a packet from a host or until shortly before the next instant a packet may
-//! have to be written to a host ([`Core::next_deadline`]: events inside the emulator, such as a
-//! packet reaching a router, need no wake-up of their own and run on their logical instants at
-//! the next one), spinning the last [`SPIN`], then reads the devices that have packets. Nothing
-//! is allocated per
-//! packet in steady state (`tests/steady_state_alloc.rs`).
+//! series, and the departure-error histograms. It reads no clock: [`Core::ingest_all`] takes a
+//! batch of packets read ([`Arrivals`]), each with the instant it left its host, and enters
+//! them in that order (never before the instant the links have run to: `entered_late` counts
+//! those), [`Core::process_due`] the logical instant up to which to run and a clock to
+//! timestamp each write. [`run`] is the I/O loop around it: each turn it reads what the devices
+//! hold, ingests it, runs the links to now, and waits (`ppoll`, timer slack 1 ns) until shortly
+//! before the next instant a packet may have to be written to a host ([`Core::next_deadline`]:
+//! events inside the emulator, such as a packet reaching a router, need no wake-up of their own
+//! and run on their logical instants at the next one), spinning the last [`SPIN`]. With TUN
+//! devices a packet from a host ends the wait too (its arrival is the instant it is read); with
+//! veth pairs, whose packets carry the kernel's stamp, the forwarder sleeps through arrivals
+//! and reads them in batches ([`Core::batch_window`]). Nothing is allocated per packet in steady
+//! state (`tests/steady_state_alloc.rs`).
 //!
 //! Packets are told apart by port: flow `i`'s receiver listens on [`RECV_PORT`]` + i`, so a
 //! packet to that port is flow `i`'s data (forward) and one from it is its feedback (back);
@@ -28,9 +32,10 @@ use fairstream_rt::clock::Clock;
 use fairstream_rt::pacer::Lateness;
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
+use crate::device::Device;
 use crate::link::{EmuLink, LinkCounts, Offer};
 use crate::plan::{Plan, RECV_PORT};
-use crate::tun::Tun;
+use crate::stamp::KernelClock;
 
 /// The stretch before an event that the forwarder spins rather than sleeps.
 pub const SPIN: Duration = Duration::from_micros(10);
@@ -38,8 +43,6 @@ pub const SPIN: Duration = Duration::from_micros(10);
 pub const LATE: Duration = Duration::from_millis(1);
 /// The forwarder's `SCHED_FIFO` priority, where the process may set one.
 pub const REALTIME_PRIORITY: i32 = 10;
-/// Packets read from one device before looking at the others.
-const BATCH: usize = 64;
 /// Most slots allocated up front (more are added only if a run needs them).
 const MAX_SLOTS: usize = 1 << 16;
 
@@ -87,9 +90,10 @@ pub struct ForwardStats {
     pub unrouted: u64,
     /// Packets read from a host that is not the flow's end they claim: not forwarded.
     pub misdirected: u64,
-    /// Packets longer than a slot (larger than the MTU): cut, never seen with TUN devices.
+    /// Packets longer than a slot (larger than the MTU): cut (never seen: neither device hands
+    /// over a packet larger than its MTU).
     pub oversize: u64,
-    /// Writes a TUN device refused.
+    /// Writes a device refused.
     pub write_failures: u64,
     /// Packets that found no free slot (more were then allocated).
     pub arena_grown: u64,
@@ -101,6 +105,17 @@ pub struct ForwardStats {
     pub packets_read: u64,
     /// Whether the forwarder ran at a real-time priority (`SCHED_FIFO`).
     pub realtime: bool,
+    /// Packets that left their host before the instant the links had been run to when they
+    /// were read: they entered their first link that much later.
+    pub clamped: u64,
+    /// How much later those packets entered.
+    pub clamp: Lateness,
+    /// Packets the kernel dropped before the forwarder read them (a veth's socket buffer
+    /// full): lost outside the link model.
+    pub device_drops: u64,
+    /// How long the forwarder left stamped devices unread at most (0: it woke for every
+    /// packet).
+    pub batch_window_us: u64,
     /// CPU seconds the forwarder's thread used (sleeping costs none; spinning does).
     pub cpu_s: f64,
 }
@@ -127,6 +142,8 @@ pub struct Core {
     bin_start: Instant,
     /// Bytes delivered over all flows since the last live line.
     pub(crate) live_bytes: u64,
+    /// The instant the links have been run to.
+    horizon: Instant,
     /// Per link, the least propagation delay still ahead of a packet that reaches its far end
     /// (zero where the link is some route's last hop): how far a link event may run late
     /// without any packet being handed to a host late.
@@ -197,6 +214,7 @@ impl Core {
             interval: plan.interval,
             bin_start: Instant::ZERO,
             live_bytes: 0,
+            horizon: Instant::ZERO,
             rest,
         }
     }
@@ -231,6 +249,15 @@ impl Core {
     #[inline]
     pub fn ingest(&mut self, host: u32, slot: u32, len: usize, now: Instant) {
         self.stats.packets_read += 1;
+        // The links may have run past the instant the packet left its host (it was read after
+        // they were run to a later instant): it enters them where they are.
+        let now = if now < self.horizon {
+            self.stats.clamped += 1;
+            self.stats.clamp.record(self.horizon.saturating_since(now));
+            self.horizon
+        } else {
+            now
+        };
         self.stats.largest_packet = self.stats.largest_packet.max(len as u64);
         if len >= self.slot_size {
             self.stats.oversize += 1;
@@ -372,6 +399,41 @@ impl Core {
             }
         }
         self.close_bins(upto);
+        self.horizon = self.horizon.max(upto);
+    }
+
+    /// Ingests `arrivals` (emptying it) in the order the packets left their hosts (by host,
+    /// then as read, at equal instants), running the links up to each first: a packet read late
+    /// still enters at the instant it left, unless the links have already run past it.
+    pub fn ingest_all(
+        &mut self,
+        arrivals: &mut Arrivals,
+        clock: &dyn Fn() -> Instant,
+        deliver: &mut dyn FnMut(u32, &[u8]) -> bool,
+    ) {
+        // Unstable (it never allocates), on keys that are all different.
+        arrivals
+            .reads
+            .sort_unstable_by_key(|r| (r.at, r.host, r.order));
+        for r in arrivals.reads.drain(..) {
+            self.process_due(r.at, clock, deliver);
+            self.ingest(r.host, r.slot, r.len as usize, r.at);
+        }
+    }
+
+    /// Half the least time any packet still has ahead of it on entering a link (its propagation
+    /// delays to its host): how long a forwarder whose packets carry the instant they left their
+    /// hosts may leave them unread without a host seeing anything late.
+    pub fn batch_window(&self) -> Duration {
+        let least = self
+            .links
+            .iter()
+            .zip(&self.rest)
+            .filter(|&(_, &rest)| rest != Duration::MAX)
+            .map(|(l, &rest)| l.delay() + rest)
+            .min()
+            .unwrap_or(Duration::ZERO);
+        least / 2
     }
 
     fn arrive(
@@ -543,11 +605,66 @@ pub struct EmuLive {
     pub late: u64,
 }
 
+/// A packet read and not yet ingested: its slot, length, host and the instant it left its host.
+#[derive(Clone, Copy, Debug)]
+struct Read {
+    at: Instant,
+    host: u32,
+    /// The order it was read in (among packets of equal instant and host).
+    order: u32,
+    slot: u32,
+    len: u32,
+}
+
+/// Packets read from the hosts' devices and not yet ingested ([`Core::ingest_all`]).
+#[derive(Debug, Default)]
+pub struct Arrivals {
+    reads: Vec<Read>,
+}
+
+impl Arrivals {
+    /// Room for `n` packets before any allocation.
+    pub fn with_capacity(n: usize) -> Self {
+        Self {
+            reads: Vec::with_capacity(n),
+        }
+    }
+
+    /// The packet of `len` bytes read into `slot` from host `host`'s device, which left its
+    /// host at `at`.
+    #[inline]
+    pub fn push(&mut self, host: u32, slot: u32, len: usize, at: Instant) {
+        self.reads.push(Read {
+            at,
+            host,
+            order: self.reads.len() as u32,
+            slot,
+            len: len as u32,
+        });
+    }
+}
+
+/// Reads waiting in one device before looking at the next (the rest are read on the next
+/// turn).
+const READS_PER_DEVICE: usize = 4096;
+/// The longest a forwarder with stamped devices sleeps between reads.
+pub const MAX_BATCH: Duration = Duration::from_millis(1);
+/// Below this batch window (half the least delay a packet has ahead of it), the forwarder
+/// wakes for every packet even with stamped devices.
+pub const MIN_BATCH: Duration = Duration::from_micros(50);
+
 /// Runs the forwarder on the calling thread until `end` (on `clock`) or either `stop` flag is
 /// set; returns where it stopped.
+///
+/// Each turn reads what the devices hold, ingests it in the order the packets left their
+/// hosts (a veth's kernel stamp, or the instant of the read for a TUN device), runs the links up
+/// to now, and waits. With TUN devices it waits for a packet or the next deadline, whichever
+/// comes first; with stamped devices it sleeps through arrivals, up to half the least delay any
+/// packet has ahead of it ([`Core::batch_window`], at most [`MAX_BATCH`]), so that it reads in
+/// batches and wakes only for what a host must see on time.
 pub fn run(
     core: &mut Core,
-    tuns: &[Tun],
+    devices: &[Device],
     clock: Clock,
     end: Instant,
     stop: [&AtomicBool; 2],
@@ -560,15 +677,36 @@ pub fn run(
     let realtime = crate::sys::set_realtime(REALTIME_PRIORITY).is_ok();
     let cpu = || rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
     let cpu_start = cpu();
-    let mut pfds: Vec<PollFd<'_>> = tuns
+    let mut pfds: Vec<PollFd<'_>> = devices
         .iter()
-        .map(|t| PollFd::from_borrowed_fd(t.fd(), PollFlags::IN))
+        .map(|d| PollFd::from_borrowed_fd(d.fd(), PollFlags::IN))
         .collect();
+    let window = core.batch_window().min(MAX_BATCH);
+    let batched = !devices.is_empty() && devices.iter().all(Device::stamped) && window >= MIN_BATCH;
+    core.stats.batch_window_us = if batched { window.as_nanos() / 1000 } else { 0 };
+    let mut stamps = KernelClock::new(&clock);
+    let mut arrivals = Arrivals::with_capacity(1024);
     let now_fn = || clock.now();
-    let mut deliver = |host: u32, bytes: &[u8]| tuns[host as usize].write(bytes);
+    let mut deliver = |host: u32, bytes: &[u8]| devices[host as usize].write(bytes);
     let mut next_live = Instant::ZERO + Duration::from_secs(1);
+    let zero = timespec(Duration::ZERO);
     let stopped_at = loop {
+        // Every packet that left its host by `now` is read before the links run to it (but
+        // one still on its way through the kernel: `entered_late` counts those).
         let now = clock.now();
+        let ready = match poll(&mut pfds, Some(&zero)) {
+            Ok(n) => n > 0,
+            Err(rustix::io::Errno::INTR) => false,
+            Err(e) => return Err(e.into()),
+        };
+        if ready {
+            for (h, (dev, pfd)) in devices.iter().zip(&pfds).enumerate() {
+                if pfd.revents().contains(PollFlags::IN) {
+                    read_device(core, dev, h as u32, &clock, &mut stamps, &mut arrivals)?;
+                }
+            }
+            core.ingest_all(&mut arrivals, &now_fn, &mut deliver);
+        }
         core.process_due(now.min(end), &now_fn, &mut deliver);
         if now >= end {
             break end;
@@ -591,9 +729,9 @@ pub fn run(
             core.live_bytes = 0;
             next_live += Duration::from_secs(1);
         }
-        // Wait for a packet from a host or until shortly before the next event (no wait within
-        // SPIN of it: the loop comes round again at once), then read only the devices that
-        // have packets.
+        // Wait until shortly before the next event (no wait within SPIN of it: the loop comes
+        // round again at once); with TUN devices, or a path too short to batch, a packet from a
+        // host ends the wait too.
         let next = core
             .next_deadline()
             .unwrap_or(Instant::MAX)
@@ -606,40 +744,59 @@ pub fn run(
         } else {
             Duration::ZERO
         };
-        let ts = Timespec {
-            tv_sec: (nap.as_nanos() / 1_000_000_000) as i64,
-            tv_nsec: (nap.as_nanos() % 1_000_000_000) as i64,
-        };
-        match poll(&mut pfds, Some(&ts)) {
-            Ok(0) | Err(rustix::io::Errno::INTR) => continue,
-            Ok(_) => {}
-            Err(e) => return Err(e.into()),
+        if nap == Duration::ZERO {
+            continue;
         }
-        for (h, (tun, pfd)) in tuns.iter().zip(&pfds).enumerate() {
-            if !pfd.revents().contains(PollFlags::IN) {
-                continue;
-            }
-            for _ in 0..BATCH {
-                let (slot, buf) = core.slot();
-                match tun.read(buf)? {
-                    Some(n) => {
-                        let at = clock.now();
-                        core.process_due(at, &now_fn, &mut deliver);
-                        core.ingest(h as u32, slot, n, at);
-                    }
-                    None => {
-                        core.unused(slot);
-                        break;
-                    }
-                }
-            }
+        let waited = if batched {
+            poll(&mut [], Some(&timespec(nap.min(window))))
+        } else {
+            poll(&mut pfds, Some(&timespec(nap)))
+        };
+        match waited {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
     };
     core.finish(stopped_at);
     core.stats.realtime = realtime;
+    core.stats.device_drops = devices.iter().map(Device::drops).sum();
     let (a, b) = (cpu_start, cpu());
     core.stats.cpu_s = (b.tv_sec - a.tv_sec) as f64 + (b.tv_nsec - a.tv_nsec) as f64 / 1e9;
     Ok(stopped_at)
+}
+
+fn timespec(d: Duration) -> Timespec {
+    Timespec {
+        tv_sec: (d.as_nanos() / 1_000_000_000) as i64,
+        tv_nsec: (d.as_nanos() % 1_000_000_000) as i64,
+    }
+}
+
+/// Reads what `dev` (host `host`'s device) holds into free slots, each with the instant it left
+/// its host: the kernel's stamp where the device has one, else now.
+fn read_device(
+    core: &mut Core,
+    dev: &Device,
+    host: u32,
+    clock: &Clock,
+    stamps: &mut KernelClock,
+    arrivals: &mut Arrivals,
+) -> std::io::Result<()> {
+    for _ in 0..READS_PER_DEVICE {
+        let (slot, buf) = core.slot();
+        match dev.read(buf)? {
+            Some((len, stamp)) => {
+                let now = clock.now();
+                let at = stamp.map_or(now, |s| stamps.instant_of(s, now).min(now));
+                arrivals.push(host, slot, len, at);
+            }
+            None => {
+                core.unused(slot);
+                break;
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -717,5 +874,60 @@ to = "b"
             1,
             "the departure error is the last hop's"
         );
+    }
+
+    #[test]
+    fn a_batch_enters_in_the_order_it_left_and_never_before_the_links_time() {
+        let text = r#"
+name = "one-link"
+duration = "1s"
+[topology]
+nodes = ["a", "b"]
+[[topology.link]]
+between = ["a", "b"]
+rate = "12Mbps"
+delay = "5ms"
+[[flow]]
+protocol = "linux-tcp"
+from = "a"
+to = "b"
+"#;
+        let s = fairstream_scenario::load(text, "one-link.toml", None).unwrap();
+        let mut core = Core::new(&Plan::new(&s).unwrap());
+        let us = |n| Instant::ZERO + Duration::from_micros(n);
+        let mut arrivals = Arrivals::with_capacity(4);
+        // Read in the order 2, 1, 3; packet 1 left first.
+        for (mark, left) in [(2u8, 2_000), (1, 1_000), (3, 3_000)] {
+            let (slot, buf) = core.slot();
+            buf[..28].copy_from_slice(&udp(40_000, RECV_PORT));
+            buf[27] = mark;
+            arrivals.push(0, slot, 1500, us(left));
+        }
+        let handed = std::cell::RefCell::new(Vec::new());
+        let mut deliver = |_host: u32, bytes: &[u8]| {
+            handed.borrow_mut().push(bytes[27]);
+            true
+        };
+        core.ingest_all(&mut arrivals, &|| us(3_000), &mut deliver);
+        // 1 ms to send each, 5 ms on the wire: they arrive at 7, 8 and 9 ms, in the order they
+        // left.
+        core.process_due(us(8_999), &|| us(8_999), &mut deliver);
+        assert_eq!(*handed.borrow(), vec![1, 2]);
+        core.process_due(us(9_000), &|| us(9_000), &mut deliver);
+        assert_eq!(*handed.borrow(), vec![1, 2, 3]);
+        assert_eq!(core.stats.clamped, 0);
+        // A packet that left at 8 ms, read after the links ran to 9 ms, enters at 9 ms and
+        // arrives at 15 ms, not 14.
+        let (slot, buf) = core.slot();
+        buf[..28].copy_from_slice(&udp(40_000, RECV_PORT));
+        buf[27] = 4;
+        arrivals.push(0, slot, 1500, us(8_000));
+        core.ingest_all(&mut arrivals, &|| us(9_000), &mut deliver);
+        assert_eq!(core.stats.clamped, 1);
+        assert_eq!(core.stats.clamp.max(), Duration::from_millis(1));
+        core.process_due(us(14_999), &|| us(14_999), &mut deliver);
+        assert_eq!(handed.borrow().len(), 3);
+        core.process_due(us(15_000), &|| us(15_000), &mut deliver);
+        assert_eq!(*handed.borrow(), vec![1, 2, 3, 4]);
     }
 }

@@ -42,6 +42,13 @@ impl Namespace {
         })
     }
 
+    /// A path naming the namespace to other processes while this value lives (for `ip`'s
+    /// `netns` argument): the descriptor under `/proc`, no name in `/run/netns`.
+    pub fn path(&self) -> String {
+        use std::os::fd::AsRawFd;
+        format!("/proc/{}/fd/{}", std::process::id(), self.fd.as_raw_fd())
+    }
+
     /// Moves the calling thread into the namespace (for good: use a thread of its own).
     pub fn enter(&self) -> std::io::Result<()> {
         move_into_link_name_space(self.fd.as_fd(), Some(LinkNameSpaceType::Network))

@@ -22,7 +22,7 @@ pub const RECV_PORT: u16 = 20_000;
 pub const SEND_PORT: u16 = 40_000;
 /// Most flows an emulation runs (the port ranges above).
 pub const MAX_FLOWS: usize = 20_000;
-/// The MTU of every host's TUN device unless a flow's packets are larger.
+/// The MTU of every host's device unless a flow's packets are larger.
 pub const DEFAULT_MTU: u32 = 1500;
 
 /// What a flow runs.
@@ -130,7 +130,7 @@ pub struct Plan {
     pub interval: Duration,
     /// Whether metric records are kept.
     pub metrics: bool,
-    /// The TUN devices' MTU.
+    /// The hosts' devices' MTU.
     pub mtu: u32,
 }
 

@@ -171,6 +171,7 @@ pub(crate) fn emu_json(
     plan: &Plan,
     core: &Core,
     records: &[(Option<FlowRecord>, Option<FlowRecord>)],
+    device: crate::device::DeviceKind,
     load_before: Option<f64>,
     load_after: Option<f64>,
 ) -> Value {
@@ -208,7 +209,16 @@ pub(crate) fn emu_json(
     let s = &core.stats;
     json!({
         "emulated": true,
-        "accurate": s.late == 0 && s.oversize == 0,
+        "accurate": s.late == 0 && s.oversize == 0 && s.device_drops == 0,
+        "device": device.name(),
+        "batch_window_us": s.batch_window_us,
+        "device_drops": s.device_drops,
+        "entered_late": {
+            "what": "packets read after the links had run past the instant they left their host, and how much later they entered",
+            "packets": s.clamped,
+            "p99_us": s.clamp.quantile(0.99).as_nanos() as f64 / 1e3,
+            "max_us": s.clamp.max().as_nanos() as f64 / 1e3,
+        },
         "late_threshold_us": LATE.as_nanos() / 1000,
         "packets_forwarded_late": s.late,
         "spin_us": SPIN.as_nanos() / 1000,

@@ -1,5 +1,6 @@
 //! One emulation from start to end: check the machine ([`preflight`]), build the hosts (a
-//! namespace and a TUN device each, the per-namespace sysctls), open the receivers, start the
+//! namespace and a device each, veth or TUN as [`EmuOptions`] say, and the per-namespace
+//! sysctls), open the receivers, start the
 //! clock, run each flow's ends on threads of their own and the forwarder on the calling thread,
 //! stop everything, and assemble what was seen into the simulator's result types.
 //!
@@ -19,6 +20,7 @@ use fairstream_scenario::Scenario;
 use serde_json::Value;
 
 use crate::EmuError;
+use crate::device::{DeviceKind, Devices};
 use crate::flows::cbr::CbrEnd;
 use crate::flows::linux_tcp::TcpEnd;
 use crate::flows::rt::RtEnd;
@@ -28,7 +30,6 @@ use crate::forward::{self, Core, EmuLive};
 use crate::netns::Namespace;
 use crate::plan::{FlowKind, FlowPlan, Plan};
 use crate::record;
-use crate::tun::Tun;
 
 /// What an emulation produced.
 #[derive(Debug)]
@@ -42,30 +43,48 @@ pub struct EmuReport {
     pub stopped_at: Option<Duration>,
 }
 
-/// Whether this machine can emulate: `Err` names what is missing (root, network namespaces,
-/// the TUN device, `ip`).
+/// Whether this machine can emulate with the default [`EmuOptions`]: `Err` names what is
+/// missing (root, network namespaces, veth pairs or the TUN device, `ip`).
 pub fn preflight() -> Result<(), EmuError> {
+    preflight_with(&EmuOptions::default())
+}
+
+/// Whether this machine can emulate as `options` say.
+pub fn preflight_with(options: &EmuOptions) -> Result<(), EmuError> {
     let ns = Namespace::create("preflight").map_err(|e| {
         EmuError::Unavailable(format!(
             "network namespaces: {e} (the emulator needs root, or CAP_SYS_ADMIN and \
              CAP_NET_ADMIN)"
         ))
     })?;
-    if !std::path::Path::new("/dev/net/tun").exists() {
+    if options.device == DeviceKind::Tun && !std::path::Path::new("/dev/net/tun").exists() {
         return Err(EmuError::Unavailable(
-            "no /dev/net/tun (the kernel's tun module)".to_string(),
+            "no /dev/net/tun (the kernel's tun module; `--device veth` needs none)".to_string(),
         ));
     }
     ns.run(|| {
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open("/dev/net/tun")
-            .map_err(|e| EmuError::Unavailable(format!("/dev/net/tun: {e}")))?;
-        crate::sys::tun_set_iff(std::os::fd::AsFd::as_fd(&f), "fsecheck0", false)
-            .map_err(|e| EmuError::Unavailable(format!("a TUN device: {e}")))?;
         crate::netns::ip_batch_here("preflight", "link set lo up\n")
-            .map_err(|e| EmuError::Unavailable(format!("`ip` (iproute2) in a namespace: {e}")))
+            .map_err(|e| EmuError::Unavailable(format!("`ip` (iproute2) in a namespace: {e}")))?;
+        match options.device {
+            DeviceKind::Tun => {
+                let f = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open("/dev/net/tun")
+                    .map_err(|e| EmuError::Unavailable(format!("/dev/net/tun: {e}")))?;
+                crate::sys::tun_set_iff(std::os::fd::AsFd::as_fd(&f), "fsecheck0", false)
+                    .map_err(|e| EmuError::Unavailable(format!("a TUN device: {e}")))
+            }
+            DeviceKind::Veth => crate::netns::ip_batch_here(
+                "preflight",
+                "link add fsecheck0 type veth peer name fsecheck1\n",
+            )
+            .map_err(|e| {
+                EmuError::Unavailable(format!(
+                    "a veth pair: {e} (the kernel's veth module; `--device tun` uses TUN)"
+                ))
+            }),
+        }
     })
 }
 
@@ -77,23 +96,43 @@ enum Ends {
     Stream(Box<StreamEnd>, TcpListener),
 }
 
-/// Runs `scenario` in real time until its end or `stop`; `live` gets a line about once a second.
+/// How to emulate (what the scenario does not say: the machine's side).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EmuOptions {
+    /// The hosts' devices.
+    pub device: DeviceKind,
+}
+
+/// Runs `scenario` in real time until its end or `stop`, with the default [`EmuOptions`];
+/// `live` gets a line about once a second.
 pub fn emulate(
     scenario: &Scenario,
     stop: &AtomicBool,
     live: &mut dyn FnMut(&EmuLive),
 ) -> Result<EmuReport, EmuError> {
+    emulate_with(scenario, &EmuOptions::default(), stop, live)
+}
+
+/// Runs `scenario` in real time until its end or `stop`, as `options` say; `live` gets a line
+/// about once a second.
+pub fn emulate_with(
+    scenario: &Scenario,
+    options: &EmuOptions,
+    stop: &AtomicBool,
+    live: &mut dyn FnMut(&EmuLive),
+) -> Result<EmuReport, EmuError> {
     let plan = Plan::new(scenario)?;
-    preflight()?;
+    preflight_with(options)?;
     let load_before = load_average();
+    let kinds = Devices::new(options.device)?;
     let namespaces = plan
         .hosts
         .iter()
         .map(|h| Namespace::create(&h.name))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut tuns = Vec::with_capacity(plan.hosts.len());
-    for (h, ns) in plan.hosts.iter().zip(&namespaces) {
-        tuns.push(Tun::create(ns, h.addr, plan.mtu)?);
+    let mut devices = Vec::with_capacity(plan.hosts.len());
+    for (i, (h, ns)) in plan.hosts.iter().zip(&namespaces).enumerate() {
+        devices.push(kinds.create(ns, i, h.addr, plan.mtu)?);
         // Runs independent of any earlier one: no cached ssthresh or RTT from a past
         // connection (a fresh namespace has none, and keeps none).
         ns.sysctl("net.ipv4.tcp_no_metrics_save", "1")?;
@@ -154,7 +193,7 @@ pub fn emulate(
                 ));
             }
         }
-        let fwd = forward::run(&mut core, &tuns, clock, end, [stop, &halt], live);
+        let fwd = forward::run(&mut core, &devices, clock, end, [stop, &halt], live);
         flows_stop.store(true, Ordering::Relaxed);
         for (i, sender, h) in handles {
             let r = h.join().unwrap_or_else(|_| {
@@ -186,9 +225,17 @@ pub fn emulate(
     }
     let stopped_at = (stopped < end).then(|| stopped.saturating_since(Instant::ZERO));
     let output = record::output(&plan, &core, &records, stopped);
-    let emu = record::emu_json(&plan, &core, &records, load_before, load_average());
-    drop(tuns);
+    let emu = record::emu_json(
+        &plan,
+        &core,
+        &records,
+        kinds.kind(),
+        load_before,
+        load_average(),
+    );
+    drop(devices);
     drop(namespaces);
+    drop(kinds);
     Ok(EmuReport {
         output,
         emu,

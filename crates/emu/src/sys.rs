@@ -14,6 +14,14 @@
 //!   message, the kernel's receive stamp of each datagram (neither std, socket2 nor rustix reads
 //!   it), so that a receiver measures when a packet arrived, not when its thread woke.
 //!
+//! - [`packet_socket`], [`packet_send`], [`packet_drops`]: a layer-3 (`SOCK_DGRAM`) `AF_PACKET`
+//!   socket bound to one device, a write to a given hardware address through it, and the
+//!   packets the kernel dropped because its receive buffer was full (`PACKET_STATISTICS`);
+//! - [`set_rcvbuf_force`]: `SO_RCVBUFFORCE`, a receive buffer above `rmem_max`;
+//! - [`if_index`]: a device's index in the calling thread's namespace;
+//! - [`ethtool_set`]: the legacy `SIOCETHTOOL` set commands (one `u32` each), with which a
+//!   veth is told to checksum in software (no `ethtool` binary needed).
+//!
 //! Each call passes only pointers to buffers it owns, of the length it states, to a syscall that
 //! writes at most that many bytes; none keeps a pointer after it returns.
 #![allow(unsafe_code)]
@@ -160,4 +168,180 @@ pub(crate) fn recv_stamped(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<(us
         }
     }
     Ok((n as usize, stamp))
+}
+
+/// A datagram (layer-3) `AF_PACKET` socket for IPv4 bound to device `ifindex`: it reads the IP
+/// packets that arrive on that device (not those sent from it: a socket bound to one protocol
+/// is not a tap of outgoing packets) and writes IP packets out of it.
+pub(crate) fn packet_socket(ifindex: u32) -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let protocol = (libc::ETH_P_IP as u16).to_be();
+    // SAFETY: socket takes no pointer; a non-negative result is a new descriptor owned by no
+    // one else, handed to an OwnedFd at once.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_PACKET,
+            libc::SOCK_DGRAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            i32::from(protocol),
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is the valid descriptor just created, owned by nothing else.
+    let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    let addr = link_addr(ifindex, [0; 6], protocol);
+    // SAFETY: bind reads a sockaddr_ll of the length passed at the pointer, which points at
+    // `addr`, a live local.
+    let r = unsafe {
+        libc::bind(
+            fd,
+            (&raw const addr).cast(),
+            size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(owned)
+}
+
+fn link_addr(ifindex: u32, mac: [u8; 6], protocol: u16) -> libc::sockaddr_ll {
+    let mut sll_addr = [0u8; 8];
+    sll_addr[..6].copy_from_slice(&mac);
+    libc::sockaddr_ll {
+        sll_family: libc::AF_PACKET as u16,
+        sll_protocol: protocol,
+        sll_ifindex: ifindex as i32,
+        sll_hatype: 0,
+        sll_pkttype: 0,
+        sll_halen: 6,
+        sll_addr,
+    }
+}
+
+/// Writes the IPv4 packet `packet` out of the device `ifindex` that the `AF_PACKET` socket `fd`
+/// is bound to, to the hardware address `mac` (the kernel adds the Ethernet header).
+pub(crate) fn packet_send(
+    fd: BorrowedFd<'_>,
+    packet: &[u8],
+    ifindex: u32,
+    mac: [u8; 6],
+) -> io::Result<usize> {
+    let addr = link_addr(ifindex, mac, (libc::ETH_P_IP as u16).to_be());
+    // SAFETY: sendto reads `packet.len()` bytes from `packet` and a sockaddr_ll of the length
+    // passed from `addr`, both live for the call.
+    let n = unsafe {
+        libc::sendto(
+            fd.as_raw_fd(),
+            packet.as_ptr().cast(),
+            packet.len(),
+            0,
+            (&raw const addr).cast(),
+            size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+        )
+    };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// The packets the `AF_PACKET` socket `fd` dropped since the last call (its receive buffer was
+/// full): `PACKET_STATISTICS`, which the kernel resets on each read.
+pub(crate) fn packet_drops(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    // struct tpacket_stats { unsigned int tp_packets; unsigned int tp_drops; }
+    let mut stats = [0u32; 2];
+    let mut len = size_of_val(&stats) as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` (8) bytes at the pointer, which points at `stats`,
+    // a live 8-byte buffer, and writes the length filled into `len`, a live local.
+    let r = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_PACKET,
+            PACKET_STATISTICS,
+            stats.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(u64::from(stats[1]))
+    }
+}
+
+/// `PACKET_STATISTICS` (`include/uapi/linux/if_packet.h`).
+const PACKET_STATISTICS: libc::c_int = 6;
+
+/// Sets the receive buffer of `fd` to `bytes`, above `net.core.rmem_max` (needs
+/// `CAP_NET_ADMIN`).
+pub(crate) fn set_rcvbuf_force(fd: BorrowedFd<'_>, bytes: usize) -> io::Result<()> {
+    let v = bytes.min(i32::MAX as usize) as libc::c_int;
+    // SAFETY: setsockopt reads one c_int at the pointer, which points at `v`, a live local.
+    let r = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&raw const v).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// The index of device `name` in the calling thread's network namespace.
+pub(crate) fn if_index(name: &str) -> io::Result<u32> {
+    let c = std::ffi::CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in a device name"))?;
+    // SAFETY: if_nametoindex reads the NUL-terminated string at the pointer, `c`, live for the
+    // call.
+    let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    if i == 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(i)
+    }
+}
+
+/// `ETHTOOL_STXCSUM`: transmit checksum offload on (1) or off (0).
+pub(crate) const ETHTOOL_STXCSUM: u32 = 0x17;
+/// `ETHTOOL_SGRO`: generic receive offload on (1) or off (0).
+pub(crate) const ETHTOOL_SGRO: u32 = 0x2c;
+
+/// Runs the legacy ethtool set command `cmd` with `value` on device `name` of the calling
+/// thread's namespace, through the socket `fd` (any socket of that namespace).
+pub(crate) fn ethtool_set(fd: BorrowedFd<'_>, name: &str, cmd: u32, value: u32) -> io::Result<()> {
+    let bytes = name.as_bytes();
+    if bytes.is_empty() || bytes.len() >= libc::IFNAMSIZ || bytes.contains(&0) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{name}` is no interface name"),
+        ));
+    }
+    // struct ethtool_value { __u32 cmd; __u32 data; }
+    let mut command = [cmd, value];
+    // struct ifreq: a 16-byte name, then a union whose member here is `void *ifr_data`; 40
+    // bytes in all, the pointer 8-aligned at offset 16 (u64 elements keep it aligned).
+    let mut ifreq = [0u64; 5];
+    let mut name_bytes = [0u8; 16];
+    name_bytes[..bytes.len()].copy_from_slice(bytes);
+    ifreq[0] = u64::from_ne_bytes(name_bytes[..8].try_into().unwrap_or_default());
+    ifreq[1] = u64::from_ne_bytes(name_bytes[8..].try_into().unwrap_or_default());
+    ifreq[2] = command.as_mut_ptr() as usize as u64;
+    // SAFETY: SIOCETHTOOL reads the struct ifreq at the pointer (`ifreq`, a live 40-byte
+    // buffer) and reads and writes the 8-byte struct ethtool_value its data pointer names
+    // (`command`, live until after the call); fd is a valid open descriptor.
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCETHTOOL, ifreq.as_mut_ptr()) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
 }

@@ -15,7 +15,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use fairstream_core::{Duration, Instant};
-use fairstream_emu::forward::Core;
+use fairstream_emu::forward::{Arrivals, Core};
 use fairstream_emu::plan::{FlowPlan, Plan};
 
 thread_local! {
@@ -80,28 +80,36 @@ fn the_forwarder_allocates_nothing_per_packet_in_steady_state() {
     let mut delivered = 0u64;
     let mut t = Instant::ZERO;
     // 12 Mbit/s of 1500-byte packets into 10 Mbit/s (1 ms apart), an ACK back for each.
-    let step = |core: &mut Core, t: Instant, delivered: &mut u64| {
-        let now = || t;
+    // Read in batches of 16 ms, as a forwarder with stamped devices reads them: every
+    // packet of the batch read in the reverse of the order it left its host, and put in order.
+    const BATCH: u64 = 16;
+    let mut arrivals = Arrivals::with_capacity(2 * BATCH as usize);
+    let mut step = |core: &mut Core, t: Instant, delivered: &mut u64| {
+        let now = || t + Duration::from_millis(BATCH);
         let mut deliver = |_host: u32, _bytes: &[u8]| {
             *delivered += 1;
             true
         };
-        core.process_due(t, &now, &mut deliver);
-        let (slot, buf) = core.slot();
-        packet(buf, 1500, back, data);
-        core.ingest(0, slot, 1500, t);
-        let (slot, buf) = core.slot();
-        packet(buf, 52, data, back);
-        core.ingest(1, slot, 52, t);
+        for k in (0..BATCH).rev() {
+            let left = t + Duration::from_millis(k);
+            let (slot, buf) = core.slot();
+            packet(buf, 52, data, back);
+            arrivals.push(1, slot, 52, left + Duration::from_micros(5));
+            let (slot, buf) = core.slot();
+            packet(buf, 1500, back, data);
+            arrivals.push(0, slot, 1500, left);
+        }
+        core.ingest_all(&mut arrivals, &now, &mut deliver);
+        core.process_due(now(), &now, &mut deliver);
     };
-    let gap = Duration::from_micros(1000);
-    for _ in 0..3000 {
+    let gap = Duration::from_millis(BATCH);
+    for _ in 0..200 {
         step(&mut core, t, &mut delivered);
         t += gap;
     }
     let before = delivered;
     let before_counts = MINE.with(Cell::get);
-    for _ in 0..3000 {
+    for _ in 0..200 {
         step(&mut core, t, &mut delivered);
         t += gap;
     }

@@ -17,6 +17,7 @@ use fairstream_rt::pacer::{self, Lateness};
 use serde_json::json;
 
 use super::{FlowRecord, sleep_until, transient};
+use crate::stamp::KernelClock;
 
 /// What a CBR end needs.
 #[derive(Clone, Debug)]
@@ -116,7 +117,7 @@ pub fn receive(end: &CbrEnd, sock: &UdpSocket, stop: &AtomicBool) -> Result<Flow
     let mut buf = vec![0u8; 65_536];
     let (mut excess, mut excess_app) = (Lateness::default(), Lateness::default());
     let (mut early, mut got, mut stamps) = (0u64, 0u64, 0u64);
-    let mut offset = RealTimeOffset::measure(&end.clock);
+    let mut offset = KernelClock::new(&end.clock);
     while !stop.load(Ordering::Relaxed) {
         let (n, kernel) = match crate::sys::recv_stamped(sock.as_fd(), &mut buf) {
             Ok(r) => r,
@@ -126,10 +127,7 @@ pub fn receive(end: &CbrEnd, sock: &UdpSocket, stop: &AtomicBool) -> Result<Flow
             Err(e) => return Err(e.to_string()),
         };
         let now = end.clock.now();
-        if now.saturating_since(offset.measured_at) > OFFSET_REFRESH {
-            offset = RealTimeOffset::measure(&end.clock);
-        }
-        let arrived = kernel.map_or(now, |k| offset.to_clock(k));
+        let arrived = kernel.map_or(now, |k| offset.instant_of(k, now));
         got += 1;
         stamps += u64::from(kernel.is_some());
         rec.delivered(now, end.interval, n as u64);
@@ -171,98 +169,4 @@ pub fn receive(end: &CbrEnd, sock: &UdpSocket, stop: &AtomicBool) -> Result<Flow
         .insert("one_way_delay_excess_application".into(), app);
     rec.extra.insert("datagrams_received".into(), json!(got));
     Ok(rec)
-}
-
-/// How often the receiver measures the real-time clock against the emulation's again (a step of
-/// the real-time clock, NTP's, shows in the stamps for at most this long).
-const OFFSET_REFRESH: Duration = Duration::from_millis(100);
-
-/// The real-time clock (the kernel's receive stamps: nanoseconds since the epoch) against the
-/// emulation's monotonic `Clock`, as measured at one instant.
-#[derive(Clone, Copy, Debug)]
-struct RealTimeOffset {
-    /// The real-time clock's reading at `measured_at`.
-    real: u64,
-    /// When it was measured, on the emulation's clock.
-    measured_at: Instant,
-}
-
-impl RealTimeOffset {
-    /// Reads the real-time clock on either side of the monotonic one, again if the thread was
-    /// interrupted between the reads (a preemption there would move every stamp by its length),
-    /// and keeps the closest pair.
-    fn measure(clock: &Clock) -> Self {
-        let real_now = || {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64)
-        };
-        let mut best = (
-            u64::MAX,
-            Self {
-                real: 0,
-                measured_at: Instant::ZERO,
-            },
-        );
-        for _ in 0..8 {
-            let r0 = real_now();
-            let measured_at = clock.now();
-            let r1 = real_now();
-            let spread = r1.saturating_sub(r0);
-            if spread < best.0 {
-                best = (
-                    spread,
-                    Self {
-                        real: r0 + spread / 2,
-                        measured_at,
-                    },
-                );
-            }
-            if spread <= 2_000 {
-                break;
-            }
-        }
-        best.1
-    }
-
-    /// The instant on the emulation's clock of `real`, a real-time stamp.
-    fn to_clock(self, real: u64) -> Instant {
-        Instant::from_nanos(
-            self.measured_at
-                .as_nanos()
-                .saturating_sub(self.real.saturating_sub(real))
-                .saturating_add(real.saturating_sub(self.real)),
-        )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_kernel_receive_stamp_falls_between_the_send_and_the_receive() {
-        let clock = Clock::start();
-        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
-        crate::sys::set_rx_timestamps(rx.as_fd()).unwrap();
-        let mut buf = [0u8; 64];
-        // Measured before every stamp, as the receiver keeps it, and measured after each.
-        let earlier = RealTimeOffset::measure(&clock);
-        for _ in 0..200 {
-            let before = clock.now();
-            tx.send_to(b"stamp me", rx.local_addr().unwrap()).unwrap();
-            let (n, stamp) = crate::sys::recv_stamped(rx.as_fd(), &mut buf).unwrap();
-            let after = clock.now();
-            assert_eq!(&buf[..n], b"stamp me");
-            let stamp = stamp.expect("a kernel receive stamp");
-            for offset in [earlier, RealTimeOffset::measure(&clock)] {
-                let at = offset.to_clock(stamp);
-                assert!(
-                    before <= at && at <= after,
-                    "stamped at {at:?}, sent at {before:?}, received by {after:?} ({offset:?})"
-                );
-            }
-        }
-    }
 }
