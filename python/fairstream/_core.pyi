@@ -264,10 +264,12 @@ def emulate(
     filename: str,
     seed: int | None = None,
     on_live: Callable[[float, float, int, int], object] | None = None,
+    device: str | None = None,
 ) -> EmuRun:
-    """Emulates the scenario `text` (read from `filename`) in real time; `on_live(t_s,
-    delivered_bps, dropped, late)` is called about once a second. Ctrl-C stops the run and
-    returns what it has (`complete` False)."""
+    """Emulates the scenario `text` (read from `filename`) in real time, the hosts on
+    `device`s ("veth", the default, or "tun"); `on_live(t_s, delivered_bps, dropped, late)` is
+    called about once a second. Ctrl-C stops the run and returns what it has (`complete`
+    False)."""
 
 def emulator_unavailable() -> str | None:
     """What this machine lacks to emulate, or None when it can."""

@@ -366,6 +366,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("scenario", type=Path, help="scenario TOML file")
     p.add_argument("-o", "--output", type=_output_path, required=True, help="output directory")
     p.add_argument("--seed", type=_seed, help="override the scenario's seed")
+    p.add_argument(
+        "--device",
+        choices=["veth", "tun"],
+        default="veth",
+        help="the hosts' devices: veth (read with AF_PACKET, kernel-stamped; the default) or tun",
+    )
     p.add_argument("--force", action="store_true", help=_FORCE_HELP)
     p.add_argument("-q", "--quiet", action="store_true", help="no live line")
     p.set_defaults(func=_cmd_emulate)
@@ -522,7 +528,12 @@ def _cmd_emulate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
     previous = signal.signal(signal.SIGTERM, terminate)
     try:
         result = emulate(
-            args.scenario, output_dir=args.output, seed=args.seed, live=not args.quiet, force=args.force
+            args.scenario,
+            output_dir=args.output,
+            seed=args.seed,
+            live=not args.quiet,
+            force=args.force,
+            device=args.device,
         )
     except EmulatorUnavailable as err:
         _error(f"{parser.prog}", str(err))
@@ -533,8 +544,9 @@ def _cmd_emulate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
     emu = result.emu or {}
     if not emu.get("accurate", True):
         print(
-            f"warning: {emu.get('packets_forwarded_late')} packets were forwarded late "
-            "(see emu.json); the machine was too busy for an accurate emulation",
+            f"warning: {emu.get('packets_forwarded_late')} packets were forwarded late and "
+            f"{emu.get('device_drops', 0)} lost before the emulator read them (see emu.json); "
+            "the machine was too busy for an accurate emulation",
             file=sys.stderr,
         )
     print(f"results: {result.output_dir}")

@@ -59,9 +59,13 @@ def emulate(
     seed: int | None = None,
     live: bool | LiveCallback = False,
     force: bool = False,
+    device: str | None = None,
 ) -> RunResult:
     """Emulates a scenario (path, TOML text or dict) in real time for its duration and returns
-    its results as `run` does (`RunResult.emu` holds ``emu.json``). Raises `ScenarioError` for a
+    its results as `run` does (`RunResult.emu` holds ``emu.json``). `device` is where the hosts'
+    packets meet the emulator: ``"veth"`` (the default: a veth pair per host, read with
+    AF_PACKET, each packet stamped by the kernel as it leaves its host) or ``"tun"`` (a TUN
+    device per host; docs/VALIDATION.md compares them). Raises `ScenarioError` for a
     bad scenario, ValueError for one the emulator does not run (the simulator's TCP, ERICA ports,
     a host overhead), `EmulatorUnavailable` where it cannot run, and `fairstream.Interrupted`
     after Ctrl-C, with the results so far written (when `output_dir` is given) and marked
@@ -71,5 +75,5 @@ def emulate(
     (A reproduction's emulated points are cached, keyed apart from simulations: docs/cache.md.)"""
     text, filename = load(scenario)
     target = None if output_dir is None else output.prepare(output_dir, "emulate", force)
-    run = _core.emulate(text, filename, seed, _live(live))
+    run = _core.emulate(text, filename, seed, _live(live), device)
     return _finish(run, output_dir, "emulate", force, target)

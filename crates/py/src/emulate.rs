@@ -99,17 +99,26 @@ impl EmuRun {
     }
 }
 
-/// Emulates the scenario `text` (read from `filename`) in real time; `on_live(t_s,
-/// delivered_bps, dropped, late)` is called about once a second.
+/// Emulates the scenario `text` (read from `filename`) in real time, the hosts on `device`s
+/// (`"veth"` or `"tun"`; veth when None); `on_live(t_s, delivered_bps, dropped, late)` is called
+/// about once a second.
 #[pyfunction]
-#[pyo3(signature = (text, filename, seed=None, on_live=None))]
+#[pyo3(signature = (text, filename, seed=None, on_live=None, device=None))]
 pub(crate) fn emulate(
     py: Python<'_>,
     text: &str,
     filename: &str,
     seed: Option<u64>,
     on_live: Option<Py<PyAny>>,
+    device: Option<&str>,
 ) -> PyResult<EmuRun> {
+    let options = fairstream_emu::EmuOptions {
+        device: device
+            .map(fairstream_emu::DeviceKind::parse)
+            .transpose()
+            .map_err(PyValueError::new_err)?
+            .unwrap_or_default(),
+    };
     let scenario = crate::load(py, text, filename, seed)?;
     let resolved = scenario.resolved.clone();
     let name = scenario.name.clone();
@@ -119,7 +128,7 @@ pub(crate) fn emulate(
             .map(|_| ())
     };
     let report = drive_with(py, on_live, show, move |stop, live| {
-        fairstream_emu::emulate(&scenario, stop, live)
+        fairstream_emu::emulate_with(&scenario, &options, stop, live)
     })?
     .map_err(emu_err)?;
     let accurate = report.emu["accurate"].as_bool().unwrap_or(false);
