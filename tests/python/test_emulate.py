@@ -6,8 +6,10 @@ stop it with exit 130 and the results so far marked incomplete; after those and 
 network namespace the run made is left (each is held only by the emulator's descriptors and
 threads, so the kernel frees it with the process) and no device appears in the host's own
 namespace; the simulator refuses a linux-tcp flow at its line; without the capabilities to make
-namespaces the command exits 2 naming what is missing. Needs root, network namespaces,
-/dev/net/tun and `ip`; skips, saying which is missing, without them. About 20 s in all.
+namespaces the command exits 2 naming what is missing; the short run is made on each kind of
+device (veth pairs, the default, and TUN devices), and a device kind the command does not know
+is refused. Needs root, network namespaces, veth pairs and `ip`; skips, saying which is missing,
+without them. About 25 s in all.
 """
 
 from __future__ import annotations
@@ -104,8 +106,9 @@ def _wait_for_live_line(proc: subprocess.Popen[str]) -> None:
 
 
 @needs_emulator
-def test_a_short_emulation_writes_the_tables_marked_emulated(tmp_path: Path) -> None:
-    result = fairstream.emulate(_write(tmp_path, "3s"), output_dir=tmp_path / "out")
+@pytest.mark.parametrize("device", ["veth", "tun"])
+def test_a_short_emulation_writes_the_tables_marked_emulated(tmp_path: Path, device: str) -> None:
+    result = fairstream.emulate(_write(tmp_path, "3s"), output_dir=tmp_path / "out", device=device)
     summary = result.summary
     assert summary["emulated"] is True
     assert summary["complete"] is True
@@ -116,6 +119,8 @@ def test_a_short_emulation_writes_the_tables_marked_emulated(tmp_path: Path) -> 
     assert 1.8e6 < flows["cbr1"]["throughput_bps"] < 2.2e6
     emu = json.loads((tmp_path / "out" / "emu.json").read_text())
     assert emu["emulated"] is True
+    assert emu["device"] == device
+    assert emu["device_drops"] == 0
     assert emu["largest_packet_bytes"] <= emu["mtu"], "a queue saw a packet larger than the MTU"
     assert emu["oversize_packets"] == 0
     assert {link["name"] for link in emu["links"]} >= {"router_left->router_right"}
@@ -205,3 +210,8 @@ def test_an_emulated_experiment_is_skipped_saying_why_where_it_cannot_run(
     assert res["checks"] == [] and "Not run on this machine: no TUN device" in res["explanation"]
     html = (tmp_path / "rep" / "report.html").read_text()
     assert "Not run on this machine: no TUN device (for this test)" in html
+
+
+def test_an_unknown_device_kind_is_refused_naming_the_kinds(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match='expected "veth" or "tun"'):
+        fairstream.emulate(_write(tmp_path, "1s"), device="tap")
