@@ -111,15 +111,24 @@ pub(crate) fn set_realtime(priority: i32) -> io::Result<()> {
 /// (`SO_TIMESTAMPNS`: `CLOCK_REALTIME`, taken as the packet enters the receiving host's stack),
 /// read back by [`recv_stamped`].
 pub(crate) fn set_rx_timestamps(fd: BorrowedFd<'_>) -> io::Result<()> {
-    let on: libc::c_int = 1;
-    // SAFETY: setsockopt reads one c_int at the pointer, which points at `on`, a live local, and
-    // the length passed is that of a c_int.
+    set_int_option(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)
+}
+
+/// Sets the socket option `name` of `level` on `fd` to the int `value`.
+fn set_int_option(
+    fd: BorrowedFd<'_>,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
+    // SAFETY: setsockopt reads one c_int at the pointer, which points at `value`, a live local,
+    // and the length passed is that of a c_int.
     let r = unsafe {
         libc::setsockopt(
             fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPNS,
-            (&raw const on).cast(),
+            level,
+            name,
+            (&raw const value).cast(),
             size_of::<libc::c_int>() as libc::socklen_t,
         )
     };
@@ -279,21 +288,7 @@ const PACKET_STATISTICS: libc::c_int = 6;
 /// `CAP_NET_ADMIN`).
 pub(crate) fn set_rcvbuf_force(fd: BorrowedFd<'_>, bytes: usize) -> io::Result<()> {
     let v = bytes.min(i32::MAX as usize) as libc::c_int;
-    // SAFETY: setsockopt reads one c_int at the pointer, which points at `v`, a live local.
-    let r = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUFFORCE,
-            (&raw const v).cast(),
-            size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
+    set_int_option(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, v)
 }
 
 /// The index of device `name` in the calling thread's network namespace.
