@@ -215,9 +215,9 @@ pub(crate) fn emu_json(
         "device_drops": s.device_drops,
         "entered_late": {
             "what": "packets read after the links had run past the instant they left their host, and how much later they entered",
-            "packets": s.clamped,
-            "p99_us": s.clamp.quantile(0.99).as_nanos() as f64 / 1e3,
-            "max_us": s.clamp.max().as_nanos() as f64 / 1e3,
+            "packets": s.entered_late,
+            "p99_us": s.entered_late_by.quantile(0.99).as_nanos() as f64 / 1e3,
+            "max_us": s.entered_late_by.max().as_nanos() as f64 / 1e3,
         },
         "late_threshold_us": LATE.as_nanos() / 1000,
         "packets_forwarded_late": s.late,
