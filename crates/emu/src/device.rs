@@ -9,12 +9,47 @@
 //! (docs/VALIDATION.md, "The emulator's links", has the measurements behind the default).
 
 use std::io;
+use std::net::Ipv4Addr;
 use std::os::fd::BorrowedFd;
 
 use crate::EmuError;
-use crate::netns::Namespace;
+use crate::netns::{self, Namespace};
 use crate::tun::Tun;
 use crate::veth::{Switch, Veth};
+
+/// The name of the device in every host's namespace (a TUN device, or the host's end of a veth
+/// pair).
+pub const HOST_DEVICE: &str = "fse0";
+
+/// The prefix every emulated host's address is in (`10.241.0.0/16`, inside the hosts'
+/// namespaces only: the emulator never touches the host's own addresses or routes).
+pub const PREFIX: [u8; 2] = [10, 241];
+
+/// The address of emulated host number `i`.
+pub fn host_addr(i: usize) -> Ipv4Addr {
+    let n = i as u32 + 1;
+    Ipv4Addr::new(PREFIX[0], PREFIX[1], (n >> 8) as u8, n as u8)
+}
+
+/// Sets up the calling thread's namespace as host `label` with address `addr` on
+/// [`HOST_DEVICE`]: IPv6 off, then `device` (the `ip` commands that make the device and bring it
+/// up), the loopback up, the address, and the route of the emulated prefix into the device.
+pub(crate) fn configure_host_here(
+    label: &str,
+    device: &str,
+    addr: Ipv4Addr,
+) -> Result<(), EmuError> {
+    netns::disable_ipv6_here();
+    let [a, b] = PREFIX;
+    netns::ip_batch_here(
+        label,
+        &format!(
+            "{device}link set lo up\n\
+             addr add {addr}/32 dev {HOST_DEVICE}\n\
+             route add {a}.{b}.0.0/16 dev {HOST_DEVICE} src {addr}\n"
+        ),
+    )
+}
 
 /// The kind of device every host of an emulation gets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -28,36 +63,35 @@ pub enum DeviceKind {
 }
 
 impl DeviceKind {
-    /// Every kind, by name.
-    pub const ALL: [(&'static str, Self); 2] = [("veth", Self::Veth), ("tun", Self::Tun)];
-
     /// The kind named `name` (`"veth"`, `"tun"`).
     pub fn parse(name: &str) -> Result<Self, String> {
-        Self::ALL
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|&(_, k)| k)
-            .ok_or_else(|| format!("no device kind `{name}`: expected \"veth\" or \"tun\""))
+        match name {
+            "veth" => Ok(Self::Veth),
+            "tun" => Ok(Self::Tun),
+            _ => Err(format!(
+                "no device kind `{name}`: expected \"veth\" or \"tun\""
+            )),
+        }
     }
 
-    /// Its name.
+    /// Its name, as [`DeviceKind::parse`] reads it.
     pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, k)| *k == self)
-            .map_or("?", |(n, _)| n)
+        match self {
+            Self::Veth => "veth",
+            Self::Tun => "tun",
+        }
     }
 }
 
 /// What the hosts' devices of one emulation share: the emulator's namespace of the veth pairs'
 /// far ends, when they are veth pairs.
 #[derive(Debug)]
-pub struct Devices {
+pub struct DeviceSetup {
     switch: Option<Switch>,
     kind: DeviceKind,
 }
 
-impl Devices {
+impl DeviceSetup {
     /// Prepares hosts' devices of `kind`.
     pub fn new(kind: DeviceKind) -> Result<Self, EmuError> {
         Ok(Self {
@@ -79,7 +113,7 @@ impl Devices {
         &self,
         ns: &Namespace,
         index: usize,
-        addr: std::net::Ipv4Addr,
+        addr: Ipv4Addr,
         mtu: u32,
     ) -> Result<Device, EmuError> {
         Ok(match &self.switch {

@@ -109,6 +109,18 @@ pub(crate) fn write_sysctl_here(key: &str, value: &str) -> Result<(), EmuError> 
         .map_err(|e| EmuError::setup(format!("set {key} = {value} in a host's namespace"), e))
 }
 
+/// Turns IPv6 off in the calling thread's namespace, for the devices there and those made
+/// later (no router solicitations or duplicate-address probes through the emulator). Where IPv6
+/// is not built in, there is nothing to turn off.
+pub(crate) fn disable_ipv6_here() {
+    for key in [
+        "net.ipv6.conf.all.disable_ipv6",
+        "net.ipv6.conf.default.disable_ipv6",
+    ] {
+        let _ = write_sysctl_here(key, "1");
+    }
+}
+
 /// Runs `ip -batch -` in the calling thread's namespace.
 pub(crate) fn ip_batch_here(label: &str, commands: &str) -> Result<(), EmuError> {
     let step = || format!("configure the namespace of `{label}` with `ip`");

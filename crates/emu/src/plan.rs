@@ -13,7 +13,7 @@ use fairstream_scenario::{LinuxTcpConfig, Scenario};
 use fairstream_sim::{FlowRoute, LinkSpec};
 
 use crate::EmuError;
-use crate::tun::host_addr;
+use crate::device::host_addr;
 
 /// The first receiver port: flow `i`'s receiver listens on `RECV_PORT + i`, which is how the
 /// forwarder tells the flows' packets apart.

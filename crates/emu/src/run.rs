@@ -20,7 +20,7 @@ use fairstream_scenario::Scenario;
 use serde_json::Value;
 
 use crate::EmuError;
-use crate::device::{DeviceKind, Devices};
+use crate::device::{DeviceKind, DeviceSetup};
 use crate::flows::cbr::CbrEnd;
 use crate::flows::linux_tcp::TcpEnd;
 use crate::flows::rt::RtEnd;
@@ -124,7 +124,7 @@ pub fn emulate_with(
     let plan = Plan::new(scenario)?;
     preflight_with(options)?;
     let load_before = load_average();
-    let kinds = Devices::new(options.device)?;
+    let setup = DeviceSetup::new(options.device)?;
     let namespaces = plan
         .hosts
         .iter()
@@ -132,7 +132,7 @@ pub fn emulate_with(
         .collect::<Result<Vec<_>, _>>()?;
     let mut devices = Vec::with_capacity(plan.hosts.len());
     for (i, (h, ns)) in plan.hosts.iter().zip(&namespaces).enumerate() {
-        devices.push(kinds.create(ns, i, h.addr, plan.mtu)?);
+        devices.push(setup.create(ns, i, h.addr, plan.mtu)?);
         // Runs independent of any earlier one: no cached ssthresh or RTT from a past
         // connection (a fresh namespace has none, and keeps none).
         ns.sysctl("net.ipv4.tcp_no_metrics_save", "1")?;
@@ -229,13 +229,13 @@ pub fn emulate_with(
         &plan,
         &core,
         &records,
-        kinds.kind(),
+        setup.kind(),
         load_before,
         load_average(),
     );
     drop(devices);
     drop(namespaces);
-    drop(kinds);
+    drop(setup);
     Ok(EmuReport {
         output,
         emu,

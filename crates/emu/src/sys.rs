@@ -19,8 +19,9 @@
 //!   packets the kernel dropped because its receive buffer was full (`PACKET_STATISTICS`);
 //! - [`set_rcvbuf_force`]: `SO_RCVBUFFORCE`, a receive buffer above `rmem_max`;
 //! - [`if_index`]: a device's index in the calling thread's namespace;
-//! - [`ethtool_set`]: the legacy `SIOCETHTOOL` set commands (one `u32` each), with which a
-//!   veth is told to checksum in software (no `ethtool` binary needed).
+//! - [`ethtool_set`]: the legacy `SIOCETHTOOL` set commands (one `u32` each, through a socket of
+//!   the calling thread's namespace), with which a veth is told to checksum in software (no
+//!   `ethtool` binary needed).
 //!
 //! Each call passes only pointers to buffers it owns, of the length it states, to a syscall that
 //! writes at most that many bytes; none keeps a pointer after it returns.
@@ -47,14 +48,7 @@ pub(crate) fn tun_set_iff(fd: BorrowedFd<'_>, name: &str, multi_queue: bool) -> 
     // struct ifreq: a 16-byte name, then a union whose first member here is `short ifr_flags`;
     // 40 bytes in all on every Linux ABI.
     let mut ifreq = [0u8; 40];
-    let bytes = name.as_bytes();
-    if bytes.is_empty() || bytes.len() >= libc::IFNAMSIZ || bytes.contains(&0) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("`{name}` is no interface name"),
-        ));
-    }
-    ifreq[..bytes.len()].copy_from_slice(bytes);
+    ifreq[..libc::IFNAMSIZ].copy_from_slice(&ifreq_name(name)?);
     let mut flags = (libc::IFF_TUN | libc::IFF_NO_PI) as i16;
     if multi_queue {
         flags |= libc::IFF_MULTI_QUEUE as i16;
@@ -179,32 +173,39 @@ pub(crate) fn recv_stamped(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<(us
     Ok((n as usize, stamp))
 }
 
-/// A datagram (layer-3) `AF_PACKET` socket for IPv4 bound to device `ifindex`: it reads the IP
-/// packets that arrive on that device (not those sent from it: a socket bound to one protocol
-/// is not a tap of outgoing packets) and writes IP packets out of it.
-pub(crate) fn packet_socket(ifindex: u32) -> io::Result<std::os::fd::OwnedFd> {
+/// A new socket (`SOCK_CLOEXEC` added to `ty`) in the calling thread's namespace.
+fn socket(
+    domain: libc::c_int,
+    ty: libc::c_int,
+    protocol: libc::c_int,
+) -> io::Result<std::os::fd::OwnedFd> {
     use std::os::fd::FromRawFd;
-    let protocol = (libc::ETH_P_IP as u16).to_be();
     // SAFETY: socket takes no pointer; a non-negative result is a new descriptor owned by no
     // one else, handed to an OwnedFd at once.
-    let fd = unsafe {
-        libc::socket(
-            libc::AF_PACKET,
-            libc::SOCK_DGRAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-            i32::from(protocol),
-        )
-    };
+    let fd = unsafe { libc::socket(domain, ty | libc::SOCK_CLOEXEC, protocol) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: fd is the valid descriptor just created, owned by nothing else.
-    let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
+/// A datagram (layer-3) `AF_PACKET` socket for IPv4 bound to device `ifindex`: it reads the IP
+/// packets that arrive on that device (not those sent from it: a socket bound to one protocol
+/// is not a tap of outgoing packets) and writes IP packets out of it.
+pub(crate) fn packet_socket(ifindex: u32) -> io::Result<std::os::fd::OwnedFd> {
+    let protocol = (libc::ETH_P_IP as u16).to_be();
+    let owned = socket(
+        libc::AF_PACKET,
+        libc::SOCK_DGRAM | libc::SOCK_NONBLOCK,
+        i32::from(protocol),
+    )?;
     let addr = link_addr(ifindex, [0; 6], protocol);
     // SAFETY: bind reads a sockaddr_ll of the length passed at the pointer, which points at
-    // `addr`, a live local.
+    // `addr`, a live local; the descriptor is the socket just made.
     let r = unsafe {
         libc::bind(
-            fd,
+            owned.as_raw_fd(),
             (&raw const addr).cast(),
             size_of::<libc::sockaddr_ll>() as libc::socklen_t,
         )
@@ -310,9 +311,8 @@ pub(crate) const ETHTOOL_STXCSUM: u32 = 0x17;
 /// `ETHTOOL_SGRO`: generic receive offload on (1) or off (0).
 pub(crate) const ETHTOOL_SGRO: u32 = 0x2c;
 
-/// Runs the legacy ethtool set command `cmd` with `value` on device `name` of the calling
-/// thread's namespace, through the socket `fd` (any socket of that namespace).
-pub(crate) fn ethtool_set(fd: BorrowedFd<'_>, name: &str, cmd: u32, value: u32) -> io::Result<()> {
+/// The name field of a `struct ifreq` holding `name`: at most 15 bytes and a NUL.
+fn ifreq_name(name: &str) -> io::Result<[u8; libc::IFNAMSIZ]> {
     let bytes = name.as_bytes();
     if bytes.is_empty() || bytes.len() >= libc::IFNAMSIZ || bytes.contains(&0) {
         return Err(io::Error::new(
@@ -320,20 +320,28 @@ pub(crate) fn ethtool_set(fd: BorrowedFd<'_>, name: &str, cmd: u32, value: u32) 
             format!("`{name}` is no interface name"),
         ));
     }
+    let mut field = [0u8; libc::IFNAMSIZ];
+    field[..bytes.len()].copy_from_slice(bytes);
+    Ok(field)
+}
+
+/// Runs the legacy ethtool set command `cmd` with `value` on device `name` of the calling
+/// thread's namespace (through a socket opened there for the call).
+pub(crate) fn ethtool_set(name: &str, cmd: u32, value: u32) -> io::Result<()> {
+    let name_field = ifreq_name(name)?;
+    let sock = socket(libc::AF_INET, libc::SOCK_DGRAM, 0)?;
     // struct ethtool_value { __u32 cmd; __u32 data; }
     let mut command = [cmd, value];
     // struct ifreq: a 16-byte name, then a union whose member here is `void *ifr_data`; 40
     // bytes in all, the pointer 8-aligned at offset 16 (u64 elements keep it aligned).
     let mut ifreq = [0u64; 5];
-    let mut name_bytes = [0u8; 16];
-    name_bytes[..bytes.len()].copy_from_slice(bytes);
-    ifreq[0] = u64::from_ne_bytes(name_bytes[..8].try_into().unwrap_or_default());
-    ifreq[1] = u64::from_ne_bytes(name_bytes[8..].try_into().unwrap_or_default());
+    ifreq[0] = u64::from_ne_bytes(name_field[..8].try_into().unwrap_or_default());
+    ifreq[1] = u64::from_ne_bytes(name_field[8..].try_into().unwrap_or_default());
     ifreq[2] = command.as_mut_ptr() as usize as u64;
     // SAFETY: SIOCETHTOOL reads the struct ifreq at the pointer (`ifreq`, a live 40-byte
     // buffer) and reads and writes the 8-byte struct ethtool_value its data pointer names
-    // (`command`, live until after the call); fd is a valid open descriptor.
-    let r = unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCETHTOOL, ifreq.as_mut_ptr()) };
+    // (`command`, live until after the call); the socket is a valid open descriptor.
+    let r = unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCETHTOOL, ifreq.as_mut_ptr()) };
     if r < 0 {
         Err(io::Error::last_os_error())
     } else {

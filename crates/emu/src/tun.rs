@@ -8,21 +8,9 @@ use std::io::{Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::OpenOptionsExt;
 
-use crate::netns::{self, Namespace};
+use crate::device::{HOST_DEVICE, configure_host_here};
+use crate::netns::Namespace;
 use crate::{EmuError, sys};
-
-/// The name of the TUN device in every host's namespace.
-pub const DEVICE: &str = "fse0";
-
-/// The prefix every emulated host's address is in (`10.241.0.0/16`, inside the hosts'
-/// namespaces only: the emulator never touches the host's own addresses or routes).
-pub const PREFIX: [u8; 2] = [10, 241];
-
-/// The address of emulated host number `i`.
-pub fn host_addr(i: usize) -> std::net::Ipv4Addr {
-    let n = i as u32 + 1;
-    std::net::Ipv4Addr::new(PREFIX[0], PREFIX[1], (n >> 8) as u8, n as u8)
-}
 
 /// A TUN device, open non-blocking.
 #[derive(Debug)]
@@ -42,24 +30,12 @@ impl Tun {
                 .custom_flags(libc::O_NONBLOCK)
                 .open("/dev/net/tun")
                 .map_err(|e| EmuError::setup("open /dev/net/tun", e))?;
-            sys::tun_set_iff(file.as_fd(), DEVICE, false)
+            sys::tun_set_iff(file.as_fd(), HOST_DEVICE, false)
                 .map_err(|e| EmuError::setup(format!("create the TUN device of `{label}`"), e))?;
-            for key in [
-                "net.ipv6.conf.all.disable_ipv6",
-                "net.ipv6.conf.default.disable_ipv6",
-            ] {
-                // Absent where IPv6 is not built in: nothing to turn off then.
-                let _ = netns::write_sysctl_here(key, "1");
-            }
-            let [a, b] = PREFIX;
-            netns::ip_batch_here(
+            configure_host_here(
                 &label,
-                &format!(
-                    "link set lo up\n\
-                     link set {DEVICE} mtu {mtu} up\n\
-                     addr add {addr}/32 dev {DEVICE}\n\
-                     route add {a}.{b}.0.0/16 dev {DEVICE} src {addr}\n"
-                ),
+                &format!("link set {HOST_DEVICE} mtu {mtu} up\n"),
+                addr,
             )?;
             Ok(Self { file })
         })

@@ -14,14 +14,11 @@
 //! super-packets to the MTU before they cross), and the far end merges nothing (GRO off).
 
 use std::io;
-use std::net::UdpSocket;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
+use crate::device::{HOST_DEVICE, configure_host_here};
 use crate::netns::{self, Namespace};
 use crate::{EmuError, sys};
-
-/// The name of the veth end in every host's namespace.
-pub const DEVICE: &str = "fse0";
 
 /// The receive buffer of each far end's socket: room for the packets that arrive while the
 /// forwarder sleeps (about 1 700 full-size packets).
@@ -38,20 +35,10 @@ impl Switch {
     pub fn create() -> Result<Self, EmuError> {
         let ns = Namespace::create("emulator")?;
         ns.run(|| {
-            disable_ipv6();
+            netns::disable_ipv6_here();
             netns::ip_batch_here("emulator", "link set lo up\n")
         })?;
         Ok(Self { ns })
-    }
-}
-
-fn disable_ipv6() {
-    for key in [
-        "net.ipv6.conf.all.disable_ipv6",
-        "net.ipv6.conf.default.disable_ipv6",
-    ] {
-        // Absent where IPv6 is not built in: nothing to turn off then.
-        let _ = netns::write_sysctl_here(key, "1");
     }
 }
 
@@ -89,34 +76,26 @@ impl Veth {
         let (host_mac, far_mac) = (mac(index, 0), mac(index, 1));
         let switch_path = switch.ns.path();
         ns.run(|| {
-            disable_ipv6();
-            let [a, b] = crate::tun::PREFIX;
-            netns::ip_batch_here(
+            configure_host_here(
                 &label,
                 &format!(
-                    "link add {DEVICE} mtu {mtu} address {} type veth peer name {far} mtu {mtu} \
-                     address {} netns {switch_path}\n\
-                     link set lo up\n\
-                     link set {DEVICE} arp off up\n\
-                     addr add {addr}/32 dev {DEVICE}\n\
-                     route add {a}.{b}.0.0/16 dev {DEVICE} src {addr}\n",
+                    "link add {HOST_DEVICE} mtu {mtu} address {} type veth peer name {far} \
+                     mtu {mtu} address {} netns {switch_path}\n\
+                     link set {HOST_DEVICE} arp off up\n",
                     mac_text(host_mac),
                     mac_text(far_mac),
                 ),
+                addr,
             )?;
-            let probe = UdpSocket::bind("127.0.0.1:0")
-                .map_err(|e| EmuError::setup("open a socket to configure a device", e))?;
-            sys::ethtool_set(probe.as_fd(), DEVICE, sys::ETHTOOL_STXCSUM, 0).map_err(|e| {
+            sys::ethtool_set(HOST_DEVICE, sys::ETHTOOL_STXCSUM, 0).map_err(|e| {
                 EmuError::setup(format!("turn checksum offload off on `{label}`'s veth"), e)
             })
         })?;
         let (sock, ifindex) = switch.ns.run(|| {
             netns::ip_batch_here("emulator", &format!("link set {far} up\n"))?;
             let step = |what: &str| format!("{what} `{label}`'s veth");
-            let probe = UdpSocket::bind("127.0.0.1:0")
-                .map_err(|e| EmuError::setup("open a socket to configure a device", e))?;
             // Not every kernel lets GRO be set on a veth; without it, GRO is off already.
-            let _ = sys::ethtool_set(probe.as_fd(), &far, sys::ETHTOOL_SGRO, 0);
+            let _ = sys::ethtool_set(&far, sys::ETHTOOL_SGRO, 0);
             let ifindex = sys::if_index(&far).map_err(|e| EmuError::setup(step("find"), e))?;
             let sock = sys::packet_socket(ifindex).map_err(|e| EmuError::setup(step("open"), e))?;
             sys::set_rcvbuf_force(sock.as_fd(), RCVBUF)
