@@ -15,7 +15,7 @@ pub use fairstream_records::{
 use serde_json::{Value, json};
 
 use crate::flows::FlowRecord;
-use crate::forward::{Core, LATE, SPIN};
+use crate::forward::{Core, LATE, MAX_SPIN, SPIN, SPIN_SHARE};
 use crate::plan::Plan;
 
 /// The results of the emulation of `plan`, stopped at `end`.
@@ -221,7 +221,11 @@ pub(crate) fn emu_json(
         },
         "late_threshold_us": LATE.as_nanos() / 1000,
         "packets_forwarded_late": s.late,
-        "spin_us": SPIN.as_nanos() / 1000,
+        "spin_us": {
+            "least": SPIN.as_nanos() / 1000,
+            "most": MAX_SPIN.as_nanos() / 1000,
+            "share_of_the_gap_since_the_last_hand_over": 1.0 / SPIN_SHARE as f64,
+        },
         "forwarder_realtime": s.realtime,
         "forwarder_cpu_s": s.cpu_s,
         "packets_read": s.packets_read,
