@@ -1,7 +1,7 @@
 //! Link accuracy (docs/VALIDATION.md, "The emulator's links"): one emulation of three
 //! independent paths, each a CBR flow through one link, against a simulation of the same
-//! scenario; once with the hosts on veth pairs (the default) and once on TUN devices, never at
-//! the same time.
+//! scenario, then the light path alone; once with the hosts on veth pairs (the default) and
+//! once on TUN devices, never at the same time.
 //!
 //! - **overload**: 150 Mbit/s of 1500-byte packets into a 100 Mbit/s, 10 ms link with a
 //!   5000-packet drop-tail queue (600 ms: a stall of the sender on a busy machine does not
@@ -11,16 +11,17 @@
 //!   link's delay and transmission time (the emulator's own overhead, from the sender's stamp
 //!   to the receiving kernel's, and to the receiving thread) and the link's departure error are
 //!   printed with the load, not judged: issue
-//!   21's goal of a p99 ≤ 100 µs is not met on the 2-core VM we test on, quiet or loaded
-//!   (docs/VALIDATION.md has the numbers), and a test must not pass or fail by the machine's
-//!   idle states; what is asserted is that no packet arrives earlier than the links allow;
+//!   21's goal of a p99 ≤ 100 µs is not met beside the overload on the 2-core VM we test on,
+//!   quiet or loaded, and only on a quiet one for the light path alone (docs/VALIDATION.md has
+//!   the numbers); a test must not pass or fail by the machine's idle states; what is asserted
+//!   is that no packet arrives earlier than the links allow;
 //! - **lossy**: 5 Mbit/s through a 10 Mbit/s link with Bernoulli loss of 1 %: the fraction lost
 //!   within its 99 % confidence interval.
 //!
 //! The rates and drops are properties of the link model on logical time, so they hold however
 //! late the forwarder wakes (as long as it keeps up); only the delay excess depends on the
 //! machine. Both devices must deliver wire-size packets and lose none before the emulator.
-//! Skips, saying why, where the emulator cannot run. About 5 s each.
+//! Skips, saying why, where the emulator cannot run. About 9 s each.
 
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
@@ -91,11 +92,7 @@ fn links_carry_what_the_model_says(device: DeviceKind) {
     let sim = fairstream_sim::Simulator::new(scenario.network.clone())
         .unwrap()
         .run();
-    let stop = AtomicBool::new(false);
-    // One emulation at a time: the two tests measure the machine, not each other.
-    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
-    let emu = fairstream_emu::emulate_with(&scenario, &options, &stop, &mut |_| {}).unwrap();
-    drop(_alone);
+    let emu = emulate_alone(&scenario, &options);
     let load = fairstream_emu::run::load_average();
     let out = &emu.output;
     eprintln!("load average {load:?}; emu.json: {}", emu.emu);
@@ -144,16 +141,55 @@ fn links_carry_what_the_model_says(device: DeviceKind) {
         half * 100.0
     );
 
-    // Light: the emulator's own overhead on each packet's one-way delay, to the receiving
-    // host's kernel (when the packet arrived) and to the receiving thread (when it woke).
-    let rx = &emu.emu["flows"][1]["receiver"];
+    print_light_excess(&emu, 1, device, "beside the overload");
+
+    // The light path again, alone in its emulation: what the emulator adds when only its own
+    // work and one sender's share the machine.
+    let light =
+        fairstream_scenario::load(&light_alone_scenario(), "link-accuracy-light.toml", None)
+            .unwrap();
+    let emu = emulate_alone(&light, &options);
+    print_light_excess(&emu, 0, device, "alone");
+}
+
+/// Runs one emulation, never two at once: the tests measure the machine, not each other.
+fn emulate_alone(
+    scenario: &fairstream_scenario::Scenario,
+    options: &EmuOptions,
+) -> fairstream_emu::EmuReport {
+    let stop = AtomicBool::new(false);
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    fairstream_emu::emulate_with(scenario, options, &stop, &mut |_| {}).unwrap()
+}
+
+/// The test's scenario with only the light path and its flow.
+fn light_alone_scenario() -> String {
+    let (head, rest) = SCENARIO.split_once("[[topology.link]]").unwrap();
+    let links: Vec<&str> = rest.split("[[topology.link]]").collect();
+    let flows: Vec<&str> = SCENARIO.split("[[flow]]").skip(1).collect();
+    let head = head.replace(
+        r#"nodes = ["a0", "b0", "a1", "b1", "a2", "b2"]"#,
+        r#"nodes = ["a1", "b1"]"#,
+    );
+    let link = links[1].split("[[flow]]").next().unwrap();
+    format!("{head}[[topology.link]]{link}[[flow]]{}", flows[1])
+}
+
+/// Prints (and checks the sanity of) flow `flow`'s one-way delay excess, the emulator's own
+/// overhead on each packet: to the receiving host's kernel (when the packet arrived) and to the
+/// receiving thread (when it woke); with its last link's departure error.
+fn print_light_excess(
+    emu: &fairstream_emu::EmuReport,
+    flow: usize,
+    device: DeviceKind,
+    setting: &str,
+) {
+    let load = fairstream_emu::run::load_average();
+    let link = &emu.emu["links"][2 * flow];
+    let rx = &emu.emu["flows"][flow]["receiver"];
     let excess = &rx["one_way_delay_excess"];
     let app = &rx["one_way_delay_excess_application"];
     let p99 = excess["p99_us"].as_f64().unwrap();
-    eprintln!(
-        "light: one-way delay excess {excess}; to the receiving thread {app}; departure error {}",
-        emu.emu["links"][2]
-    );
     assert!(excess["packets"].as_u64().unwrap() > 3000, "{excess}");
     assert_eq!(excess["earlier_than_the_links_allow"], 0, "{excess}");
     assert_eq!(
@@ -161,13 +197,13 @@ fn links_carry_what_the_model_says(device: DeviceKind) {
         "every datagram carries the kernel's receive stamp: {excess}"
     );
     eprintln!(
-        "light ({}, load {load:?}): one-way delay excess p50 {} µs, p90 {} µs, p99 {p99} µs (to the receiving thread: p50 {} µs, p99 {} µs); the link's departure error p50 {} µs, p99 {} µs (issue 21's goal: p99 100 µs, not judged here)",
+        "light {setting} ({}, load {load:?}): one-way delay excess p50 {} µs, p90 {} µs, p99 {p99} µs (to the receiving thread: p50 {} µs, p99 {} µs); the link's departure error p50 {} µs, p99 {} µs (issue 21's goal: p99 100 µs, not judged here)",
         device.name(),
         excess["p50_us"],
         excess["p90_us"],
         app["p50_us"],
         app["p99_us"],
-        emu.emu["links"][2]["departure_error_p50_us"],
-        emu.emu["links"][2]["departure_error_p99_us"]
+        link["departure_error_p50_us"],
+        link["departure_error_p99_us"]
     );
 }
