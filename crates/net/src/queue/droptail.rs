@@ -138,12 +138,14 @@ impl LimitCounting {
 /// First in, first out; an arrival that would exceed the limit is dropped. Which packets
 /// count against the limit is a [`LimitCounting`].
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct DropTail {
-    limit: QueueLimit,
+    // What every packet touches first (with the tag of the `Queue` holding it: one cache line).
+    fifo: Fifo,
     /// The limit on the packets waiting that `limit` comes to under its counting (ns-2's
     /// counting holds one packet, or one byte, less).
     waiting_limit: QueueLimit,
-    fifo: Fifo,
+    limit: QueueLimit,
 }
 
 impl DropTail {
@@ -217,6 +219,13 @@ mod tests {
             size,
             enqueued_at: Instant::from_nanos(u64::from(slot)),
         }
+    }
+
+    #[test]
+    fn what_a_packet_touches_fits_one_cache_line_with_the_queues_tag() {
+        // `Queue` is `repr(u8)`: its tag, then the variant from offset 8.
+        let touched = std::mem::offset_of!(DropTail, waiting_limit) + size_of::<QueueLimit>();
+        assert!(8 + touched <= 64, "{touched} bytes after the tag");
     }
 
     #[test]
