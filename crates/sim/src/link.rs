@@ -8,9 +8,10 @@ use crate::{LinkSpec, PERTURBATION_PACKET};
 /// Run-time state of one link.
 ///
 /// Laid out in the order written, starting on a cache line, with what every packet touches
-/// first (transmitter, rate, occupancy, counters, then the queue), so that a packet's enqueue and
-/// transmission touch as few cache lines as they can when thousands of links do not fit in the
-/// cache (B2's shape with 1024 flows has 4098 links).
+/// first (transmitter, rate, occupancy, counters, then the queue on a line of its own), so that a
+/// packet's enqueue and transmission touch as few cache lines as they can when thousands of links
+/// do not fit in the cache (B2's shape with 1024 flows has 4098 links): three, on a lossless
+/// drop-tail link, whose error model is never read.
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
 pub(crate) struct Link {
@@ -22,6 +23,9 @@ pub(crate) struct Link {
     /// keeps the invariant: a packet waits in the queue only while the transmitter is busy
     /// and a wake-up is due when it frees, or a wake-up is due when the queue may send.
     pub(crate) wake_scheduled: bool,
+    /// The link loses nothing (its error model is none): a transmission need not look at the
+    /// model, two cache lines further on.
+    pub(crate) lossless: bool,
     /// Time-weighted queue occupancy in packets.
     occupancy: Occupancy,
     pub(crate) counters: LinkCounters,
@@ -62,6 +66,7 @@ impl Link {
             error_rng: LinkSpec::error_rng(seed, index),
             busy_until: Instant::ZERO,
             wake_scheduled: false,
+            lossless: spec.error == ErrorModel::None,
             counters: LinkCounters::default(),
             occupancy: Occupancy::default(),
         }
@@ -96,5 +101,24 @@ impl Link {
     /// Bits the link could have carried over `[from, to)` given its schedule.
     pub(crate) fn capacity_bits(&self, from: Instant, to: Instant) -> f64 {
         self.capacity.bits_between(from, to)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::mem::{offset_of, size_of};
+
+    use super::*;
+
+    #[test]
+    fn a_packet_touches_three_lines_of_a_lossless_drop_tail_link() {
+        assert!(offset_of!(Link, lossless) < 64, "the transmitter's line");
+        let counters_end = offset_of!(Link, counters) + size_of::<LinkCounters>();
+        assert!(offset_of!(Link, occupancy) >= 64 && counters_end <= 128);
+        assert_eq!(
+            offset_of!(Link, queue),
+            128,
+            "the queue on a line of its own"
+        );
     }
 }

@@ -436,7 +436,7 @@ impl Simulator {
                 l.busy_until = now + tx;
                 l.counters.packets_forwarded += 1;
                 l.counters.bytes_forwarded += u64::from(q.size);
-                let corrupted = l.error.corrupts(&mut l.error_rng);
+                let corrupted = !l.lossless && l.error.corrupts(&mut l.error_rng);
                 if corrupted {
                     l.counters.packets_corrupted += 1;
                 }
