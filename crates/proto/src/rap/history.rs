@@ -74,23 +74,29 @@ impl History {
         self.active_from = next_seq;
     }
 
-    /// The ACK-based detection: settles the packets `ack` reports.
+    /// The ACK-based detection: settles the packets `ack` reports. Only the packets at or
+    /// below its `last_recv` are looked at, a prefix found by binary search: settled ones leave,
+    /// the few that wait (at most two, one or two below `last_recv`) go back to the front in
+    /// order, so an ACK costs what it settles, not what is in flight.
     pub(super) fn on_ack(&mut self, ack: &RapAck) -> Losses {
         let mut out = Losses::default();
-        let active_from = self.active_from;
-        self.sent.retain(|&(seq, _)| {
-            if seq > ack.last_recv {
-                return true;
-            }
+        let reported = self.sent.partition_point(|&(seq, _)| seq <= ack.last_recv);
+        let mut waiting = 0;
+        for _ in 0..reported {
+            let Some((seq, at)) = self.sent.pop_front() else {
+                break;
+            };
             if seq > ack.last_miss || seq == ack.prev_recv {
-                return false; // arrived
+                continue; // arrived
             }
             if ack.last_recv - seq >= 3 {
-                out.count(seq, active_from);
-                return false;
+                out.count(seq, self.active_from);
+                continue;
             }
-            true
-        });
+            self.sent.push_back((seq, at));
+            waiting += 1;
+        }
+        self.sent.rotate_right(waiting);
         out
     }
 
@@ -171,6 +177,60 @@ mod tests {
             }
         );
         assert_eq!(l.total(), 5);
+    }
+
+    /// The detection as first written: every packet remembered looked at, in order.
+    fn on_ack_by_scanning_all(h: &mut History, ack: &RapAck) -> Losses {
+        let mut out = Losses::default();
+        let active_from = h.active_from;
+        h.sent.retain(|&(seq, _)| {
+            if seq > ack.last_recv {
+                return true;
+            }
+            if seq > ack.last_miss || seq == ack.prev_recv {
+                return false;
+            }
+            if ack.last_recv - seq >= 3 {
+                out.count(seq, active_from);
+                return false;
+            }
+            true
+        });
+        out
+    }
+
+    #[test]
+    fn settling_a_prefix_agrees_with_scanning_every_packet() {
+        let mut rng = fairstream_core::RngStream::derive(7, "rap-history", 0);
+        for _ in 0..300 {
+            let (mut fast, mut slow) = (History::default(), History::default());
+            let mut next = 1u64;
+            for _ in 0..60 {
+                for _ in 0..(rng.uniform() * 6.0) as u64 {
+                    let at = Instant::from_nanos(next * 1000);
+                    fast.push(next, at);
+                    slow.push(next, at);
+                    next += 1;
+                }
+                if rng.uniform() < 0.1 {
+                    fast.deactivate(next);
+                    slow.deactivate(next);
+                }
+                // A plausible ACK: last_miss < last_recv < next, prev_recv below last_miss.
+                let last_recv = 1 + (rng.uniform() * (next - 1) as f64) as u64;
+                if last_recv < 2 || last_recv >= next {
+                    continue;
+                }
+                let last_miss = (rng.uniform() * last_recv as f64) as u64;
+                let prev_recv = (rng.uniform() * last_miss.max(1) as f64) as u64;
+                let a = ack(last_recv, last_recv, last_miss, prev_recv);
+                if rng.uniform() < 0.5 {
+                    assert_eq!(fast.take(a.seq), slow.take(a.seq));
+                }
+                assert_eq!(fast.on_ack(&a), on_ack_by_scanning_all(&mut slow, &a));
+                assert_eq!(fast.sent, slow.sent);
+            }
+        }
     }
 
     #[test]
