@@ -267,9 +267,12 @@ def emulate(
     device: str | None = None,
 ) -> EmuRun:
     """Emulates the scenario `text` (read from `filename`) in real time, the hosts on
-    `device`s ("veth", the default, or "tun"); `on_live(t_s, delivered_bps, dropped, late)` is
+    `device`s (one of `emu_devices()`, the first when None); `on_live(t_s, delivered_bps, dropped, late)` is
     called about once a second. Ctrl-C stops the run and returns what it has (`complete`
     False)."""
 
 def emulator_unavailable() -> str | None:
     """What this machine lacks to emulate, or None when it can."""
+
+def emu_devices() -> list[str]:
+    """The kinds of host device `emulate` takes, by name, the default first."""

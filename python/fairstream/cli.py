@@ -179,6 +179,13 @@ def _output_path(text: str) -> Path:
     return Path(text)
 
 
+def _emu_devices() -> list[str]:
+    """The kinds of host device the emulator takes, the default first (the extension's list)."""
+    from ._core import emu_devices
+
+    return list(emu_devices())
+
+
 def _memory_size(text: str) -> int:
     """An argparse type: bytes of a memory size such as 8GB, 512MiB or a number of bytes."""
     from ._core import parse_memory
@@ -366,11 +373,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("scenario", type=Path, help="scenario TOML file")
     p.add_argument("-o", "--output", type=_output_path, required=True, help="output directory")
     p.add_argument("--seed", type=_seed, help="override the scenario's seed")
+    devices = _emu_devices()
     p.add_argument(
         "--device",
-        choices=["veth", "tun"],
-        default="veth",
-        help="the hosts' devices: veth (read with AF_PACKET, kernel-stamped; the default) or tun",
+        choices=devices,
+        default=devices[0],
+        help="the hosts' devices (default: %(default)s; veth pairs are read with AF_PACKET and "
+        "kernel-stamped, TUN devices suit fast links: docs/emulator.md)",
     )
     p.add_argument("--force", action="store_true", help=_FORCE_HELP)
     p.add_argument("-q", "--quiet", action="store_true", help="no live line")

@@ -63,15 +63,21 @@ pub enum DeviceKind {
 }
 
 impl DeviceKind {
-    /// The kind named `name` (`"veth"`, `"tun"`).
+    /// Every kind, the default first.
+    pub const ALL: [Self; 2] = [Self::Veth, Self::Tun];
+
+    /// The kind named `name` (one of [`DeviceKind::ALL`]'s names).
     pub fn parse(name: &str) -> Result<Self, String> {
-        match name {
-            "veth" => Ok(Self::Veth),
-            "tun" => Ok(Self::Tun),
-            _ => Err(format!(
-                "no device kind `{name}`: expected \"veth\" or \"tun\""
-            )),
-        }
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<String> = Self::ALL
+                    .iter()
+                    .map(|k| format!("\"{}\"", k.name()))
+                    .collect();
+                format!("no device kind `{name}`: expected {}", names.join(" or "))
+            })
     }
 
     /// Its name, as [`DeviceKind::parse`] reads it.
@@ -172,5 +178,20 @@ impl Device {
             Self::Tun(t) => t.fd(),
             Self::Veth(v) => v.fd(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_read_back_by_its_name_and_the_default_comes_first() {
+        for k in DeviceKind::ALL {
+            assert_eq!(DeviceKind::parse(k.name()), Ok(k));
+        }
+        assert_eq!(DeviceKind::ALL[0], DeviceKind::default());
+        let err = DeviceKind::parse("tap").unwrap_err();
+        assert!(err.contains("\"veth\" or \"tun\""), "{err}");
     }
 }

@@ -99,8 +99,17 @@ impl EmuRun {
     }
 }
 
+/// The kinds of host device `emulate` takes, by name, the default first.
+#[pyfunction]
+pub(crate) fn emu_devices() -> Vec<&'static str> {
+    fairstream_emu::DeviceKind::ALL
+        .into_iter()
+        .map(fairstream_emu::DeviceKind::name)
+        .collect()
+}
+
 /// Emulates the scenario `text` (read from `filename`) in real time, the hosts on `device`s
-/// (`"veth"` or `"tun"`; veth when None); `on_live(t_s, delivered_bps, dropped, late)` is called
+/// (one of [`emu_devices`]; the first when None); `on_live(t_s, delivered_bps, dropped, late)` is called
 /// about once a second.
 #[pyfunction]
 #[pyo3(signature = (text, filename, seed=None, on_live=None, device=None))]

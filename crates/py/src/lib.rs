@@ -617,6 +617,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<emulate::EmuRun>()?;
     m.add_function(wrap_pyfunction!(emulate::emulate, m)?)?;
     m.add_function(wrap_pyfunction!(emulate::emulator_unavailable, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate::emu_devices, m)?)?;
     m.add(
         "EmulatorUnavailable",
         m.py().get_type::<emulate::EmulatorUnavailable>(),
