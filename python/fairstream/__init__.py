@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from ._core import ScenarioError
     from .api import run, validate
-    from .emulation import EmulatorUnavailable, emulate, emulator_unavailable
+    from .emulation import EmulatorUnavailable, emu_devices, emulate, emulator_unavailable
     from .interrupt import Interrupted
     from .realnet import recv, send
     from .results import RunResult
@@ -32,6 +32,7 @@ __all__ = [
     "ScenarioError",
     "SweepResult",
     "__version__",
+    "emu_devices",
     "emulate",
     "emulator_unavailable",
     "recv",
@@ -45,6 +46,7 @@ _LAZY = {
     "run": "api",
     "validate": "api",
     "emulate": "emulation",
+    "emu_devices": "emulation",
     "emulator_unavailable": "emulation",
     "EmulatorUnavailable": "emulation",
     "send": "realnet",

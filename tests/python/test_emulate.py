@@ -213,5 +213,8 @@ def test_an_emulated_experiment_is_skipped_saying_why_where_it_cannot_run(
 
 
 def test_an_unknown_device_kind_is_refused_naming_the_kinds(tmp_path: Path) -> None:
+    assert fairstream.emu_devices() == ["veth", "tun"], "the default first"
     with pytest.raises(ValueError, match='expected "veth" or "tun"'):
         fairstream.emulate(_write(tmp_path, "1s"), device="tap")
+    with pytest.raises(SystemExit):
+        main(["emulate", _write(tmp_path, "1s").as_posix(), "-o", str(tmp_path / "o"), "--device", "tap"])
