@@ -185,6 +185,8 @@ fn print_light_excess(
     setting: &str,
 ) {
     let load = fairstream_emu::run::load_average();
+    // Each path is one topology link, two emulated links (there and back): flow `i` crosses the
+    // first of path `i`'s.
     let link = &emu.emu["links"][2 * flow];
     let rx = &emu.emu["flows"][flow]["receiver"];
     let excess = &rx["one_way_delay_excess"];
