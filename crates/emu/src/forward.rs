@@ -763,23 +763,17 @@ pub fn run(
             core.live_bytes = 0;
             next_live += Duration::from_secs(1);
         }
-        // Wait until shortly before the next event (no wait within SPIN of it: the loop comes
-        // round again at once); with TUN devices, or a path too short to batch, a packet from a
-        // host ends the wait too.
+        // Wait until shortly before the next event, spinning the rest ([`spin_before`]: no
+        // wait at all within that spin of it, the loop comes round again at once); with TUN
+        // devices, or a path too short to batch, a packet from a host ends the wait too.
         let next = core
             .next_deadline()
             .unwrap_or(Instant::MAX)
             .min(core.bin_end())
             .min(next_live)
             .min(end);
-        let now = clock.now();
-        let ahead = next.saturating_since(now);
         let spin = spin_before(next.saturating_since(core.last_handover()));
-        let nap = if ahead > spin {
-            ahead - spin
-        } else {
-            Duration::ZERO
-        };
+        let nap = next.saturating_since(clock.now() + spin);
         if nap == Duration::ZERO {
             continue;
         }
@@ -853,6 +847,38 @@ mod tests {
         p
     }
 
+    /// The core of one linux-tcp flow from host `a` along a chain of 12 Mbit/s links, each
+    /// given as (the node it reaches, its delay); the last node is the receiving host.
+    fn core_of(hops: &[(&str, &str)]) -> Core {
+        let mut nodes = vec!["\"a\"".to_string()];
+        let mut links = String::new();
+        let mut from = "a";
+        for &(to, delay) in hops {
+            nodes.push(format!("\"{to}\""));
+            links += &format!(
+                "[[topology.link]]\nbetween = [\"{from}\", \"{to}\"]\nrate = \"12Mbps\"\ndelay = \"{delay}\"\n"
+            );
+            from = to;
+        }
+        let text = format!(
+            "name = \"chain\"\nduration = \"1s\"\n[topology]\nnodes = [{}]\n{links}\
+             [[flow]]\nprotocol = \"linux-tcp\"\nfrom = \"a\"\nto = \"{from}\"\n",
+            nodes.join(", ")
+        );
+        let s = fairstream_scenario::load(&text, "chain.toml", None).unwrap();
+        Core::new(&Plan::new(&s).unwrap())
+    }
+
+    /// A 1500-byte UDP datagram to the flow's receiver in a free slot, its last header byte set
+    /// to `mark`; returns the slot.
+    fn data_packet(core: &mut Core, mark: u8) -> u32 {
+        let (slot, buf) = core.slot();
+        buf[..28].copy_from_slice(&udp(40_000, RECV_PORT));
+        buf[2..4].copy_from_slice(&1500u16.to_be_bytes());
+        buf[27] = mark;
+        slot
+    }
+
     #[test]
     fn packets_are_told_apart_by_the_receivers_port() {
         assert_eq!(classify(&udp(40_000, RECV_PORT + 2), 3), Some((2, true)));
@@ -882,29 +908,8 @@ mod tests {
 
     #[test]
     fn only_a_packet_about_to_reach_a_host_needs_a_wake_up() {
-        let text = r#"
-name = "two-hops"
-duration = "1s"
-[topology]
-nodes = ["a", "r", "b"]
-[[topology.link]]
-between = ["a", "r"]
-rate = "12Mbps"
-delay = "5ms"
-[[topology.link]]
-between = ["r", "b"]
-rate = "12Mbps"
-delay = "20ms"
-[[flow]]
-protocol = "linux-tcp"
-from = "a"
-to = "b"
-"#;
-        let s = fairstream_scenario::load(text, "two-hops.toml", None).unwrap();
-        let mut core = Core::new(&Plan::new(&s).unwrap());
-        let (slot, buf) = core.slot();
-        buf[..28].copy_from_slice(&udp(40_000, RECV_PORT));
-        buf[2..4].copy_from_slice(&1500u16.to_be_bytes());
+        let mut core = core_of(&[("r", "5ms"), ("b", "20ms")]);
+        let slot = data_packet(&mut core, 0);
         core.ingest(0, slot, 1500, Instant::ZERO);
         // On the first link: 1 ms of transmission and 5 ms of delay to the router, then at
         // least the second link's 20 ms to b: no wake-up is needed before 26 ms.
@@ -932,29 +937,12 @@ to = "b"
 
     #[test]
     fn a_batch_enters_in_the_order_it_left_and_never_before_the_links_time() {
-        let text = r#"
-name = "one-link"
-duration = "1s"
-[topology]
-nodes = ["a", "b"]
-[[topology.link]]
-between = ["a", "b"]
-rate = "12Mbps"
-delay = "5ms"
-[[flow]]
-protocol = "linux-tcp"
-from = "a"
-to = "b"
-"#;
-        let s = fairstream_scenario::load(text, "one-link.toml", None).unwrap();
-        let mut core = Core::new(&Plan::new(&s).unwrap());
+        let mut core = core_of(&[("b", "5ms")]);
         let us = |n| Instant::ZERO + Duration::from_micros(n);
         let mut arrivals = Arrivals::with_capacity(4);
         // Read in the order 2, 1, 3; packet 1 left first.
         for (mark, left) in [(2u8, 2_000), (1, 1_000), (3, 3_000)] {
-            let (slot, buf) = core.slot();
-            buf[..28].copy_from_slice(&udp(40_000, RECV_PORT));
-            buf[27] = mark;
+            let slot = data_packet(&mut core, mark);
             arrivals.push(0, slot, 1500, us(left));
         }
         let handed = std::cell::RefCell::new(Vec::new());
@@ -972,9 +960,7 @@ to = "b"
         assert_eq!(core.stats.entered_late, 0);
         // A packet that left at 8 ms, read after the links ran to 9 ms, enters at 9 ms and
         // arrives at 15 ms, not 14.
-        let (slot, buf) = core.slot();
-        buf[..28].copy_from_slice(&udp(40_000, RECV_PORT));
-        buf[27] = 4;
+        let slot = data_packet(&mut core, 4);
         arrivals.push(0, slot, 1500, us(8_000));
         core.ingest_all(&mut arrivals, &|| us(9_000), &mut deliver);
         assert_eq!(core.stats.entered_late, 1);
