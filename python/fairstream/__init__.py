@@ -17,9 +17,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import Any
 
-    from ._core import ScenarioError
+    from ._core import ScenarioError, emu_devices
     from .api import run, validate
-    from .emulation import EmulatorUnavailable, emu_devices, emulate, emulator_unavailable
+    from .emulation import EmulatorUnavailable, emulate, emulator_unavailable
     from .interrupt import Interrupted
     from .realnet import recv, send
     from .results import RunResult
@@ -46,7 +46,7 @@ _LAZY = {
     "run": "api",
     "validate": "api",
     "emulate": "emulation",
-    "emu_devices": "emulation",
+    "emu_devices": "_core",
     "emulator_unavailable": "emulation",
     "EmulatorUnavailable": "emulation",
     "send": "realnet",

@@ -179,13 +179,6 @@ def _output_path(text: str) -> Path:
     return Path(text)
 
 
-def _emu_devices() -> list[str]:
-    """The kinds of host device the emulator takes, the default first (the extension's list)."""
-    from ._core import emu_devices
-
-    return list(emu_devices())
-
-
 def _memory_size(text: str) -> int:
     """An argparse type: bytes of a memory size such as 8GB, 512MiB or a number of bytes."""
     from ._core import parse_memory
@@ -373,7 +366,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("scenario", type=Path, help="scenario TOML file")
     p.add_argument("-o", "--output", type=_output_path, required=True, help="output directory")
     p.add_argument("--seed", type=_seed, help="override the scenario's seed")
-    devices = _emu_devices()
+    from ._core import emu_devices
+
+    devices = emu_devices()
     p.add_argument(
         "--device",
         choices=devices,

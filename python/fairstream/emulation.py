@@ -31,11 +31,6 @@ LiveCallback = Callable[[float, float, int, int], None]
 EmulatorUnavailable = _core.EmulatorUnavailable
 
 
-def emu_devices() -> list[str]:
-    """The kinds of host device `emulate` takes (its ``device``), by name, the default first."""
-    return list(_core.emu_devices())
-
-
 @cache
 def emulator_unavailable() -> str | None:
     """What this machine lacks to emulate (root, network namespaces, the TUN device, ``ip``), or
