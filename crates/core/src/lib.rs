@@ -1,5 +1,5 @@
 //! Shared vocabulary of fairstream: simulated time, typed units and rate schedules,
-//! identifiers, seeded random streams and time-weighted counts.
+//! identifiers, seeded random streams, time-weighted counts, and a ring buffer's rewinding pop.
 //!
 //! Nothing here reads a clock or the operating system's entropy: [`Instant`] is an integer
 //! count of nanoseconds since the start of a run, and every random stream is derived from
@@ -17,6 +17,7 @@
 mod ids;
 mod occupancy;
 mod parse;
+mod ring;
 mod rng;
 mod schedule;
 mod time;
@@ -25,6 +26,7 @@ mod units;
 pub use ids::{FlowId, LinkId, NodeId};
 pub use occupancy::Occupancy;
 pub use parse::UnitError;
+pub use ring::pop_front_rewinding;
 pub use rng::{RngStream, SplitMix64};
 pub use schedule::RateSchedule;
 pub use time::{Duration, Instant};

@@ -221,7 +221,8 @@ impl<E: Copy> Calendar<E> {
     fn pop_lane(&mut self) -> Entry<E> {
         let mut head = self.heads.peek_mut().expect("a lane head to pop");
         let fifo = &mut self.lanes[head.event as usize];
-        let e = fifo.pop_front().expect("a lane with a head has an entry");
+        let e =
+            fairstream_core::pop_front_rewinding(fifo).expect("a lane with a head has an entry");
         match fifo.front() {
             Some(next) => head.key = next.key, // sifted down when `head` drops
             None => {

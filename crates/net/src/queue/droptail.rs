@@ -66,7 +66,7 @@ impl Fifo {
     /// Removes and returns the head.
     #[inline]
     pub(super) fn pop(&mut self) -> Option<QueuedPacket> {
-        let pkt = self.pkts.pop_front()?;
+        let pkt = fairstream_core::pop_front_rewinding(&mut self.pkts)?;
         self.bytes -= u64::from(pkt.size);
         Some(pkt)
     }

@@ -1040,7 +1040,7 @@ impl Endpoint for TcpSender {
     }
 
     fn poll_transmit(&mut self, _now: Instant) -> Option<Packet> {
-        self.out.pop_front()
+        fairstream_core::pop_front_rewinding(&mut self.out)
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
