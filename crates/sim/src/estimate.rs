@@ -33,6 +33,7 @@ use crate::Network;
 use crate::link::Link;
 use crate::network::{FlowRoute, FlowSpec, FlowStart, LinkSpec};
 use crate::routing::TREE_BUDGET;
+use crate::simulator::Cursor;
 
 /// What a run's memory goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -87,14 +88,15 @@ pub const TRACE_ROW_BYTES: f64 = 140.0;
 /// Bytes of one metric record, likewise.
 pub const METRIC_ROW_BYTES: f64 = 110.0;
 
-/// A packet in flight: its arena slot, hop count and id, its queue entry and its calendar
-/// entry, with room for growth.
+/// A packet in flight: its arena slot, place on its path and id, its queue entry and its
+/// calendar entry, with room for growth.
 const HELD_PACKET_BYTES: f64 =
-    2.0 * (size_of::<Packet>() + 2 + 8 + size_of::<QueuedPacket>() + 32) as f64;
+    2.0 * (size_of::<Packet>() + size_of::<Cursor>() + 8 + size_of::<QueuedPacket>() + 32) as f64;
 
 /// What the engine allocates up front for packets and events (its arena of 4096 packets, its
 /// calendar), doubled for margin.
-const ENGINE_BYTES: f64 = 2.0 * (4096.0 * (size_of::<Packet>() + 2 + 4) as f64 + 1024.0 * 32.0);
+const ENGINE_BYTES: f64 =
+    2.0 * (4096.0 * (size_of::<Packet>() + size_of::<Cursor>() + 4) as f64 + 1024.0 * 32.0);
 
 /// The smallest packet that can cross a link (an IPv4 + UDP header alone).
 const SMALLEST_PACKET: DataSize = DataSize::bytes(28);

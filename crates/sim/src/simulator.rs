@@ -60,13 +60,25 @@ struct FlowMeta {
     overhead_rng: RngStream,
     /// When the sender's last packet left its host (packets leave in the order emitted).
     last_departure: Instant,
-    /// The links from source to destination (`[0]`) and back (`[1]`, empty if the receiver
-    /// sends nothing), found once when the run is built.
-    paths: [Box<[LinkId]>; 2],
+    /// Where a packet starts on the path from source to destination (`[0]`) and back (`[1]`,
+    /// empty if the receiver sends nothing), found once when the run is built.
+    paths: [Cursor; 2],
+}
+
+/// A packet's place on its path: the index in [`Simulator::route_links`] of the next link it
+/// crosses, and the index just past its path's last link there.
+///
+/// Kept per arena slot, so that moving a packet on reads this and the flat list of links, not
+/// the packet, its flow's record and the flow's path behind it: a chain of dependent loads that
+/// misses the cache at each step once thousands of flows do not fit in it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Cursor {
+    next: u32,
+    end: u32,
 }
 
 impl FlowMeta {
-    fn new(f: &FlowSpec, id: usize, seed: u64, start: Instant, paths: [Box<[LinkId]>; 2]) -> Self {
+    fn new(f: &FlowSpec, id: usize, seed: u64, start: Instant, paths: [Cursor; 2]) -> Self {
         Self {
             name: f.name.clone(),
             protocol: f.protocol.name(),
@@ -121,8 +133,10 @@ pub struct Simulator {
     arena: Vec<Packet>,
     /// Unique id of the packet in each arena slot; kept only while the packet trace is on.
     packet_ids: Vec<u64>,
-    /// How many links of its path the packet in each arena slot has crossed.
-    hops: Vec<u16>,
+    /// Where the packet in each arena slot is on its path.
+    cursors: Vec<Cursor>,
+    /// Every flow's paths, one after the other (see [`Cursor`]).
+    route_links: Vec<LinkId>,
     free: Vec<u32>,
     rec: Recorder,
     events: u64,
@@ -143,10 +157,20 @@ impl Simulator {
         net: Network,
         capture_dir: &std::path::Path,
     ) -> Result<Self, NetworkError> {
-        let paths = net
+        let mut route_links = Vec::new();
+        let mut place = |path: &[LinkId]| {
+            let next = route_links.len() as u32;
+            route_links.extend_from_slice(path);
+            Cursor {
+                next,
+                end: route_links.len() as u32,
+            }
+        };
+        let paths: Vec<[Cursor; 2]> = net
             .routes()
             .iter()
-            .map(|r| [r.forward.as_slice().into(), r.back.as_slice().into()]);
+            .map(|r| [place(&r.forward), place(&r.back)])
+            .collect();
         let link_names = (0..net.links().len())
             .map(|i| net.link_name(LinkId(i as u32)))
             .collect();
@@ -207,7 +231,8 @@ impl Simulator {
             flows,
             arena: Vec::with_capacity(4096),
             packet_ids: Vec::new(),
-            hops: Vec::with_capacity(4096),
+            cursors: Vec::with_capacity(4096),
+            route_links,
             free: Vec::with_capacity(4096),
             rec,
             events: 0,
@@ -327,15 +352,17 @@ impl Simulator {
     fn emit(&mut self, ep: usize, pkt: Packet, now: Instant) {
         let id = self.packets;
         self.packets += 1;
+        let cursor =
+            self.flows[pkt.flow.index()].paths[usize::from(pkt.direction == Direction::Reverse)];
         let slot = match self.free.pop() {
             Some(s) => {
                 self.arena[s as usize] = pkt;
-                self.hops[s as usize] = 0;
+                self.cursors[s as usize] = cursor;
                 s
             }
             None => {
                 self.arena.push(pkt);
-                self.hops.push(0);
+                self.cursors.push(cursor);
                 (self.arena.len() - 1) as u32
             }
         };
@@ -359,17 +386,15 @@ impl Simulator {
 
     /// Sends a packet over the next link of its flow's path, or delivers it at the path's end.
     fn forward(&mut self, slot: u32, now: Instant) {
-        let pkt = &self.arena[slot as usize];
-        let meta = &self.flows[pkt.flow.index()];
-        let path = &meta.paths[usize::from(pkt.direction == Direction::Reverse)];
-        match path.get(usize::from(self.hops[slot as usize])) {
-            Some(link) => self.enqueue(link.index(), slot, now),
-            None => {
-                // Copied out because the endpoint may emit packets that reuse the slot.
-                let pkt = *pkt;
-                self.free.push(slot);
-                self.deliver(&pkt, now);
-            }
+        let Cursor { next, end } = self.cursors[slot as usize];
+        if next < end {
+            let link = self.route_links[next as usize];
+            self.enqueue(link.index(), slot, now);
+        } else {
+            // Copied out because the endpoint may emit packets that reuse the slot.
+            let pkt = self.arena[slot as usize];
+            self.free.push(slot);
+            self.deliver(&pkt, now);
         }
     }
 
@@ -489,7 +514,7 @@ impl Simulator {
                 .queue
                 .on_returning(&mut self.arena[slot as usize]);
         }
-        self.hops[slot as usize] += 1;
+        self.cursors[slot as usize].next += 1;
         self.forward(slot, now);
     }
 
