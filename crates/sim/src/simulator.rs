@@ -22,7 +22,7 @@
 //! token bucket lacks tokens or a capacity schedule is at zero. Packets live in an arena and the
 //! calendar holds their slot numbers, so nothing is allocated per packet in steady state.
 
-use fairstream_core::{Duration, FlowId, Instant, LinkId, NodeId, RngStream};
+use fairstream_core::{Bitrate, Duration, FlowId, Instant, LinkId, NodeId, RngStream};
 use fairstream_net::{Dequeue, QueuedPacket};
 use fairstream_proto::{AnyEndpoint, DataPacket, Direction, Endpoint, FlowCtx, Packet};
 
@@ -408,7 +408,9 @@ impl Simulator {
 
     /// Offers a packet to a link's queue, and keeps the link work-conserving: an idle
     /// transmitter starts at once; a busy one without a wake-up gets one for when it frees
-    /// (the packet in transmission may have started on an empty queue).
+    /// (the packet in transmission may have started on an empty queue). A packet that an idle
+    /// transmitter would send at once from an empty drop-tail queue goes to it directly
+    /// ([`fairstream_net::Queue::passes_straight_through`]).
     fn enqueue(&mut self, link: usize, slot: u32, now: Instant) {
         let queued = QueuedPacket {
             slot,
@@ -417,6 +419,16 @@ impl Simulator {
         };
         self.trace_event(PacketEvent::Enqueue, link, slot, now);
         let l = &mut self.links[link];
+        if !l.wake_scheduled && now >= l.busy_until && l.queue.passes_straight_through(queued.size)
+        {
+            // Enqueueing and starting the transmitter would send it at once and leave the queue
+            // as it was (its occupancy's blip lasts no time, so weighs nothing): skip the ring.
+            let rate = l.rate_at(now);
+            if !rate.is_zero() {
+                self.transmit(link, queued, rate, now);
+                return;
+            }
+        }
         match l.queue.enqueue(now, queued, &mut self.arena[slot as usize]) {
             Err(dropped) => {
                 l.counters.packets_dropped += 1;
@@ -457,44 +469,7 @@ impl Simulator {
         match l.queue.dequeue(now) {
             Dequeue::Packet(q) => {
                 l.note_queue(now);
-                let tx = rate.transmit_time(fairstream_core::DataSize::bytes(u64::from(q.size)));
-                l.busy_until = now + tx;
-                l.counters.packets_forwarded += 1;
-                l.counters.bytes_forwarded += u64::from(q.size);
-                let corrupted = !l.lossless && l.error.corrupts(&mut l.error_rng);
-                if corrupted {
-                    l.counters.packets_corrupted += 1;
-                }
-                let arrive_at = l.busy_until + l.delay;
-                let backlog = l.queue.len_packets() > 0;
-                let busy_until = l.busy_until;
-                if backlog {
-                    l.wake_scheduled = true;
-                }
-                self.trace_event(PacketEvent::Transmit, link, q.slot, now);
-                if self.rec.captures(link) {
-                    let pkt = &self.arena[q.slot as usize];
-                    let meta = &self.flows[pkt.flow.index()];
-                    let ends = (meta.src, meta.dst);
-                    self.rec.capture(link, now, pkt, ends, meta.segment_payload);
-                }
-                if corrupted {
-                    self.lose(PacketEvent::Corrupt, link, q.slot, now);
-                } else {
-                    // A link delivers in the order it transmits: its arrivals form a lane.
-                    self.cal.schedule_in_lane(
-                        link,
-                        arrive_at,
-                        Event::Arrive {
-                            link: link as u32,
-                            slot: q.slot,
-                        },
-                    );
-                }
-                if backlog {
-                    self.cal
-                        .schedule(busy_until, Event::LinkWake { link: link as u32 });
-                }
+                self.transmit(link, q, rate, now);
             }
             Dequeue::NotBefore(t) => {
                 l.wake_scheduled = true;
@@ -502,6 +477,55 @@ impl Simulator {
                     .schedule(t.max(now), Event::LinkWake { link: link as u32 });
             }
             Dequeue::Empty => {}
+        }
+    }
+
+    /// Puts `q`, which has left the link's queue (or passed straight through it: see
+    /// [`Simulator::enqueue`]), on the wire at `rate`: it arrives at the far end after its
+    /// transmission time and the propagation delay, unless the link's error model corrupts it;
+    /// a backlog wakes the transmitter when it frees.
+    ///
+    /// Not inlined into [`Simulator::start_tx`] (measured: B1 and B2's shape at 8 and 1024 flows
+    /// about 10 % faster by wall clock, B7 3 % slower).
+    fn transmit(&mut self, link: usize, q: QueuedPacket, rate: Bitrate, now: Instant) {
+        let l = &mut self.links[link];
+        let tx = rate.transmit_time(fairstream_core::DataSize::bytes(u64::from(q.size)));
+        l.busy_until = now + tx;
+        l.counters.packets_forwarded += 1;
+        l.counters.bytes_forwarded += u64::from(q.size);
+        let corrupted = !l.lossless && l.error.corrupts(&mut l.error_rng);
+        if corrupted {
+            l.counters.packets_corrupted += 1;
+        }
+        let arrive_at = l.busy_until + l.delay;
+        let backlog = l.queue.len_packets() > 0;
+        let busy_until = l.busy_until;
+        if backlog {
+            l.wake_scheduled = true;
+        }
+        self.trace_event(PacketEvent::Transmit, link, q.slot, now);
+        if self.rec.captures(link) {
+            let pkt = &self.arena[q.slot as usize];
+            let meta = &self.flows[pkt.flow.index()];
+            let ends = (meta.src, meta.dst);
+            self.rec.capture(link, now, pkt, ends, meta.segment_payload);
+        }
+        if corrupted {
+            self.lose(PacketEvent::Corrupt, link, q.slot, now);
+        } else {
+            // A link delivers in the order it transmits: its arrivals form a lane.
+            self.cal.schedule_in_lane(
+                link,
+                arrive_at,
+                Event::Arrive {
+                    link: link as u32,
+                    slot: q.slot,
+                },
+            );
+        }
+        if backlog {
+            self.cal
+                .schedule(busy_until, Event::LinkWake { link: link as u32 });
         }
     }
 

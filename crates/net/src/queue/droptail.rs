@@ -183,6 +183,13 @@ impl DropTail {
         }
     }
 
+    /// Whether a packet of `size` bytes would be taken and be the next to leave: the queue is
+    /// empty and the packet fits (see [`super::Queue::passes_straight_through`]).
+    #[inline]
+    pub fn passes_straight_through(&self, size: u32) -> bool {
+        self.fifo.is_empty() && self.fifo.fits(self.waiting_limit, size)
+    }
+
     /// The head packet, or [`Dequeue::Empty`].
     #[inline]
     pub fn dequeue(&mut self, _now: Instant) -> Dequeue {
@@ -242,6 +249,36 @@ mod tests {
         assert_eq!(q.enqueue(t, pkt(4, 40)), Ok(()));
         assert_eq!(q.len_packets(), 3);
         assert_eq!(q.len_bytes(), 3040);
+    }
+
+    #[test]
+    fn a_packet_passes_straight_through_exactly_when_enqueue_then_dequeue_gives_it_back() {
+        let queues = [
+            DropTail::new(QueueLimit::Packets(2)),
+            DropTail::with_counting(QueueLimit::Packets(1), LimitCounting::Ns2),
+            DropTail::new(QueueLimit::Bytes(DataSize::bytes(1000))),
+            DropTail::with_counting(QueueLimit::Bytes(DataSize::bytes(1000)), LimitCounting::Ns2),
+        ];
+        let t = Instant::ZERO;
+        for empty in queues {
+            let mut one_waiting = empty.clone();
+            let _ = one_waiting.enqueue(t, pkt(9, 40)); // dropped where nothing may wait
+
+            for q in [empty, one_waiting] {
+                for size in [40, 999, 1000, 1500] {
+                    let mut tried = q.clone();
+                    let gives_it_back = tried.enqueue(t, pkt(1, size)).is_ok()
+                        && matches!(tried.dequeue(t), Dequeue::Packet(p) if p == pkt(1, size))
+                        && tried.len_packets() == q.len_packets()
+                        && tried.len_bytes() == q.len_bytes();
+                    assert_eq!(
+                        q.passes_straight_through(size),
+                        gives_it_back,
+                        "{q:?}, {size} B"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -236,6 +236,19 @@ impl Queue {
         }
     }
 
+    /// Whether offering a packet of `size` bytes and then asking for the next would give that
+    /// packet back and leave the queue as it was: true of an empty drop-tail queue that the
+    /// packet fits. A driver whose transmitter is free may then send the packet at once without
+    /// enqueueing it, which is the same run without touching the queue's ring buffer. Other
+    /// disciplines decide at enqueue (RED's average, a token bucket's tokens): always false.
+    #[inline]
+    pub fn passes_straight_through(&self, size: u32) -> bool {
+        match self {
+            Self::DropTail(q) => q.passes_straight_through(size),
+            _ => false,
+        }
+    }
+
     /// Whether the discipline wants to see the packets that reach its node from its link's far
     /// end (see [`Queue::on_returning`]).
     pub fn watches_returning(&self) -> bool {
