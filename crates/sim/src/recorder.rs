@@ -141,7 +141,9 @@ impl Recorder {
         links: usize,
         capture_dir: &std::path::Path,
     ) -> Result<Self, (usize, std::io::Error)> {
-        let mut pcaps: Vec<Option<PcapCapture>> = (0..links).map(|_| None).collect();
+        // Empty where nothing is captured, so that asking costs no load per transmission.
+        let slots = if config.pcap.is_empty() { 0 } else { links };
+        let mut pcaps: Vec<Option<PcapCapture>> = (0..slots).map(|_| None).collect();
         for l in &config.pcap {
             if let Some(p) = pcaps.get_mut(l.index()) {
                 *p = Some(PcapCapture::create(capture_dir).map_err(|e| (l.index(), e))?);
@@ -241,7 +243,7 @@ impl Recorder {
     /// Whether packets transmitted on `link` go to a pcap capture.
     #[inline]
     pub(crate) fn captures(&self, link: usize) -> bool {
-        self.pcaps[link].is_some()
+        self.pcaps.get(link).is_some_and(Option::is_some)
     }
 
     /// Writes a packet transmitted on `link` to its pcap capture, if the link has one.
