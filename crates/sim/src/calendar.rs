@@ -200,11 +200,22 @@ impl<E: Copy> Calendar<E> {
     /// Removes the next event and advances the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Instant, E)> {
-        let from_lane = match (self.heap.peek(), self.heads.peek()) {
-            (Some(h), Some(l)) => l.key < h.key,
-            (None, Some(_)) => true,
-            (_, None) => false,
+        self.pop_due(Instant::from_nanos(u64::MAX))
+    }
+
+    /// Removes the next event if it is due at `until` or earlier, and advances the clock to it:
+    /// one look for the first entry where [`Calendar::peek_time`] and [`Calendar::pop`] take two.
+    #[inline]
+    pub fn pop_due(&mut self, until: Instant) -> Option<(Instant, E)> {
+        let (from_lane, key) = match (self.heap.peek(), self.heads.peek()) {
+            (Some(h), Some(l)) => (l.key < h.key, h.key.min(l.key)),
+            (None, Some(l)) => (true, l.key),
+            (Some(h), None) => (false, h.key),
+            (None, None) => return None,
         };
+        if (key >> 64) as u64 > until.as_nanos() {
+            return None;
+        }
         let e = if from_lane {
             self.pop_lane()
         } else {

@@ -294,18 +294,14 @@ impl Simulator {
     pub fn run_until_at_most(&mut self, until: Instant, max_events: u64) -> bool {
         let until = until.min(self.end);
         let mut budget = max_events;
-        while let Some(t) = self.cal.peek_time() {
-            if t > until {
-                break;
-            }
+        loop {
             if budget == 0 {
-                return false;
+                return self.cal.peek_time().is_none_or(|t| t > until);
             }
-            budget -= 1;
-            // A peeked event is always there to pop.
-            let Some((now, event)) = self.cal.pop() else {
+            let Some((now, event)) = self.cal.pop_due(until) else {
                 break;
             };
+            budget -= 1;
             self.events += 1;
             match event {
                 Event::Arrive { link, slot } => self.arrive(link as usize, slot, now),
