@@ -427,8 +427,9 @@ impl Simulator {
         };
         self.trace_event(PacketEvent::Enqueue, link, slot, now);
         let l = &mut self.links[link];
-        if !l.wake_scheduled && now >= l.busy_until && l.queue.passes_straight_through(queued.size)
-        {
+        // Free, and no wake-up due: it would start on the next packet at once.
+        let idle = !l.wake_scheduled && now >= l.busy_until;
+        if idle && l.queue.passes_straight_through(queued.size) {
             // Enqueueing and starting the transmitter would send it at once and leave the queue
             // as it was (its occupancy's blip lasts no time, so weighs nothing): skip the ring.
             let rate = l.rate_at(now);
@@ -444,15 +445,13 @@ impl Simulator {
             }
             Ok(()) => {
                 l.note_queue(now);
-                if l.wake_scheduled {
-                    // The transmitter will look at the queue when it is due.
-                } else if now >= l.busy_until {
+                if idle {
                     self.start_tx(link, now);
-                } else {
+                } else if !l.wake_scheduled {
                     l.wake_scheduled = true;
                     let at = l.busy_until;
                     self.cal.schedule(at, Event::LinkWake { link: link as u32 });
-                }
+                } // else the transmitter will look at the queue when its wake-up is due
             }
         }
     }
