@@ -411,7 +411,7 @@ mod tests {
         let mut far = 0;
         for e in 0..50_000u32 {
             let now = one.now().as_nanos();
-            // Near and far, with ties: a coarse grid half the time.
+            // Near and far, with ties: on a grid of whole milliseconds a third of the time.
             let ahead = match draw(3) {
                 0 => draw(20) * 1_000_000,
                 1 => draw(FAR_AHEAD.as_nanos() * 2),

@@ -263,7 +263,6 @@ mod tests {
         for empty in queues {
             let mut one_waiting = empty.clone();
             let _ = one_waiting.enqueue(t, pkt(9, 40)); // dropped where nothing may wait
-
             for q in [empty, one_waiting] {
                 for size in [40, 999, 1000, 1500] {
                     let mut tried = q.clone();
