@@ -181,6 +181,14 @@ def padhye_approx(
 def tfrc_equation(s_bytes: float, rtt_s: float, p: float, t_rto_s: float) -> float:
     """TFRC's throughput equation (RFC 5348 §3.1, b = 1, no cap on the timeout term), bytes/s."""
 
+def cubic_response(p: float, rtt_s: float, c: float, beta: float) -> float:
+    """RFC 9438's average CUBIC window under a deterministic loss rate, packets."""
+
+def cubic_response_under_bernoulli_loss(
+    p: float, rtt_s: float, rounds: int, seed: int, c: float, beta: float
+) -> float:
+    """The mean CUBIC window of RFC 9438's rules under Bernoulli loss, by Monte Carlo, packets."""
+
 @final
 class RealRun:
     """One end of a finished real run (`real_send`, `real_recv`)."""

@@ -2,6 +2,8 @@
 //!
 //! - [`throughput`]: mean and interval throughput, normalised throughput, loss rate;
 //! - [`fairness`]: Jain's fairness index;
+//! - [`cubic_model`]: RFC 9438's response function, and a Monte Carlo of its rules under
+//!   random loss;
 //! - [`tcp_model`]: the Mathis et al. (1997) and Padhye-Firoiu-Towsley-Kurose (1998) TCP
 //!   throughput models (PROTOCOLS.md §1.7).
 //!
@@ -13,6 +15,7 @@
 //! assert!((x - 178_800.0).abs() < 500.0, "{x}");
 //! ```
 
+pub mod cubic_model;
 pub mod fairness;
 pub mod tcp_model;
 pub mod throughput;

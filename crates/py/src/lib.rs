@@ -591,6 +591,30 @@ fn tfrc_equation(s_bytes: f64, rtt_s: f64, p: f64, t_rto_s: f64) -> f64 {
     fairstream_metrics::tcp_model::tfrc_rfc5348(s_bytes, rtt_s, p, t_rto_s, 1.0)
 }
 
+/// RFC 9438's average CUBIC window under a deterministic loss rate, packets.
+#[pyfunction]
+fn cubic_response(p: f64, rtt_s: f64, c: f64, beta: f64) -> f64 {
+    fairstream_metrics::cubic_model::response_function(p, rtt_s, c, beta)
+}
+
+/// The mean CUBIC window of RFC 9438's rules under Bernoulli loss, by Monte Carlo, packets.
+#[pyfunction]
+fn cubic_response_under_bernoulli_loss(
+    py: Python<'_>,
+    p: f64,
+    rtt_s: f64,
+    rounds: u64,
+    seed: u64,
+    c: f64,
+    beta: f64,
+) -> f64 {
+    py.detach(|| {
+        fairstream_metrics::cubic_model::response_under_bernoulli_loss(
+            p, rtt_s, rounds, seed, c, beta,
+        )
+    })
+}
+
 /// The extension module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -610,6 +634,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(padhye, m)?)?;
     m.add_function(wrap_pyfunction!(padhye_approx, m)?)?;
     m.add_function(wrap_pyfunction!(tfrc_equation, m)?)?;
+    m.add_function(wrap_pyfunction!(cubic_response, m)?)?;
+    m.add_function(wrap_pyfunction!(cubic_response_under_bernoulli_loss, m)?)?;
     m.add_function(wrap_pyfunction!(media::mpeg_policy_table, m)?)?;
     m.add_function(wrap_pyfunction!(media::mpeg_scale_rates, m)?)?;
     m.add_function(wrap_pyfunction!(media::import_video, m)?)?;

@@ -19,7 +19,6 @@ Experiments, run from ``scenarios/papers/validation-{cubic-response,cubic-fairne
 from __future__ import annotations
 
 import math
-import random
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -44,49 +43,18 @@ BETA = 0.7
 def response_function(p: float, rtt_s: float, c: float = C, beta: float = BETA) -> float:
     """RFC 9438's average window under a deterministic loss rate `p` (eq. 5 and the Reno-friendly
     region, §5.1): the larger of CUBIC's ``(C(3+β)/(4(1−β)))^¼ (RTT/p)^¾`` and Reno's
-    ``√(3/(2p))``, packets."""
-    cubic = (c * (3 + beta) / (4 * (1 - beta))) ** 0.25 * (rtt_s / p) ** 0.75
-    return max(cubic, math.sqrt(1.5 / p))
+    ``√(3/(2p))``, packets (`fairstream_metrics::cubic_model`)."""
+    return _core.cubic_response(p, rtt_s, c, beta)
 
 
 def response_under_bernoulli_loss(
     p: float, rtt_s: float, rounds: int = 300_000, seed: int = 1, c: float = C, beta: float = BETA
 ) -> float:
     """The mean window (packets per round trip) of RFC 9438's rules when every packet is lost
-    independently with probability `p`: a round-by-round Monte Carlo, independent of the simulator.
-
-    Each round sends the window's whole packets; a round with a loss is a congestion event
-    (W_max = cwnd_prior = the window, no fast convergence, the window × β, a new stage with
-    W_est = the window); a round without one advances t by an RTT, W_est by α per window of ACKs
-    (α = 3(1−β)/(1+β), 1 once W_est reached cwnd_prior), and the window to W_est in the Reno-
-    friendly region, else toward W_cubic(t + RTT) (clamped to [W, 1.5 W]) as per-ACK increments of
-    (target − W)/W close the gap over a window of ACKs. What it leaves out: slow start, the round
-    in which a loss is detected and repaired, timeouts.
-    """
-    rnd = random.Random(seed)
-    a0 = 3 * (1 - beta) / (1 + beta)
-    w, w_max, prior, t, k, w_est, alpha = 10.0, 0.0, 0.0, 0.0, 0.0, 10.0, a0
-    packets = 0
-    for _ in range(rounds):
-        n = max(1, int(w))
-        packets += n
-        if rnd.random() >= (1 - p) ** n:
-            prior = w_max = w
-            w = max(beta * w, 2.0)
-            k = ((w_max - w) / c) ** (1 / 3)
-            t, w_est = 0.0, w
-            alpha = 1.0 if w_est >= prior else a0
-            continue
-        t += rtt_s
-        w_est += alpha * n / w
-        if w_est >= prior:
-            alpha = 1.0
-        if c * (t - k) ** 3 + w_max < w_est:
-            w = max(w, w_est)
-        else:
-            target = min(max(c * (t + rtt_s - k) ** 3 + w_max, w), 1.5 * w)
-            w = target - (target - w) * (1 - 1 / w) ** n
-    return packets / rounds
+    independently with probability `p`: a round-by-round Monte Carlo, independent of the simulator
+    (`fairstream_metrics::cubic_model::response_under_bernoulli_loss`, whose documentation gives
+    its rules and what it leaves out)."""
+    return _core.cubic_response_under_bernoulli_loss(p, rtt_s, rounds, seed, c, beta)
 
 
 #: The grid: Bernoulli packet error rates and round-trip times (s), and the quick subset.
