@@ -9,28 +9,32 @@ round trip and path loss replace the file's for each run. The metrics are paper 
 
 The population is EXPERIMENTS.md's (chosen): `CLIPS` clips drawn from a `random.Random` seeded
 with `POPULATION_SEED`; the quick form (tests) streams `QUICK_CLIPS` clips shortened by
-`QUICK_TIME_SCALE`. Each experiment runs its own points (the runner has no shared runs); the
-experiments have no phase replicas: the population of clips, each with its own seed, is the
-repetition.
+`QUICK_TIME_SCALE`. The experiments have no phase replicas: the population of clips, each with
+its own seed, is the repetition. The five ``h2h-*`` experiments of Sections IV-V stream the same
+clips through the same buckets, so a reproduction runs each clip once for all five
+(`fairstream.reproduce.campaign`) and `clip_row` computes each run's numbers once for all five.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import math
 import random
 import statistics
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import polars as pl
 
 from ..results import RunResult
 from . import h2h_metrics as hm
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
 from .measure import binned_bps
 from .media import level_figure, playout_rows
-from .rate_control_validation import metric_series
 
 PAPER = "000"
 
@@ -151,9 +155,23 @@ def path_rtt_loss(run: RunResult, clip_rtt_s: float) -> tuple[float, float]:
     return (statistics.fmean(rtts) if rtts else clip_rtt_s), (dropped / sent if sent else 0.0)
 
 
+#: Each run's rows by its point's key and parameters: the ``h2h-*`` experiments evaluated together
+#: share their runs, and each would compute every clip's row again.
+_ROWS: weakref.WeakKeyDictionary[RunResult, dict[str, dict[str, Any]]] = weakref.WeakKeyDictionary()
+
+
 def clip_row(point: Point, run: RunResult) -> dict[str, Any]:
     """One head-to-head run's numbers: each flow's average, smoothness, buffering ratio, level
-    changes and time until its encoded rate is below the bucket; the difference; the path."""
+    changes and time until its encoded rate is below the bucket; the difference; the path.
+    Computed once per run and point (a copy is returned)."""
+    memo = _ROWS.setdefault(run, {})
+    key = json.dumps([point.key, point.params], sort_keys=True, default=str)
+    if key not in memo:
+        memo[key] = _clip_row(point, run)
+    return dict(memo[key])
+
+
+def _clip_row(point: Point, run: RunResult) -> dict[str, Any]:
     p = point.params
     ts = p["time_scale"]
     bottleneck = p["rate_kbps"] * 1e3
@@ -165,11 +183,12 @@ def clip_row(point: Point, run: RunResult) -> dict[str, Any]:
     }
     row["lowest_kbps"] = min(p["levels_kbps"])
     row["rtt_s"], row["loss"] = rtt, loss
+    series = _metric_series(run, ("level", "encoded_rate"))
     for flow in ("udp", "tcp"):
         bps = binned_bps(run, flow)
         avg = hm.average_bps(bps)
-        t, levels = metric_series(run, flow, "level")
-        te, rates = metric_series(run, flow, "encoded_rate")
+        levels = series.get((flow, "level"), ([], []))[1]
+        te, rates = series.get((flow, "encoded_rate"), ([], []))
         row[f"{flow}_kbps"] = avg / 1e3
         row[f"{flow}_unfriendly"] = hm.is_unfriendly(avg, rtt, loss)
         row[f"{flow}_smooth"] = hm.median_abs_log_ratio(hm.consecutive_ratios(bps))
@@ -186,6 +205,17 @@ def clip_row(point: Point, run: RunResult) -> dict[str, Any]:
         row[f"{flow}_startup_s"] = playout["startup_delay_s"]
     row["diff"] = hm.normalised_difference(row["tcp_kbps"] * 1e3, row["udp_kbps"] * 1e3, bottleneck)
     return row
+
+
+def _metric_series(run: RunResult, metrics: Sequence[str]) -> dict[tuple[str, str], tuple[list, list]]:
+    """(times, values) in time order of each (flow, metric) among `metrics`, from one pass over the
+    run's metric records (`metric_series` filters the whole table for each)."""
+    rows = run.metrics.filter(pl.col("metric").is_in(list(metrics)))
+    out = {}
+    for (flow, metric), part in rows.group_by("flow", "metric", maintain_order=True):
+        part = part.sort("t")
+        out[(str(flow), str(metric))] = (part["t"].to_list(), part["value"].to_list())
+    return out
 
 
 def _finite(values: Sequence[float]) -> list[float]:
