@@ -85,36 +85,39 @@ class LossIndications:
 
 def loss_indications(metrics: pl.DataFrame) -> LossIndications:
     """Fast retransmits, timeouts, timeout sequences, the RTO of first timeouts and the window at
-    fast retransmit, from a flow's metric records (in time order)."""
-    rows = metrics.filter(pl.col("metric").is_in(["timeout", "fast_retransmit", "cwnd", "rto"]))
-    rows = rows.with_row_index("i").sort("t", "i")
-    fr = to = seqs = 0
-    in_sequence = False
-    cwnd, rto = math.nan, math.nan
-    first_rtos, windows = [], []
-    for metric, value in zip(rows["metric"].to_list(), rows["value"].to_list(), strict=True):
-        if metric == "cwnd":
-            if value > 1.0:
-                in_sequence = False
-            cwnd = value
-        elif metric == "rto":
-            rto = value
-        elif metric == "fast_retransmit":
-            fr += 1
-            windows.append(cwnd)
-            in_sequence = False
-        elif metric == "timeout":
-            to += 1
-            if not in_sequence:
-                seqs += 1
-                first_rtos.append(rto)
-            in_sequence = True
+    fast retransmit, from a flow's metric records (in time order; records of one instant in the
+    order they were made).
+
+    A timeout starts a sequence unless the last fast retransmit, timeout or window above one
+    packet before it was a timeout; the RTO and the window are the last recorded before the
+    timeout or fast retransmit (NaN when none was)."""
+    metric, value = pl.col("metric"), pl.col("value")
+    rows = (
+        metrics.filter(metric.is_in(["timeout", "fast_retransmit", "cwnd", "rto"]))
+        .with_row_index("i")
+        .sort("t", "i")
+        .select(
+            metric,
+            pl.when(metric == "cwnd").then(value).forward_fill().fill_null(math.nan).alias("cwnd"),
+            pl.when(metric == "rto").then(value).forward_fill().fill_null(math.nan).alias("rto"),
+        )
+    )
+    # What decides whether a timeout starts a sequence: timeouts, fast retransmits and windows
+    # above one packet (a new ACK after the timeout); a window of one leaves it as it was.
+    turns = rows.filter(
+        metric.is_in(["timeout", "fast_retransmit"])
+        | ((metric == "cwnd") & (pl.col("cwnd") > 1.0) & pl.col("cwnd").is_not_nan())
+    )
+    timeouts = turns.filter(metric == "timeout")
+    first = turns.filter((metric == "timeout") & (metric.shift(1).fill_null("") != "timeout"))
+    windows = rows.filter(metric == "fast_retransmit")["cwnd"].to_numpy()
+    first_rtos = first["rto"].to_numpy()
     return LossIndications(
-        fr,
-        to,
-        seqs,
-        float(np.mean(first_rtos)) if first_rtos else math.nan,
-        float(np.nanmean(windows)) if windows else math.nan,
+        windows.size,
+        timeouts.height,
+        first.height,
+        float(np.mean(first_rtos)) if first_rtos.size else math.nan,
+        float(np.nanmean(windows)) if windows.size and not np.isnan(windows).all() else math.nan,
     )
 
 
