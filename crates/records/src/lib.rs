@@ -24,5 +24,5 @@ pub use column::{Column, ColumnKind, Declared, Value};
 pub use metric::{Metric, MetricKind, MetricSink, NullSink, VecSink};
 pub use record::{
     DataPacket, DeclaredSeries, FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords,
-    PacketEvent, PacketTrace, RunOutput, SeriesTable,
+    PacketEvent, PacketEvents, PacketTrace, RunOutput, SeriesTable,
 };

@@ -247,6 +247,32 @@ pub enum PacketEvent {
 }
 
 impl PacketEvent {
+    /// Every event, in the order of their letters in a trace's documentation.
+    pub const ALL: [Self; 5] = [
+        Self::Enqueue,
+        Self::Transmit,
+        Self::Receive,
+        Self::Drop,
+        Self::Corrupt,
+    ];
+
+    /// The event's name in a scenario's `record.packets` list.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Enqueue => "enqueue",
+            Self::Transmit => "transmit",
+            Self::Receive => "receive",
+            Self::Drop => "drop",
+            Self::Corrupt => "corrupt",
+        }
+    }
+
+    /// Whether the event happens to a packet at every hop it makes (enqueue, transmit,
+    /// receive), rather than at most once in its life (a drop or a corruption).
+    pub const fn per_hop(self) -> bool {
+        matches!(self, Self::Enqueue | Self::Transmit | Self::Receive)
+    }
+
     /// The ns-2 style trace letter.
     pub const fn letter(self) -> &'static str {
         match self {
@@ -256,6 +282,51 @@ impl PacketEvent {
             Self::Drop => "d",
             Self::Corrupt => "e",
         }
+    }
+}
+
+/// Which [`PacketEvent`]s a packet trace keeps (all of them by default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketEvents(u8);
+
+impl PacketEvents {
+    /// Every event.
+    pub const ALL: Self = Self(0b1_1111);
+    /// No event.
+    pub const NONE: Self = Self(0);
+
+    /// This set and `event`.
+    #[must_use]
+    pub const fn with(self, event: PacketEvent) -> Self {
+        Self(self.0 | Self::bit(event))
+    }
+
+    /// Whether the set holds `event`.
+    pub const fn contains(self, event: PacketEvent) -> bool {
+        self.0 & Self::bit(event) != 0
+    }
+
+    /// The events of the set, in [`PacketEvent::ALL`]'s order.
+    pub fn iter(self) -> impl Iterator<Item = PacketEvent> {
+        PacketEvent::ALL
+            .into_iter()
+            .filter(move |&e| self.contains(e))
+    }
+
+    const fn bit(event: PacketEvent) -> u8 {
+        1 << event as u8
+    }
+}
+
+impl Default for PacketEvents {
+    fn default() -> Self {
+        Self::ALL
+    }
+}
+
+impl FromIterator<PacketEvent> for PacketEvents {
+    fn from_iter<I: IntoIterator<Item = PacketEvent>>(events: I) -> Self {
+        events.into_iter().fold(Self::NONE, Self::with)
     }
 }
 

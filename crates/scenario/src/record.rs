@@ -1,8 +1,10 @@
 //! The `[record]` table: interval-series bin width and optional recorders.
 
 use fairstream_core::{Duration, LinkId};
+use fairstream_records::{PacketEvent, PacketEvents};
 use fairstream_sim::Network;
 use toml::Value;
+use toml::de::DeValue;
 
 use crate::reader::{Result, Section};
 
@@ -47,7 +49,7 @@ pub(crate) fn read_record(
     }
     net.record.interval = interval;
     net.record.metrics = r.bool_or("metrics", false)?;
-    net.record.packets = r.bool_or("packets", false)?;
+    (net.record.packets, net.record.packet_events) = read_packets(r)?;
     let names = r.opt_str_list("pcap")?.unwrap_or_default();
     for (name, span) in names {
         let id = (0..net.links().len())
@@ -71,4 +73,47 @@ pub(crate) fn read_record(
         r.set("pcap", Value::Array(Vec::new()));
     }
     Ok(r.take_resolved())
+}
+
+/// `packets`: `true` (every event), `false`, or the list of events the trace keeps, by name
+/// (`["drop", "corrupt"]`: the losses alone). Resolved as a boolean when it keeps every event
+/// or none, as the list otherwise.
+fn read_packets(r: &mut Section<'_, '_>) -> Result<(bool, PacketEvents)> {
+    let names = PacketEvent::ALL.map(PacketEvent::name).join("\", \"");
+    let expected =
+        format!("expected true, false, or an array of the events to keep, among \"{names}\"");
+    let Some(DeValue::Array(_)) = r.raw("packets").map(|v| v.get_ref()) else {
+        return match r.raw("packets").map(|v| v.get_ref()) {
+            None | Some(DeValue::Boolean(_)) => {
+                let on = r.bool_or("packets", false)?;
+                Ok((on, PacketEvents::ALL))
+            }
+            Some(_) => Err(r.error("packets", expected)),
+        };
+    };
+    let listed = r.opt_str_list("packets")?.unwrap_or_default();
+    let mut events = PacketEvents::NONE;
+    for (name, span) in &listed {
+        let Some(event) = PacketEvent::ALL.into_iter().find(|e| e.name() == *name) else {
+            return Err(r.src.error(
+                span.clone(),
+                &r.field("packets"),
+                format!("unknown event `{name}`; {expected}"),
+            ));
+        };
+        events = events.with(event);
+    }
+    if events == PacketEvents::NONE {
+        return Err(r.error(
+            "packets",
+            "an empty list keeps no event; write `packets = false` for no trace",
+        ));
+    }
+    if events == PacketEvents::ALL {
+        r.set("packets", Value::Boolean(true));
+    } else {
+        let kept = events.iter().map(|e| Value::String(e.name().into()));
+        r.set("packets", Value::Array(kept.collect()));
+    }
+    Ok((true, events))
 }

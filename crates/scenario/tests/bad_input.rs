@@ -390,6 +390,39 @@ fn an_interval_that_would_exhaust_memory_is_refused_before_the_run() {
 }
 
 #[test]
+fn a_trace_keeps_the_events_it_lists_by_name() {
+    let with = |packets: &str| format!("{GOOD}[record]\npackets = {packets}\n");
+    let s = load(&with(r#"["drop", "corrupt", "drop"]"#), "ok.toml", None).unwrap();
+    assert!(
+        s.resolved.contains(r#"packets = ["drop", "corrupt"]"#),
+        "{}",
+        s.resolved
+    );
+    let all = r#"["receive", "enqueue", "transmit", "drop", "corrupt"]"#;
+    let s = load(&with(all), "ok.toml", None).unwrap();
+    assert!(s.resolved.contains("packets = true"), "{}", s.resolved);
+
+    let e = err(&with(r#"["drop", "lost"]"#));
+    assert_eq!(
+        (e.file.as_str(), e.field.as_str()),
+        ("bad.toml", "record.packets")
+    );
+    assert_eq!(e.line, 18, "{e}");
+    assert!(
+        e.message.contains("unknown event `lost`") && e.message.contains("\"corrupt\""),
+        "{e}"
+    );
+    let e = err(&with("[]"));
+    assert!(e.message.contains("write `packets = false`"), "{e}");
+    let e = err(&with("\"drop\""));
+    assert!(
+        e.message
+            .contains("expected true, false, or an array of the events"),
+        "{e}"
+    );
+}
+
+#[test]
 fn red_takes_auto_or_a_number_for_its_derived_parameters() {
     let red = |keys: &str| {
         GOOD.replace(

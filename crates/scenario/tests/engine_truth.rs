@@ -117,3 +117,53 @@ queue = {{ kind = "droptail", limit = 5, preset = "{preset}" }}"#
     assert_eq!(waiting_at_most("pfifo"), 5);
     assert_eq!(waiting_at_most("ns2"), 4);
 }
+
+#[test]
+fn a_trace_of_losses_alone_is_the_full_traces_losses() {
+    let text = fan_in(
+        r#"rate = "1Mbps"
+delay = "10ms"
+queue = { kind = "droptail", limit = 5 }
+loss = { kind = "bernoulli", per = 0.1 }"#,
+        r#"rate = "2Mbps""#,
+        r#"rate = "100kbps""#,
+        "",
+    );
+    let full = run(&text);
+    let losses_only = run(&text.replace("packets = true", r#"packets = ["corrupt", "drop"]"#));
+    let (all, kept) = (
+        full.packet_trace.as_ref().unwrap(),
+        losses_only.packet_trace.as_ref().unwrap(),
+    );
+    let rows = |tr: &fairstream_records::PacketTrace, i: usize| {
+        (
+            tr.t_ns[i],
+            tr.packet_id[i],
+            tr.event[i],
+            tr.link_id[i],
+            tr.flow_id[i],
+            tr.seq[i],
+            tr.size[i],
+            tr.reverse[i],
+        )
+    };
+    let expected: Vec<_> = (0..all.t.len())
+        .filter(|&i| !all.event[i].per_hop())
+        .map(|i| rows(all, i))
+        .collect();
+    let got: Vec<_> = (0..kept.t.len()).map(|i| rows(kept, i)).collect();
+    for event in [PacketEvent::Drop, PacketEvent::Corrupt] {
+        assert!(
+            got.iter().filter(|r| r.2 == event).count() > 10,
+            "{event:?}"
+        );
+    }
+    assert_eq!(got, expected);
+    assert_eq!(kept.t.len(), kept.t_ns.len());
+    // (Debug text: a CBR flow's mean RTT is NaN.)
+    assert_eq!(
+        format!("{:?}", losses_only.flows),
+        format!("{:?}", full.flows)
+    );
+    assert_eq!(losses_only.events, full.events);
+}

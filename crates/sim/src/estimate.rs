@@ -263,7 +263,16 @@ impl Estimate {
         };
         e.series_rows = bins * (net.flows().len() + net.links().len()) as f64;
         e.trace_rows = if record.packets {
-            3.0 * e.packet_hops
+            // A row per hop for each per-hop event kept; a packet is lost at most once.
+            let per_hop = record.packet_events.iter().filter(|e| e.per_hop()).count();
+            let losses = record.packet_events.iter().any(|e| !e.per_hop());
+            if per_hop > 0 {
+                per_hop as f64 * e.packet_hops
+            } else if losses {
+                e.packet_hops
+            } else {
+                0.0
+            }
         } else {
             0.0
         };

@@ -5,6 +5,7 @@ use fairstream_core::{
 };
 use fairstream_net::{ErrorModel, LimitCounting, Queue, QueueConfig, QueueLimit};
 use fairstream_proto::ProtocolConfig;
+use fairstream_records::PacketEvents;
 
 use crate::calendar::TieRule;
 use crate::routing::Routes;
@@ -153,6 +154,8 @@ pub struct RecordConfig {
     pub metrics: bool,
     /// Keep a per-packet trace (enqueue, transmit, drop, receive at every link).
     pub packets: bool,
+    /// The events the per-packet trace keeps (all by default).
+    pub packet_events: PacketEvents,
     /// Links to capture into pcap files.
     pub pcap: Vec<LinkId>,
 }
@@ -163,6 +166,7 @@ impl Default for RecordConfig {
             interval: Duration::from_millis(100),
             metrics: false,
             packets: false,
+            packet_events: PacketEvents::ALL,
             pcap: Vec::new(),
         }
     }

@@ -13,7 +13,7 @@ use crate::{LinkSpec, RecordConfig};
 use fairstream_records::metric::{RTT, SummaryFolds};
 use fairstream_records::{
     ActiveSpan, DeclaredSeries, FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords,
-    PacketEvent, PacketTrace, RunOutput,
+    PacketEvent, PacketEvents, PacketTrace, RunOutput,
 };
 
 /// Cumulative counters of one flow.
@@ -128,6 +128,8 @@ pub(crate) struct Recorder {
     queue_series: Vec<DeclaredSeries>,
     metrics: Option<MetricRecords>,
     trace: Option<PacketTrace>,
+    /// The events the trace keeps.
+    trace_events: PacketEvents,
     pcaps: Vec<Option<PcapCapture>>,
 }
 
@@ -161,6 +163,7 @@ impl Recorder {
             queue_series: Vec::new(),
             metrics: config.metrics.then(MetricRecords::default),
             trace: config.packets.then(PacketTrace::default),
+            trace_events: config.packet_events,
             pcaps,
         })
     }
@@ -215,7 +218,7 @@ impl Recorder {
         self.trace.is_some()
     }
 
-    /// Adds packet `id`'s `event` at `link` to the trace (if on).
+    /// Adds packet `id`'s `event` at `link` to the trace (if on and keeping such events).
     #[cold]
     #[inline(never)]
     pub(crate) fn trace(
@@ -229,6 +232,9 @@ impl Recorder {
         let Some(tr) = self.trace.as_mut() else {
             return;
         };
+        if !self.trace_events.contains(event) {
+            return;
+        }
         tr.t.push(now.as_secs_f64());
         tr.t_ns.push(now.as_nanos());
         tr.packet_id.push(id);

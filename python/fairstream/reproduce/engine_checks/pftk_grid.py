@@ -144,9 +144,11 @@ def planned_duration_s(p: float, rtt_s: float, events: int, safety: float = 1.25
 
 def data_losses(run: RunResult) -> pl.DataFrame:
     """The data-direction losses (``e`` and ``d`` rows) of a run's packet trace, as t_ns, flow_id,
-    event and link_id. The trace (tens of MB per run, over a GB for the grid) is read where it is
-    kept, the run cache or a run directory, and filtered as it is read; the output keeps none of it
-    (a reproduction's dataset holds no packet trace unless ``--keep-runs``)."""
+    event and link_id. The grid's scenario traces the losses alone (``packets = ["drop",
+    "corrupt"]``; a whole trace was 2 GB for the grid); the filter keeps the data direction of
+    whatever trace the run holds. It is read where it is kept, the run cache or a run directory; the
+    output keeps none of it (a reproduction's dataset holds no packet trace unless
+    ``--keep-runs``)."""
     return (
         run.lazy("packets")
         .filter(pl.col("event").is_in(["e", "d"]) & ~pl.col("reverse"))
