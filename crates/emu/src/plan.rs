@@ -8,6 +8,7 @@ use fairstream_core::{Duration, Instant, NodeId};
 use fairstream_proto::cbr::CbrConfig;
 use fairstream_proto::surestream::{SurestreamConfig, Transport};
 use fairstream_proto::{DataPacket, FlowProtocol, ProtocolConfig};
+use fairstream_records::MetricSelection;
 use fairstream_rt::RtProtocol;
 use fairstream_scenario::{LinuxTcpConfig, Scenario};
 use fairstream_sim::{FlowRoute, LinkSpec};
@@ -130,6 +131,8 @@ pub struct Plan {
     pub interval: Duration,
     /// Whether metric records are kept.
     pub metrics: bool,
+    /// Which metrics the kept records are.
+    pub metric_selection: MetricSelection,
     /// The hosts' devices' MTU.
     pub mtu: u32,
 }
@@ -295,6 +298,7 @@ impl Plan {
             seed: net.seed,
             interval: net.record.interval,
             metrics: net.record.metrics,
+            metric_selection: net.record.metric_selection.clone(),
             mtu,
         })
     }

@@ -60,6 +60,9 @@ pub(crate) fn output(
                 .collect();
             rows.sort_by(|a, b| a.0.total_cmp(&b.0));
             for (t, name, value) in rows {
+                if !plan.metric_selection.keeps_name(name) {
+                    continue;
+                }
                 metrics.t.push(t);
                 metrics.flow_id.push(i as u32);
                 metrics.metric.push(name);

@@ -21,7 +21,7 @@ pub mod record;
 pub use active::ActiveSpan;
 pub use capture::CaptureFile;
 pub use column::{Column, ColumnKind, Declared, Value};
-pub use metric::{Metric, MetricKind, MetricSink, NullSink, VecSink};
+pub use metric::{Metric, MetricKind, MetricSelection, MetricSink, NullSink, VecSink};
 pub use record::{
     DataPacket, DeclaredSeries, FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords,
     PacketEvent, PacketEvents, PacketTrace, RunOutput, SeriesTable,

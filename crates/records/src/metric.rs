@@ -11,6 +11,34 @@ use fairstream_core::{Bitrate, Duration, Instant};
 
 use crate::column::{Column, Declared, Value};
 
+/// Which metrics a run's metric table keeps: every one (the default), or those it names.
+/// Summaries and counters see every record either way.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum MetricSelection {
+    /// Every metric the flows record.
+    #[default]
+    All,
+    /// Only the metrics of these names.
+    Named(Vec<&'static str>),
+}
+
+impl MetricSelection {
+    /// Whether the table keeps the records of `kind`.
+    #[inline]
+    pub fn keeps(&self, kind: &MetricKind) -> bool {
+        self.keeps_name(kind.name)
+    }
+
+    /// Whether the table keeps the records of the metric called `name`.
+    #[inline]
+    pub fn keeps_name(&self, name: &str) -> bool {
+        match self {
+            Self::All => true,
+            Self::Named(names) => names.contains(&name),
+        }
+    }
+}
+
 /// A metric, declared once beside the protocol that records it.
 #[derive(Debug)]
 pub struct MetricKind {

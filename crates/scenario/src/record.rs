@@ -1,7 +1,8 @@
 //! The `[record]` table: interval-series bin width and optional recorders.
 
 use fairstream_core::{Duration, LinkId};
-use fairstream_records::{PacketEvent, PacketEvents};
+use fairstream_proto::ProtocolConfig;
+use fairstream_records::{MetricSelection, PacketEvent, PacketEvents};
 use fairstream_sim::Network;
 use toml::Value;
 use toml::de::DeValue;
@@ -48,7 +49,7 @@ pub(crate) fn read_record(
         ));
     }
     net.record.interval = interval;
-    net.record.metrics = r.bool_or("metrics", false)?;
+    (net.record.metrics, net.record.metric_selection) = read_metrics(r)?;
     (net.record.packets, net.record.packet_events) = read_packets(r)?;
     let names = r.opt_str_list("pcap")?.unwrap_or_default();
     for (name, span) in names {
@@ -116,4 +117,51 @@ fn read_packets(r: &mut Section<'_, '_>) -> Result<(bool, PacketEvents)> {
         r.set("packets", Value::Array(kept.collect()));
     }
     Ok((true, events))
+}
+
+/// `metrics`: `true` (every metric), `false`, or the list of the metrics to keep, by their names
+/// in `metrics.parquet` (`["rtt", "timeout"]`). Resolved as a boolean for `true` and `false`, as
+/// the list (in the order of the protocols' declarations) otherwise.
+fn read_metrics(r: &mut Section<'_, '_>) -> Result<(bool, MetricSelection)> {
+    let Some(DeValue::Array(_)) = r.raw("metrics").map(|v| v.get_ref()) else {
+        if let Some(v) = r.raw("metrics")
+            && !matches!(v.get_ref(), DeValue::Boolean(_))
+        {
+            return Err(r.error(
+                "metrics",
+                "expected true, false, or an array of the metrics to keep by name (\"rtt\", \"cwnd\", …; docs/results.md lists them)",
+            ));
+        }
+        let on = r.bool_or("metrics", false)?;
+        return Ok((on, MetricSelection::All));
+    };
+    let declared = ProtocolConfig::declared_metrics();
+    let listed = r.opt_str_list("metrics")?.unwrap_or_default();
+    for (name, span) in &listed {
+        if !declared.iter().any(|m| m.name == *name) {
+            let known: Vec<&str> = declared.iter().map(|m| m.name).collect();
+            return Err(r.src.error(
+                span.clone(),
+                &r.field("metrics"),
+                format!(
+                    "unknown metric `{name}`; the metrics are: {}",
+                    known.join(", ")
+                ),
+            ));
+        }
+    }
+    let kept: Vec<&'static str> = declared
+        .iter()
+        .map(|m| m.name)
+        .filter(|n| listed.iter().any(|(l, _)| l == n))
+        .collect();
+    if kept.is_empty() {
+        return Err(r.error(
+            "metrics",
+            "an empty list keeps no metric; write `metrics = false` for none",
+        ));
+    }
+    let resolved = kept.iter().map(|n| Value::String((*n).into())).collect();
+    r.set("metrics", Value::Array(resolved));
+    Ok((true, MetricSelection::Named(kept)))
 }

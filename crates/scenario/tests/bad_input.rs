@@ -423,6 +423,27 @@ fn a_trace_keeps_the_events_it_lists_by_name() {
 }
 
 #[test]
+fn a_metric_table_keeps_the_metrics_it_lists_by_name() {
+    let with = |metrics: &str| format!("{GOOD}[record]\nmetrics = {metrics}\n");
+    let s = load(&with(r#"["timeout", "cwnd", "timeout"]"#), "ok.toml", None).unwrap();
+    assert!(
+        s.resolved.contains(r#"metrics = ["cwnd", "timeout"]"#),
+        "{}",
+        s.resolved
+    );
+    let e = err(&with(r#"["cwnd", "window"]"#));
+    assert_eq!((e.field.as_str(), e.line), ("record.metrics", 18), "{e}");
+    assert!(
+        e.message.contains("unknown metric `window`") && e.message.contains("ssthresh"),
+        "{e}"
+    );
+    let e = err(&with("[]"));
+    assert!(e.message.contains("write `metrics = false`"), "{e}");
+    let e = err(&with("1"));
+    assert!(e.message.contains("an array of the metrics to keep"), "{e}");
+}
+
+#[test]
 fn red_takes_auto_or_a_number_for_its_derived_parameters() {
     let red = |keys: &str| {
         GOOD.replace(

@@ -167,3 +167,58 @@ loss = { kind = "bernoulli", per = 0.1 }"#,
     );
     assert_eq!(losses_only.events, full.events);
 }
+
+#[test]
+fn a_metric_table_of_named_metrics_is_the_full_tables_rows_of_them() {
+    let text = |metrics: &str| {
+        format!(
+            r#"name = "metrics"
+duration = "10s"
+[topology]
+nodes = ["a", "b"]
+[[topology.link]]
+between = ["a", "b"]
+rate = "2Mbps"
+delay = "20ms"
+queue = {{ kind = "droptail", limit = 10 }}
+[[flow]]
+protocol = "tcp"
+from = "a"
+to = "b"
+window = 100
+[record]
+metrics = {metrics}
+"#
+        )
+    };
+    let full = run(&text("true"));
+    let named = run(&text(r#"["timeout", "rtt", "fast_retransmit"]"#));
+    let kept = ["rtt", "fast_retransmit", "timeout"];
+    let rows = |m: &fairstream_records::MetricRecords, only: bool| -> Vec<(u64, u32, &str, u64)> {
+        (0..m.t.len())
+            .filter(|&i| !only || kept.contains(&m.metric[i]))
+            .map(|i| {
+                (
+                    m.t[i].to_bits(),
+                    m.flow_id[i],
+                    m.metric[i],
+                    m.value[i].to_bits(),
+                )
+            })
+            .collect()
+    };
+    let expected = rows(&full.metrics, true);
+    assert!(
+        expected.len() > 30 && expected.len() < full.metrics.t.len() / 4,
+        "{} of {}",
+        expected.len(),
+        full.metrics.t.len()
+    );
+    for name in ["rtt", "fast_retransmit"] {
+        let n = expected.iter().filter(|r| r.2 == name).count();
+        assert!(n > 0, "{name}: {n}");
+    }
+    assert_eq!(rows(&named.metrics, false), expected);
+    // Summaries fold every record, kept or not.
+    assert_eq!(format!("{:?}", named.flows), format!("{:?}", full.flows));
+}

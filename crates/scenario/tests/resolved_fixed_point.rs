@@ -113,6 +113,7 @@ fn every_protocol_and_setting_resolves_to_a_fixed_point() {
         "[record]\ninterval = \"100ms\"\nmetrics = true\npackets = true",
         "[record]\npcap = [\"a->b\"]",
         "[record]\npackets = [\"drop\", \"corrupt\"]",
+        "[record]\nmetrics = [\"rtt\", \"timeout\"]",
         "[engine]\nties = \"fifo\"\nperturb_delays = 0.5",
         "seed = 7\ndescription = \"x\"",
     ];

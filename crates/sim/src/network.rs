@@ -5,7 +5,7 @@ use fairstream_core::{
 };
 use fairstream_net::{ErrorModel, LimitCounting, Queue, QueueConfig, QueueLimit};
 use fairstream_proto::ProtocolConfig;
-use fairstream_records::PacketEvents;
+use fairstream_records::{MetricSelection, PacketEvents};
 
 use crate::calendar::TieRule;
 use crate::routing::Routes;
@@ -152,6 +152,8 @@ pub struct RecordConfig {
     pub interval: Duration,
     /// Keep protocol metric records (cwnd, RTT, RTO, …).
     pub metrics: bool,
+    /// Which metrics the kept records are (every one by default).
+    pub metric_selection: MetricSelection,
     /// Keep a per-packet trace (enqueue, transmit, drop, receive at every link).
     pub packets: bool,
     /// The events the per-packet trace keeps (all by default).
@@ -165,6 +167,7 @@ impl Default for RecordConfig {
         Self {
             interval: Duration::from_millis(100),
             metrics: false,
+            metric_selection: MetricSelection::All,
             packets: false,
             packet_events: PacketEvents::ALL,
             pcap: Vec::new(),

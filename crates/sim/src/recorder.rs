@@ -13,7 +13,7 @@ use crate::{LinkSpec, RecordConfig};
 use fairstream_records::metric::{RTT, SummaryFolds};
 use fairstream_records::{
     ActiveSpan, DeclaredSeries, FlowSeries, FlowSummary, LinkSeries, LinkSummary, MetricRecords,
-    PacketEvent, PacketEvents, PacketTrace, RunOutput,
+    MetricSelection, PacketEvent, PacketEvents, PacketTrace, RunOutput,
 };
 
 /// Cumulative counters of one flow.
@@ -35,6 +35,7 @@ pub(crate) struct FlowSink<'a> {
     counters: &'a mut FlowCounters,
     summaries: &'a mut SummaryFolds,
     records: Option<&'a mut MetricRecords>,
+    keeps: &'a MetricSelection,
 }
 
 impl MetricSink for FlowSink<'_> {
@@ -48,7 +49,9 @@ impl MetricSink for FlowSink<'_> {
             self.summaries
                 .take(summary, now.as_secs_f64(), metric.value);
         }
-        if let Some(r) = self.records.as_deref_mut() {
+        if let Some(r) = self.records.as_deref_mut()
+            && self.keeps.keeps(metric.kind)
+        {
             r.t.push(now.as_secs_f64());
             r.flow_id.push(self.flow);
             r.metric.push(metric.kind.name);
@@ -127,6 +130,8 @@ pub(crate) struct Recorder {
     link_series: LinkSeries,
     queue_series: Vec<DeclaredSeries>,
     metrics: Option<MetricRecords>,
+    /// Which metrics `metrics` keeps.
+    metric_selection: MetricSelection,
     trace: Option<PacketTrace>,
     /// The events the trace keeps.
     trace_events: PacketEvents,
@@ -162,6 +167,7 @@ impl Recorder {
             link_series: LinkSeries::default(),
             queue_series: Vec::new(),
             metrics: config.metrics.then(MetricRecords::default),
+            metric_selection: config.metric_selection.clone(),
             trace: config.packets.then(PacketTrace::default),
             trace_events: config.packet_events,
             pcaps,
@@ -181,6 +187,7 @@ impl Recorder {
             counters: &mut self.counters[flow],
             summaries: &mut self.summaries[flow],
             records: self.metrics.as_mut(),
+            keeps: &self.metric_selection,
         }
     }
 
