@@ -76,92 +76,107 @@ pub(crate) fn read_record(
     Ok(r.take_resolved())
 }
 
-/// `packets`: `true` (every event), `false`, or the list of events the trace keeps, by name
-/// (`["drop", "corrupt"]`: the losses alone). Resolved as a boolean when it keeps every event
-/// or none, as the list otherwise.
-fn read_packets(r: &mut Section<'_, '_>) -> Result<(bool, PacketEvents)> {
-    let names = PacketEvent::ALL.map(PacketEvent::name).join("\", \"");
-    let expected =
-        format!("expected true, false, or an array of the events to keep, among \"{names}\"");
-    let Some(DeValue::Array(_)) = r.raw("packets").map(|v| v.get_ref()) else {
-        return match r.raw("packets").map(|v| v.get_ref()) {
-            None | Some(DeValue::Boolean(_)) => {
-                let on = r.bool_or("packets", false)?;
-                Ok((on, PacketEvents::ALL))
-            }
-            Some(_) => Err(r.error("packets", expected)),
-        };
-    };
-    let listed = r.opt_str_list("packets")?.unwrap_or_default();
-    let mut events = PacketEvents::NONE;
-    for (name, span) in &listed {
-        let Some(event) = PacketEvent::ALL.into_iter().find(|e| e.name() == *name) else {
-            return Err(r.src.error(
-                span.clone(),
-                &r.field("packets"),
-                format!("unknown event `{name}`; {expected}"),
-            ));
-        };
-        events = events.with(event);
-    }
-    if events == PacketEvents::NONE {
-        return Err(r.error(
-            "packets",
-            "an empty list keeps no event; write `packets = false` for no trace",
-        ));
-    }
-    if events == PacketEvents::ALL {
-        r.set("packets", Value::Boolean(true));
-    } else {
-        let kept = events.iter().map(|e| Value::String(e.name().into()));
-        r.set("packets", Value::Array(kept.collect()));
-    }
-    Ok((true, events))
+/// What a recorder's key says: off, everything, or the names it lists.
+enum Kept {
+    Off,
+    All,
+    /// The listed names, each once, in the order of the known names.
+    Named(Vec<&'static str>),
 }
 
-/// `metrics`: `true` (every metric), `false`, or the list of the metrics to keep, by their names
-/// in `metrics.parquet` (`["rtt", "timeout"]`). Resolved as a boolean for `true` and `false`, as
-/// the list (in the order of the protocols' declarations) otherwise.
-fn read_metrics(r: &mut Section<'_, '_>) -> Result<(bool, MetricSelection)> {
-    let Some(DeValue::Array(_)) = r.raw("metrics").map(|v| v.get_ref()) else {
-        if let Some(v) = r.raw("metrics")
+/// `key` as `true`, `false`, or an array of names among `known` (each a `noun`; repeats are
+/// kept once). An unknown name, an empty array or any other value is an error naming the field.
+/// Leaves `key` resolved as written for a boolean; the caller resolves a list.
+fn read_kept(
+    r: &mut Section<'_, '_>,
+    key: &str,
+    known: &[&'static str],
+    noun: &str,
+) -> Result<Kept> {
+    let Some(DeValue::Array(_)) = r.raw(key).map(|v| v.get_ref()) else {
+        if let Some(v) = r.raw(key)
             && !matches!(v.get_ref(), DeValue::Boolean(_))
         {
             return Err(r.error(
-                "metrics",
-                "expected true, false, or an array of the metrics to keep by name (\"rtt\", \"cwnd\", …; docs/results.md lists them)",
-            ));
-        }
-        let on = r.bool_or("metrics", false)?;
-        return Ok((on, MetricSelection::All));
-    };
-    let declared = ProtocolConfig::declared_metrics();
-    let listed = r.opt_str_list("metrics")?.unwrap_or_default();
-    for (name, span) in &listed {
-        if !declared.iter().any(|m| m.name == *name) {
-            let known: Vec<&str> = declared.iter().map(|m| m.name).collect();
-            return Err(r.src.error(
-                span.clone(),
-                &r.field("metrics"),
+                key,
                 format!(
-                    "unknown metric `{name}`; the metrics are: {}",
-                    known.join(", ")
+                    "expected true, false, or an array of the {noun}s to keep, among \"{}\"",
+                    known.join("\", \"")
                 ),
             ));
         }
+        return Ok(if r.bool_or(key, false)? {
+            Kept::All
+        } else {
+            Kept::Off
+        });
+    };
+    let listed = r.opt_str_list(key)?.unwrap_or_default();
+    if let Some((name, span)) = listed.iter().find(|(n, _)| !known.contains(n)) {
+        return Err(r.src.error(
+            span.clone(),
+            &r.field(key),
+            format!(
+                "unknown {noun} `{name}`; the {noun}s are \"{}\"",
+                known.join("\", \"")
+            ),
+        ));
     }
-    let kept: Vec<&'static str> = declared
+    let kept: Vec<&'static str> = known
         .iter()
-        .map(|m| m.name)
-        .filter(|n| listed.iter().any(|(l, _)| l == n))
+        .copied()
+        .filter(|k| listed.iter().any(|(n, _)| n == k))
         .collect();
     if kept.is_empty() {
         return Err(r.error(
-            "metrics",
-            "an empty list keeps no metric; write `metrics = false` for none",
+            key,
+            format!("an empty list keeps no {noun}; write `{key} = false` to keep none"),
         ));
     }
-    let resolved = kept.iter().map(|n| Value::String((*n).into())).collect();
-    r.set("metrics", Value::Array(resolved));
-    Ok((true, MetricSelection::Named(kept)))
+    Ok(Kept::Named(kept))
+}
+
+/// The list `names` as a resolved TOML array.
+fn names_value(names: &[&'static str]) -> Value {
+    Value::Array(names.iter().map(|n| Value::String((*n).into())).collect())
+}
+
+/// `packets`: `true` (every event), `false`, or the list of events the trace keeps, by name
+/// (`["drop", "corrupt"]`: the losses alone). Resolved as `true` when the list names every
+/// event.
+fn read_packets(r: &mut Section<'_, '_>) -> Result<(bool, PacketEvents)> {
+    let known = PacketEvent::ALL.map(PacketEvent::name);
+    Ok(match read_kept(r, "packets", &known, "event")? {
+        Kept::Off => (false, PacketEvents::ALL),
+        Kept::All => (true, PacketEvents::ALL),
+        Kept::Named(names) if names.len() == known.len() => {
+            r.set("packets", Value::Boolean(true));
+            (true, PacketEvents::ALL)
+        }
+        Kept::Named(names) => {
+            r.set("packets", names_value(&names));
+            let kept = PacketEvent::ALL
+                .into_iter()
+                .filter(|e| names.contains(&e.name()));
+            (true, kept.collect())
+        }
+    })
+}
+
+/// `metrics`: `true` (every metric), `false`, or the list of the metrics to keep, by their names
+/// in `metrics.parquet` (`["rtt", "timeout"]`), resolved in the order of the protocols'
+/// declarations.
+fn read_metrics(r: &mut Section<'_, '_>) -> Result<(bool, MetricSelection)> {
+    let known: Vec<&'static str> = ProtocolConfig::declared_metrics()
+        .iter()
+        .map(|m| m.name)
+        .collect();
+    Ok(match read_kept(r, "metrics", &known, "metric")? {
+        Kept::Off => (false, MetricSelection::All),
+        Kept::All => (true, MetricSelection::All),
+        Kept::Named(names) => {
+            r.set("metrics", names_value(&names));
+            (true, MetricSelection::Named(names))
+        }
+    })
 }
