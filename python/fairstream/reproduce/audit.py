@@ -72,9 +72,12 @@ class LinkModel:
     rate_bps: int
     steps: tuple[tuple[int, int], ...] = ()
     tbf: TokenBucket | None = None
+    #: The steps' instants, searched for every packet of a scheduled link (set from `steps`).
+    _step_times: tuple[int, ...] = field(init=False, repr=False, compare=False, default=())
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "steps", tuple(sorted(self.steps, key=lambda s: s[0])))
+        object.__setattr__(self, "_step_times", tuple(t for t, _ in self.steps))
 
     @property
     def constant(self) -> bool:
@@ -82,7 +85,9 @@ class LinkModel:
 
     def rate_at(self, t_ns: int) -> int:
         """The rate in force at `t_ns`."""
-        i = bisect.bisect_right([s[0] for s in self.steps], t_ns)
+        if not self.steps:
+            return self.rate_bps
+        i = bisect.bisect_right(self._step_times, t_ns)
         return self.rate_bps if i == 0 else self.steps[i - 1][1]
 
     def next_nonzero(self, t_ns: int) -> int | None:
