@@ -11,12 +11,11 @@ use fairstream_core::{Bitrate, Duration, Instant};
 
 use crate::column::{Column, Declared, Value};
 
-/// Which metrics a run's metric table keeps: every one (the default), or those it names.
-/// Summaries and counters see every record either way.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Which metrics a run's metric table keeps: every one, or those it names. Summaries and
+/// counters see every record either way.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MetricSelection {
     /// Every metric the flows record.
-    #[default]
     All,
     /// Only the metrics of these names.
     Named(Vec<&'static str>),

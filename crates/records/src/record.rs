@@ -285,7 +285,7 @@ impl PacketEvent {
     }
 }
 
-/// Which [`PacketEvent`]s a packet trace keeps (all of them by default).
+/// Which [`PacketEvent`]s a packet trace keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PacketEvents(u8);
 
@@ -315,12 +315,6 @@ impl PacketEvents {
 
     const fn bit(event: PacketEvent) -> u8 {
         1 << event as u8
-    }
-}
-
-impl Default for PacketEvents {
-    fn default() -> Self {
-        Self::ALL
     }
 }
 
