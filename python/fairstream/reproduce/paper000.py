@@ -28,13 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
 from ..results import RunResult
 from . import h2h_metrics as hm
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
 from .measure import binned_bps
 from .media import level_figure, playout_rows
+from .rate_control_validation import metric_series_by_flow
 
 PAPER = "000"
 
@@ -183,7 +182,7 @@ def _clip_row(point: Point, run: RunResult) -> dict[str, Any]:
     }
     row["lowest_kbps"] = min(p["levels_kbps"])
     row["rtt_s"], row["loss"] = rtt, loss
-    series = _metric_series(run, ("level", "encoded_rate"))
+    series = metric_series_by_flow(run, ("level", "encoded_rate"))
     for flow in ("udp", "tcp"):
         bps = binned_bps(run, flow)
         avg = hm.average_bps(bps)
@@ -205,17 +204,6 @@ def _clip_row(point: Point, run: RunResult) -> dict[str, Any]:
         row[f"{flow}_startup_s"] = playout["startup_delay_s"]
     row["diff"] = hm.normalised_difference(row["tcp_kbps"] * 1e3, row["udp_kbps"] * 1e3, bottleneck)
     return row
-
-
-def _metric_series(run: RunResult, metrics: Sequence[str]) -> dict[tuple[str, str], tuple[list, list]]:
-    """(times, values) in time order of each (flow, metric) among `metrics`, from one pass over the
-    run's metric records (`metric_series` filters the whole table for each)."""
-    rows = run.metrics.filter(pl.col("metric").is_in(list(metrics)))
-    out = {}
-    for (flow, metric), part in rows.group_by("flow", "metric", maintain_order=True):
-        part = part.sort("t")
-        out[(str(flow), str(metric))] = (part["t"].to_list(), part["value"].to_list())
-    return out
 
 
 def _finite(values: Sequence[float]) -> list[float]:

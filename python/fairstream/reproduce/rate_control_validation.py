@@ -48,6 +48,19 @@ def metric_series(run: RunResult, flow: str, metric: str) -> tuple[list[float], 
     return m["t"].to_list(), m["value"].to_list()
 
 
+def metric_series_by_flow(
+    run: RunResult, metrics: Sequence[str]
+) -> dict[tuple[str, str], tuple[list[float], list[float]]]:
+    """`metric_series` of every (flow, metric) among `metrics` that the run recorded, from one pass
+    over its metric records rather than a filter of the whole table for each."""
+    rows = run.metrics.filter(pl.col("metric").is_in(list(metrics)))
+    out = {}
+    for (flow, metric), part in rows.group_by("flow", "metric", maintain_order=True):
+        part = part.sort("t")
+        out[(str(flow), str(metric))] = (part["t"].to_list(), part["value"].to_list())
+    return out
+
+
 def time_average(times: Sequence[float], values: Sequence[float], t0: float, t1: float) -> float:
     """Time-weighted mean over [t0, t1) of a step function that takes `values[i]` from `times[i]`
     until the next record; before the first record in the window the previous record's value holds
