@@ -98,6 +98,10 @@ class Simulation:
         """Table `name` of the finished run as an Arrow IPC stream, or None for a table not
         recorded (`polars.read_ipc_stream` reads it)."""
 
+    def table_parquet(self, name: str) -> bytes | None:
+        """Table `name` of the finished run as the bytes of the Parquet file `write_results`
+        writes for it (written nowhere), or None for a table not recorded."""
+
     def summary_json(self) -> str:
         """The run's summary as the JSON text of summary.json; RuntimeError until the run is finished."""
 

@@ -230,16 +230,18 @@ class RunRecord:
         )
 
     @classmethod
-    def of(cls, sim: Any, pcap_dir: str | None = None) -> RunRecord:
+    def of(cls, sim: Any, pcap_dir: str | None = None, *, parquet: bool = False) -> RunRecord:
         """The record of finished simulation `sim` (a `fairstream._core.Simulation`): its tables
-        as Arrow IPC streams, from memory, written nowhere."""
+        as Arrow IPC streams, or with `parquet` as the bytes of the Parquet files a run directory
+        would hold (compact, for long tables); from memory, written nowhere."""
         from .results import TABLES
 
+        encode = sim.table_parquet if parquet else sim.table_ipc
         tables = {}
         for name in TABLES:
-            ipc = sim.table_ipc(name)
-            if ipc is not None:
-                tables[name] = ipc
+            data = encode(name)
+            if data is not None:
+                tables[name] = data
         return cls(sim.summary_json(), sim.resolved_toml(), tables, sim.wall_time_s, sim.events, pcap_dir)
 
     @classmethod

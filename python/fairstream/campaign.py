@@ -118,10 +118,10 @@ def execute_chunk(chunk: Chunk) -> list[Outcome]:
 def execute(spec: RunSpec, cache: RunCache | None) -> Outcome:
     """Runs one point: the simulation (in one call: it checks for Ctrl-C every few ms), its run
     directory when asked, its cache entry, and the tables asked for, handed over as bytes (Arrow
-    IPC streams from the core, or the Parquet files of a run that recorded metrics or a packet
-    trace: compact where tables are large). Ctrl-C raises `Interrupted` (with `partial` set when a
-    run directory was asked for and its results so far were written there). In a batch's worker
-    no run starts after Ctrl-C."""
+    IPC streams from the core, or Parquet files made in memory for a run that recorded metrics or
+    a packet trace: compact where tables are large). Ctrl-C raises `Interrupted` (with `partial`
+    set when a run directory was asked for and its results so far were written there). In a
+    batch's worker no run starts after Ctrl-C."""
     from . import _core
     from .api import _capture_dir, advance, check_seed, keep_partial, write_results
     from .cache import RunRecord
@@ -147,11 +147,12 @@ def execute(spec: RunSpec, cache: RunCache | None) -> Outcome:
     if spec.keep_dir is not None:
         run_dir = write_results(sim, spec.keep_dir)
     elif cache is not None:
-        if not (_large(sim) or records_pcap(sim.resolved_toml())):
-            record = RunRecord.of(sim)
-            if sum(len(t) for t in record.tables.values()) > IPC_MAX_BYTES:
-                record = None  # long series: compact Parquet instead
-        if record is None:
+        if not records_pcap(sim.resolved_toml()):
+            large = _large(sim)
+            record = RunRecord.of(sim, parquet=large)
+            if not large and sum(len(t) for t in record.tables.values()) > IPC_MAX_BYTES:
+                record = RunRecord.of(sim, parquet=True)  # long series: compact Parquet instead
+        if record is None:  # the capture's files are named into a run directory, not copied
             import tempfile
 
             scratch = Path(tempfile.mkdtemp(prefix="run.", dir=_scratch(cache)))

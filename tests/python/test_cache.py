@@ -71,6 +71,38 @@ def test_run_o_stores_the_files_it_wrote_and_serves_them_byte_for_byte(tmp_path:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
 
+def test_a_run_with_metrics_is_stored_as_the_parquet_files_a_run_directory_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker stores a run that recorded metrics and losses as Parquet made in memory: byte for
+    byte the files `write_results` writes, with no run directory created on the way."""
+    import tempfile
+
+    from fairstream.campaign import RunSpec, execute
+
+    def no_directory(*args: object, **kwargs: object) -> str:
+        raise AssertionError("a scratch run directory was made")
+
+    doc = small_scenario(duration="2s")
+    doc["record"] = {"interval": "100ms", "metrics": ["cwnd"], "packets": ["drop"]}
+    text = tomlio.dumps(doc)
+    store = RunCache(tmp_path / "cache")
+    key = run_key(_core.validate(text, "s.toml"))
+    with monkeypatch.context() as patch:
+        patch.setattr(tempfile, "mkdtemp", no_directory)
+        execute(RunSpec(text, "s.toml", key=key), store)
+    entry = store.get(key)
+    assert entry is not None
+    assert set(entry.manifest["tables"].values()) >= {"metrics.parquet", "packets.parquet"}
+    assert not any((store.root / cache.TMP).iterdir())  # no scratch directory left, or made
+    sim = _core.Simulation(text, "s.toml", None, None, None)
+    assert sim.advance(sim.duration_s)
+    sim.write_results(str(tmp_path / "run"))
+    for name, member in entry.manifest["tables"].items():
+        written = (tmp_path / "run" / member).read_bytes()
+        assert entry.table_bytes(name) == written == sim.table_parquet(name), name
+
+
 def _only_entry(store: RunCache) -> Path:
     (entry,) = list((store.root / cache.RUNS).rglob("*.run"))
     return entry

@@ -293,20 +293,23 @@ impl Simulation {
     /// process to the one that asked for the run, and what the run cache keeps of a small table),
     /// or None for a table the run did not record.
     fn table_ipc<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let batch = match fairstream_results::tables::batch(name, self.output()?) {
-            None => return Ok(None),
-            Some(Ok(batch)) => batch,
-            Some(Err(e)) => return Err(PyRuntimeError::new_err(format!("table {name}: {e}"))),
-        };
-        let ipc = |batch: &RecordBatch| -> Result<Vec<u8>, arrow_schema::ArrowError> {
-            let mut writer = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &batch.schema())?;
-            writer.write(batch)?;
-            writer.into_inner()
-        };
-        let bytes = py
-            .detach(|| ipc(&batch))
-            .map_err(|e| PyRuntimeError::new_err(format!("table {name}: {e}")))?;
-        Ok(Some(PyBytes::new(py, &bytes)))
+        self.table_bytes(py, name, |batch| {
+            let mut writer = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &batch.schema())
+                .map_err(|e| e.to_string())?;
+            writer.write(batch).map_err(|e| e.to_string())?;
+            writer.into_inner().map_err(|e| e.to_string())
+        })
+    }
+
+    /// Table `name` of the finished run as the bytes of the Parquet file `write_results` writes
+    /// for it (the same bytes, written nowhere: what the run cache keeps of a large table), or
+    /// None for a table the run did not record.
+    fn table_parquet<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        self.table_bytes(py, name, fairstream_results::tables::parquet_bytes)
     }
 
     /// The run's summary as the JSON text `summary.json` holds; the run must be finished.
@@ -327,6 +330,25 @@ impl Simulation {
 }
 
 impl Simulation {
+    /// Table `name` encoded by `encode` (released from the GIL), as Python bytes; None for a
+    /// table the run did not record.
+    fn table_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+        encode: impl FnOnce(&RecordBatch) -> Result<Vec<u8>, String> + Send,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let batch = match fairstream_results::tables::batch(name, self.output()?) {
+            None => return Ok(None),
+            Some(Ok(batch)) => batch,
+            Some(Err(e)) => return Err(PyRuntimeError::new_err(format!("table {name}: {e}"))),
+        };
+        let bytes = py
+            .detach(|| encode(&batch))
+            .map_err(|e| PyRuntimeError::new_err(format!("table {name}: {e}")))?;
+        Ok(Some(PyBytes::new(py, &bytes)))
+    }
+
     fn output(&self) -> PyResult<&RunOutput> {
         match &self.state {
             State::Finished(out) => Ok(out),

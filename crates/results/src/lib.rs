@@ -202,6 +202,20 @@ mod tests {
     }
 
     #[test]
+    fn a_tables_parquet_bytes_are_the_file_written_for_it() {
+        let base = scratch("bytes");
+        let dir = base.join("run");
+        let out = RunOutput::default();
+        write_dir(&dir, &RunInfo::default(), &out).unwrap();
+        for name in ["flow_series", "flow_summary", "link_series"] {
+            let batch = tables::batch(name, &out).unwrap().unwrap();
+            let file = std::fs::read(dir.join(format!("{name}.parquet"))).unwrap();
+            assert_eq!(tables::parquet_bytes(&batch).unwrap(), file, "{name}");
+        }
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
     fn never_writes_over_anything() {
         let base = scratch("full");
         let (info, out) = (RunInfo::default(), RunOutput::default());

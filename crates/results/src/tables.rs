@@ -81,13 +81,27 @@ fn write(path: &Path, columns: Vec<(&str, ArrayRef)>) -> Result<(), ResultsError
         path: path.to_path_buf(),
         source,
     })?;
+    write_parquet(file, &batch).map_err(err)
+}
+
+/// `batch` as the bytes of a Parquet file, written nowhere: the same bytes as the file its
+/// table's writer makes (what a worker hands the run cache without creating a file).
+pub fn parquet_bytes(batch: &RecordBatch) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    write_parquet(&mut bytes, batch)?;
+    Ok(bytes)
+}
+
+/// Writes `batch` as one Parquet file into `sink`, Snappy-compressed: the one writer of every
+/// table, to a file or to memory.
+fn write_parquet<W: std::io::Write + Send>(sink: W, batch: &RecordBatch) -> Result<(), String> {
     let props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .build();
     let mut w =
-        ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(|e| err(e.to_string()))?;
-    w.write(&batch).map_err(|e| err(e.to_string()))?;
-    w.close().map_err(|e| err(e.to_string()))?;
+        ArrowWriter::try_new(sink, batch.schema(), Some(props)).map_err(|e| e.to_string())?;
+    w.write(batch).map_err(|e| e.to_string())?;
+    w.close().map_err(|e| e.to_string())?;
     Ok(())
 }
 
