@@ -28,9 +28,8 @@ the run's link summary (typed columns: no unit is parsed here).
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -85,19 +84,41 @@ class LinkModel:
 
     def rate_at(self, t_ns: int) -> int:
         """The rate in force at `t_ns`."""
+        return int(self.rates_at(np.array([t_ns], dtype=np.int64))[0])
+
+    def rates_at(self, t_ns: np.ndarray) -> np.ndarray:
+        """The rate in force at each instant of `t_ns`."""
         if not self.steps:
-            return self.rate_bps
-        i = bisect.bisect_right(self._step_times, t_ns)
-        return self.rate_bps if i == 0 else self.steps[i - 1][1]
+            return np.full(len(t_ns), self.rate_bps, dtype=np.int64)
+        rates = np.array([self.rate_bps, *(r for _, r in self.steps)], dtype=np.int64)
+        return rates[np.searchsorted(np.array(self._step_times, dtype=np.int64), t_ns, side="right")]
 
     def next_nonzero(self, t_ns: int) -> int | None:
         """The first step after `t_ns` to a non-zero rate, if any."""
         return next((t for t, r in self.steps if t > t_ns and r > 0), None)
 
+    def unpaused(self, t_ns: np.ndarray) -> np.ndarray:
+        """Each instant of `t_ns`, or the end of the pause it falls in (the first step after it to
+        a non-zero rate; `NEVER_NS` when none comes)."""
+        times = np.array(self._step_times, dtype=np.int64)
+        # after[i]: the first step from the i-th on to a non-zero rate (NEVER_NS when none)
+        after = np.full(len(times) + 1, NEVER_NS, dtype=np.int64)
+        for i in range(len(times) - 1, -1, -1):
+            after[i] = times[i] if self.steps[i][1] > 0 else after[i + 1]
+        later = after[np.searchsorted(times, t_ns, side="right")]
+        return np.where(self.rates_at(t_ns) == 0, later, t_ns)
+
 
 def tx_ns(size_bytes: int, bps: int) -> int:
     """Nanoseconds to serialise `size_bytes` at `bps`, rounded to the nearest (the engine's rule)."""
     return (size_bytes * 8 * NS_PER_S + bps // 2) // bps
+
+
+def freed_ns(starts: np.ndarray, sizes: np.ndarray, bps: np.ndarray) -> np.ndarray:
+    """When a link that started sending each packet at `starts` at rates `bps` is free again
+    (`tx_ns` each; `NEVER_NS` where the rate is zero)."""
+    rate = np.where(bps > 0, bps, 1)
+    return np.where(bps > 0, starts + (sizes * 8 * NS_PER_S + rate // 2) // rate, NEVER_NS)
 
 
 @dataclass
@@ -158,10 +179,10 @@ def audit_link(
     if n > len(acc_ids):
         raise ValueError(f"{model.name}: {n} transmissions but only {len(acc_ids)} packets accepted")
     out.reordered = int(np.count_nonzero(acc_ids[:n] != sent_ids))
-    arrival_of = dict(zip(accepted["packet_id"].to_list(), accepted["t_ns"].to_list(), strict=True))
+    arrival_of = _arrivals(acc_ids, accepted["t_ns"].to_numpy().astype(np.int64), model.name)
     actual = sent["t_ns"].to_numpy().astype(np.int64)
     sizes = sent["size"].to_numpy().astype(np.int64)
-    arrivals = np.array([arrival_of[i] for i in sent_ids.tolist()], dtype=np.int64)
+    arrivals = arrival_of(sent_ids)
     if model.constant and model.tbf is None:
         due, _ = _due_constant(actual, arrivals, sizes, model.rate_bps)
         state = None
@@ -182,7 +203,7 @@ def audit_link(
     if end_ns is not None and len(acc_ids) > n:
         head = int(acc_ids[n])
         head_size = int(accepted["size"][n])
-        head_due = _next_due(model, arrival_of[head], head_size, actual, sizes, state)
+        head_due = _next_due(model, int(arrival_of(acc_ids[n : n + 1])[0]), head_size, actual, sizes, state)
         if head_due < end_ns - tol_ns:
             out.stranded = 1
             out.late += 1
@@ -190,6 +211,23 @@ def audit_link(
             if len(out.examples) < 5:
                 out.examples.append((head, -1, head_due))
     return out
+
+
+def _arrivals(ids: np.ndarray, t_ns: np.ndarray, link: str) -> Any:
+    """A lookup of the arrival (``+`` row's `t_ns`) of each accepted packet by id (the last row
+    of an id seen twice); an id never accepted is a ValueError naming the link."""
+    order = np.argsort(ids, kind="stable")
+    keys, times = ids[order], t_ns[order]
+
+    def of(wanted: np.ndarray) -> np.ndarray:
+        at = np.searchsorted(keys, wanted, side="right") - 1
+        found = at >= 0
+        found[found] = keys[at[found]] == wanted[found]
+        if not found.all():
+            raise ValueError(f"{link}: packet {int(wanted[~found][0])} sent but never accepted")
+        return times[at]
+
+    return of
 
 
 def _due_constant(
@@ -212,37 +250,34 @@ class _Buckets:
     peak_tokens: int
 
 
-def _conform_ns(tb: TokenBucket, st: _Buckets, size: int) -> int:
-    """The first instant at which the bucket(s) hold `size` bytes of tokens."""
-    cost = size * NANOBITS_PER_BYTE
-    t = st.t_c
-    if st.tokens < cost:
-        t = st.t_c + _div_ceil(cost - st.tokens, tb.rate_bps) if tb.rate_bps else NEVER_NS
-    if tb.peak_bps is not None and st.peak_tokens < cost:
-        t = max(t, st.t_c + _div_ceil(cost - st.peak_tokens, tb.peak_bps))
-    return t
-
-
-def _charge(tb: TokenBucket, st: _Buckets, t_ns: int, size: int) -> None:
-    """Charges a departure of `size` bytes at `t_ns`."""
-    cost = size * NANOBITS_PER_BYTE
-    dt = max(0, t_ns - st.t_c)
-    st.tokens = min(st.tokens + tb.rate_bps * dt, tb.burst_bytes * NANOBITS_PER_BYTE) - cost
-    if tb.peak_bps is not None:
-        st.peak_tokens = min(st.peak_tokens + tb.peak_bps * dt, tb.mtu_bytes * NANOBITS_PER_BYTE) - cost
-    st.t_c = max(st.t_c, t_ns)
-
-
-def _div_ceil(a: int, b: int) -> int:
-    return -(-a // b)
+def _conformance(tb: TokenBucket, st: _Buckets, starts: Sequence[int], sizes: Sequence[int]) -> list[int]:
+    """For each departure in turn, the first instant at which the bucket(s) held its size in
+    tokens (`NEVER_NS` at most), charging `st` with the departure at its actual start (the one
+    place the buckets are modelled; Python integers, since rate × time overflows 64 bits)."""
+    rate, peak = tb.rate_bps, tb.peak_bps
+    full, peak_full = tb.burst_bytes * NANOBITS_PER_BYTE, tb.mtu_bytes * NANOBITS_PER_BYTE
+    t_c, tokens, peak_tokens = st.t_c, st.tokens, st.peak_tokens
+    out = []
+    for t, size in zip(starts, sizes, strict=True):
+        cost = size * NANOBITS_PER_BYTE
+        at = t_c
+        if tokens < cost:
+            at = t_c - (tokens - cost) // rate if rate else NEVER_NS  # ceiling division
+        if peak is not None and peak_tokens < cost:
+            at = max(at, t_c - (peak_tokens - cost) // peak)
+        out.append(min(at, NEVER_NS))
+        dt = t - t_c if t > t_c else 0
+        tokens = min(tokens + rate * dt, full) - cost
+        if peak is not None:
+            peak_tokens = min(peak_tokens + peak * dt, peak_full) - cost
+        t_c = max(t_c, t)
+    st.t_c, st.tokens, st.peak_tokens = t_c, tokens, peak_tokens
+    return out
 
 
 def _unpause(model: LinkModel, t: int) -> int:
     """`t`, or the end of the pause `t` falls in."""
-    if model.rate_at(t) == 0:
-        nxt = model.next_nonzero(t)
-        return NEVER_NS if nxt is None else nxt
-    return t
+    return int(model.unpaused(np.array([t], dtype=np.int64))[0])
 
 
 def _initial_buckets(model: LinkModel) -> _Buckets | None:
@@ -255,26 +290,25 @@ def _initial_buckets(model: LinkModel) -> _Buckets | None:
 def _due_general(
     actual: np.ndarray, arrivals: np.ndarray, sizes: np.ndarray, model: LinkModel, binding: dict[str, int]
 ) -> tuple[np.ndarray, tuple[int, _Buckets | None]]:
-    """Due starts with a token bucket and/or a capacity schedule (one packet at a time); counts
-    the rule that set each into `binding`."""
-    due = np.empty_like(actual)
-    free = 0
+    """Due starts with a token bucket and/or a capacity schedule; counts the rule that set each
+    into `binding`. The link's and the bucket's state follow the actual departures, so every rule
+    is an array operation but the bucket's (its tokens are clamped at each departure: one packet
+    at a time, in Python integers, which do not overflow)."""
+    n = len(actual)
+    freed = freed_ns(actual, sizes, model.rates_at(actual))
+    free = np.concatenate([np.zeros(1, dtype=np.int64), freed[:-1]]) if n else freed
+    due = np.maximum(arrivals, free)
+    rule = np.where(arrivals >= free, 0, 1)  # indices into RULES
     st = _initial_buckets(model)
-    for k, (t, a, size) in enumerate(zip(actual.tolist(), arrivals.tolist(), sizes.tolist(), strict=True)):
-        d, rule = (a, "arrival") if a >= free else (free, "link")
-        if model.tbf is not None and st is not None:
-            conform = _conform_ns(model.tbf, st, size)
-            if conform > d:
-                d, rule = conform, "tokens"
-            _charge(model.tbf, st, t, size)
-        unpaused = _unpause(model, d)
-        if unpaused != d:
-            d, rule = unpaused, "pause"
-        binding[rule] += 1
-        due[k] = d
-        rate = model.rate_at(t)
-        free = t + tx_ns(size, rate) if rate else NEVER_NS
-    return due, (free, st)
+    if model.tbf is not None and st is not None:
+        conform = np.array(_conformance(model.tbf, st, actual.tolist(), sizes.tolist()), dtype=np.int64)
+        later = conform > due
+        due, rule = np.where(later, conform, due), np.where(later, 2, rule)
+    unpaused = model.unpaused(due)
+    rule = np.where(unpaused != due, 3, rule)
+    for i, name in enumerate(RULES):
+        binding[name] += int(np.count_nonzero(rule == i))
+    return unpaused, (int(freed[-1]) if n else 0, st)
 
 
 def _next_due(
@@ -292,7 +326,7 @@ def _next_due(
     free, st = state
     d = max(arrival, free)
     if model.tbf is not None and st is not None:
-        d = max(d, _conform_ns(model.tbf, st, size))
+        d = max(d, _conformance(model.tbf, replace(st), [st.t_c], [size])[0])  # a copy: not charged
     return _unpause(model, d)
 
 
