@@ -25,6 +25,14 @@ pub static FAST_RETRANSMIT: MetricKind = MetricKind::new(
     "fast retransmit and recovery entered",
 );
 
+/// The congestion window as a loss is detected, before the sender reacts: recorded just before
+/// each `fast_retransmit` and `timeout`, so a window at loss needs no record of every change.
+pub static LOSS_WINDOW: MetricKind = MetricKind::new(
+    "loss_window",
+    "packets",
+    "the congestion window as a fast retransmit or timeout began, before the sender reacted",
+);
+
 /// The rate a paced sender spaces its packets at.
 pub static PACING_RATE: MetricKind = MetricKind::new(
     "pacing_rate",
@@ -55,6 +63,7 @@ pub static METRICS: &[&MetricKind] = &[
     &RTO,
     &TIMEOUT,
     &FAST_RETRANSMIT,
+    &LOSS_WINDOW,
     &PACING_RATE,
     &BBR_MODE,
     &BANDWIDTH,

@@ -17,7 +17,7 @@
 
 use crate::metric::{RTT, SRTT};
 use crate::tcp::metrics::{
-    BANDWIDTH, BBR_MODE, CWND, FAST_RETRANSMIT, PACING_RATE, RTO, SSTHRESH, TIMEOUT,
+    BANDWIDTH, BBR_MODE, CWND, FAST_RETRANSMIT, LOSS_WINDOW, PACING_RATE, RTO, SSTHRESH, TIMEOUT,
 };
 use std::collections::VecDeque;
 
@@ -798,6 +798,7 @@ impl TcpSender {
     /// Enters fast retransmit / fast recovery (ns-2 Reno/NewReno `dupack_action`, past the
     /// `recover` check).
     fn fast_retransmit(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
+        metrics.record(now, LOSS_WINDOW.at(self.cwnd));
         self.recover = self.maxseq;
         self.last_cwnd_action = CwndAction::DupAck;
         self.reduce();
@@ -925,6 +926,7 @@ impl TcpSender {
             return;
         }
         self.timeouts += 1;
+        metrics.record(now, LOSS_WINDOW.at(self.cwnd));
         metrics.record(now, TIMEOUT.event());
         self.dupwnd = 0;
         self.dupacks = 0;
@@ -1385,7 +1387,13 @@ mod tests {
         let win = 9.0 + 1.0 / 9.0;
         assert_eq!(s.ssthresh(), 4);
         assert!((s.cwnd() - win / 2.0).abs() < 1e-12);
-        assert!(sink.0.iter().any(|(_, m)| *m == FAST_RETRANSMIT.event()));
+        let fr = sink
+            .0
+            .iter()
+            .position(|(_, m)| *m == FAST_RETRANSMIT.event());
+        let fr = fr.expect("fast retransmit recorded");
+        // the window before the cut, recorded just before the event
+        assert_eq!(sink.0[fr - 1], (t(103), LOSS_WINDOW.at(win)));
         assert!(sink.0.iter().any(|(_, m)| *m == SSTHRESH.at(4.0)));
     }
 
@@ -1516,7 +1524,13 @@ mod tests {
         assert_eq!(rto, Duration::from_secs(3));
         let due = s.poll_timeout().expect("the retransmission timer runs");
         assert_eq!(due, Instant::ZERO + rto);
+        let window = s.cwnd();
         s.handle_timeout(due, &mut m);
+        let timeout =
+            m.0.iter()
+                .position(|r| *r == (due, TIMEOUT.event()))
+                .unwrap();
+        assert_eq!(m.0[timeout - 1], (due, LOSS_WINDOW.at(window)));
         assert_eq!(drain(&mut s, due), vec![0]);
         assert_eq!(s.cwnd(), 1.0);
         assert_eq!(s.ssthresh(), 4);

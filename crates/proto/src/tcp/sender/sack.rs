@@ -24,7 +24,7 @@ use super::{CwndAction, NUM_DUPACKS, TcpSender, Timer};
 use crate::MetricSink;
 use crate::tcp::TcpSegment;
 use crate::tcp::bbr::{BbrAck, LossState};
-use crate::tcp::metrics::{FAST_RETRANSMIT, TIMEOUT};
+use crate::tcp::metrics::{FAST_RETRANSMIT, LOSS_WINDOW, TIMEOUT};
 use crate::tcp::scoreboard::{AckUpdate, NextSeg};
 
 /// What the next transmission is.
@@ -164,6 +164,7 @@ impl TcpSender {
         self.rec.state = LossState::Recovery;
         self.last_cwnd_action = CwndAction::DupAck;
         self.fast_retransmits += 1;
+        metrics.record(now, LOSS_WINDOW.at(self.cwnd));
         metrics.record(now, FAST_RETRANSMIT.event());
         self.sb.mark_head_lost();
         self.rec.prr_delivered = 0;
@@ -292,6 +293,7 @@ impl TcpSender {
     /// packet, the lost packets resent in order (RFC 6675 §5.1; Linux `tcp_enter_loss`).
     pub(super) fn on_rtx_timeout_sack(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
         self.timeouts += 1;
+        metrics.record(now, LOSS_WINDOW.at(self.cwnd));
         metrics.record(now, TIMEOUT.event());
         self.dupacks = 0;
         if self.highest_ack == self.maxseq {
