@@ -260,22 +260,27 @@ def test_loss_events_group_losses_within_one_rtt_of_the_first() -> None:
 def test_timeout_sequences_count_backed_off_timeouts_once() -> None:
     rows = [
         (0.0, "rto", 0.3),
-        (1.0, "cwnd", 10.0),
+        (1.0, "cwnd", 10.0),  # every change of the window: not read
+        (1.5, "loss_window", 10.0),
         (1.5, "fast_retransmit", 1.0),
-        (1.5, "cwnd", 5.0),
+        (2.0, "loss_window", 5.0),
         (2.0, "timeout", 1.0),
-        (2.0, "cwnd", 1.0),
         (2.0, "rto", 0.6),
-        (2.6, "timeout", 1.0),  # backed off, same sequence
+        (2.6, "loss_window", 1.0),
+        (2.6, "timeout", 1.0),  # backed off: the window still one packet, same sequence
         (2.6, "rto", 1.2),
-        (3.0, "cwnd", 2.0),  # a new ACK: the sequence is over
         (3.1, "rto", 0.25),
+        (4.0, "loss_window", 2.0),  # a new ACK grew the window: a new sequence
         (4.0, "timeout", 1.0),
+        (5.0, "loss_window", 4.0),
+        (5.0, "fast_retransmit", 1.0),
+        (5.5, "loss_window", 1.0),
+        (5.5, "timeout", 1.0),  # after a fast retransmit: a new sequence at any window
     ]
     m = pl.DataFrame(rows, schema=["t", "metric", "value"], orient="row")
     ind = engine_checks.loss_indications(m)
-    assert (ind.fast_retransmits, ind.timeouts, ind.sequences) == (1, 3, 2)
-    assert ind.first_rto_s == pytest.approx((0.3 + 0.25) / 2) and ind.window_at_fr == 10.0
+    assert (ind.fast_retransmits, ind.timeouts, ind.sequences) == (2, 4, 3)
+    assert ind.first_rto_s == pytest.approx((0.3 + 0.25 + 0.25) / 3) and ind.window_at_fr == 7.0
 
 
 @pytest.mark.parametrize(

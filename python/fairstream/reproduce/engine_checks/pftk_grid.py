@@ -79,38 +79,35 @@ class LossIndications:
     sequences: int
     #: Mean RTO in force when the first timeout of a sequence fired, s (NaN without timeouts).
     first_rto_s: float
-    #: Mean cwnd just before each fast retransmit (packets).
+    #: Mean cwnd just before each fast retransmit (packets): its ``loss_window``.
     window_at_fr: float
 
 
 def loss_indications(metrics: pl.DataFrame) -> LossIndications:
     """Fast retransmits, timeouts, timeout sequences, the RTO of first timeouts and the window at
     fast retransmit, from a flow's metric records (in time order; records of one instant in the
-    order they were made).
+    order they were made): ``fast_retransmit``, ``timeout``, ``rto`` and ``loss_window``, which TCP
+    records just before each of the first two.
 
-    A timeout starts a sequence unless the last fast retransmit, timeout or window above one
-    packet before it was a timeout; the RTO and the window are the last recorded before the
-    timeout or fast retransmit (NaN when none was)."""
+    A timeout continues a sequence when the indication before it was a timeout and the window was
+    still one packet (no new ACK had grown it since); the RTO is the last recorded before the
+    first timeout of a sequence (NaN when none was)."""
     metric, value = pl.col("metric"), pl.col("value")
-    rows = (
-        metrics.filter(metric.is_in(["timeout", "fast_retransmit", "cwnd", "rto"]))
+    events = (
+        metrics.filter(metric.is_in(["timeout", "fast_retransmit", "loss_window", "rto"]))
         .with_row_index("i")
         .sort("t", "i")
         .select(
             metric,
-            pl.when(metric == "cwnd").then(value).forward_fill().fill_null(math.nan).alias("cwnd"),
+            pl.when(metric == "loss_window").then(value).forward_fill().fill_null(math.nan).alias("window"),
             pl.when(metric == "rto").then(value).forward_fill().fill_null(math.nan).alias("rto"),
         )
+        .filter(metric.is_in(["timeout", "fast_retransmit"]))
     )
-    # What decides whether a timeout starts a sequence: timeouts, fast retransmits and windows
-    # above one packet (a new ACK after the timeout); a window of one leaves it as it was.
-    turns = rows.filter(
-        metric.is_in(["timeout", "fast_retransmit"])
-        | ((metric == "cwnd") & (pl.col("cwnd") > 1.0) & pl.col("cwnd").is_not_nan())
-    )
-    timeouts = turns.filter(metric == "timeout")
-    first = turns.filter((metric == "timeout") & (metric.shift(1).fill_null("") != "timeout"))
-    windows = rows.filter(metric == "fast_retransmit")["cwnd"].to_numpy()
+    timeouts = events.filter(metric == "timeout")
+    backed_off = (metric.shift(1).fill_null("") == "timeout") & (pl.col("window") <= 1.0)
+    first = events.filter((metric == "timeout") & ~backed_off)
+    windows = events.filter(metric == "fast_retransmit")["window"].to_numpy()
     first_rtos = first["rto"].to_numpy()
     return LossIndications(
         windows.size,
