@@ -94,9 +94,9 @@ class Simulation:
     def summary(self) -> dict[str, Any]:
         """The run's summary (as in summary.json); RuntimeError until the run is finished."""
 
-    def table_ipc(self, name: str) -> bytes | None:
-        """Table `name` of the finished run as an Arrow IPC stream, or None for a table not
-        recorded (`polars.read_ipc_stream` reads it)."""
+    def table_ipc(self, name: str, compressed: bool = False) -> bytes | None:
+        """Table `name` of the finished run as an Arrow IPC stream, its buffers zstd-compressed
+        with `compressed`, or None for a table not recorded (`polars.read_ipc_stream` reads it)."""
 
     def table_parquet(self, name: str) -> bytes | None:
         """Table `name` of the finished run as the bytes of the Parquet file `write_results`

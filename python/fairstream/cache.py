@@ -230,16 +230,16 @@ class RunRecord:
         )
 
     @classmethod
-    def of(cls, sim: Any, pcap_dir: str | None = None, *, parquet: bool = False) -> RunRecord:
+    def of(cls, sim: Any, pcap_dir: str | None = None, *, compact: bool = False) -> RunRecord:
         """The record of finished simulation `sim` (a `fairstream._core.Simulation`): its tables
-        as Arrow IPC streams, or with `parquet` as the bytes of the Parquet files a run directory
-        would hold (compact, for long tables); from memory, written nowhere."""
+        as Arrow IPC streams, from memory, written nowhere. With `compact` (long tables), the
+        streams are zstd-compressed, as small as Parquet and read several times faster, and a
+        packet trace is the Parquet file a run directory holds (a filter reads only part of it)."""
         from .results import TABLES
 
-        encode = sim.table_parquet if parquet else sim.table_ipc
         tables = {}
         for name in TABLES:
-            data = encode(name)
+            data = sim.table_parquet(name) if compact and name == "packets" else sim.table_ipc(name, compact)
             if data is not None:
                 tables[name] = data
         return cls(sim.summary_json(), sim.resolved_toml(), tables, sim.wall_time_s, sim.events, pcap_dir)

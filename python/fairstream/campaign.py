@@ -118,10 +118,10 @@ def execute_chunk(chunk: Chunk) -> list[Outcome]:
 def execute(spec: RunSpec, cache: RunCache | None) -> Outcome:
     """Runs one point: the simulation (in one call: it checks for Ctrl-C every few ms), its run
     directory when asked, its cache entry, and the tables asked for, handed over as bytes (Arrow
-    IPC streams from the core, or Parquet files made in memory for a run that recorded metrics or
-    a packet trace: compact where tables are large). Ctrl-C raises `Interrupted` (with `partial`
-    set when a run directory was asked for and its results so far were written there). In a
-    batch's worker no run starts after Ctrl-C."""
+    IPC streams from the core, compressed for a run that recorded metrics or a packet trace:
+    compact where tables are large). Ctrl-C raises `Interrupted` (with `partial` set when a run
+    directory was asked for and its results so far were written there). In a batch's worker no
+    run starts after Ctrl-C."""
     from . import _core
     from .api import _capture_dir, advance, check_seed, keep_partial, write_results
     from .cache import RunRecord
@@ -149,9 +149,9 @@ def execute(spec: RunSpec, cache: RunCache | None) -> Outcome:
     elif cache is not None:
         if not records_pcap(sim.resolved_toml()):
             large = _large(sim)
-            record = RunRecord.of(sim, parquet=large)
+            record = RunRecord.of(sim, compact=large)
             if not large and sum(len(t) for t in record.tables.values()) > IPC_MAX_BYTES:
-                record = RunRecord.of(sim, parquet=True)  # long series: compact Parquet instead
+                record = RunRecord.of(sim, compact=True)  # long series: compressed instead
         if record is None:  # the capture's files are named into a run directory, not copied
             import tempfile
 
@@ -229,14 +229,14 @@ def _emulate(spec: RunSpec, cache: RunCache | None, started: float) -> Outcome:
             _rmtree(scratch)
 
 
-#: A run whose tables take more than this as Arrow IPC streams is stored as Parquet files (snappy,
-#: several times smaller for long series), written by the core.
+#: A run whose tables take more than this as Arrow IPC streams is stored compressed (zstd,
+#: several times smaller for long series; `fairstream.cache.RunRecord.of`'s ``compact``).
 IPC_MAX_BYTES = 256 << 10
 
 
 def _large(sim: Any) -> bool:
-    """Whether a run recorded metrics or a packet trace (by its estimate): its tables then go
-    through the core's Parquet writer, compact, rather than as Arrow IPC streams."""
+    """Whether a run recorded metrics or a packet trace (by its estimate): its tables are then
+    stored compressed."""
     parts = sim.estimate.get("parts", {})
     return bool(parts.get("metrics") or parts.get("trace"))
 

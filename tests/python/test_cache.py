@@ -71,13 +71,16 @@ def test_run_o_stores_the_files_it_wrote_and_serves_them_byte_for_byte(tmp_path:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
 
-def test_a_run_with_metrics_is_stored_as_the_parquet_files_a_run_directory_holds(
+def test_a_run_with_metrics_is_stored_compressed_holding_what_its_run_directory_holds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A worker stores a run that recorded metrics and losses as Parquet made in memory: byte for
-    byte the files `write_results` writes, with no run directory created on the way."""
+    """A worker stores a run that recorded metrics and losses from memory, with no run directory
+    made on the way: its tables as zstd-compressed Arrow IPC streams holding what the run
+    directory's Parquet files hold, and its packet trace as that very Parquet file."""
+    import io
     import tempfile
 
+    import polars as pl
     from fairstream.campaign import RunSpec, execute
 
     def no_directory(*args: object, **kwargs: object) -> str:
@@ -93,14 +96,20 @@ def test_a_run_with_metrics_is_stored_as_the_parquet_files_a_run_directory_holds
         execute(RunSpec(text, "s.toml", key=key), store)
     entry = store.get(key)
     assert entry is not None
-    assert set(entry.manifest["tables"].values()) >= {"metrics.parquet", "packets.parquet"}
+    members = entry.manifest["tables"]
+    assert members["metrics"] == "metrics.arrows" and members["packets"] == "packets.parquet"
     assert not any((store.root / cache.TMP).iterdir())  # no scratch directory left, or made
     sim = _core.Simulation(text, "s.toml", None, None, None)
     assert sim.advance(sim.duration_s)
-    sim.write_results(str(tmp_path / "run"))
-    for name, member in entry.manifest["tables"].items():
-        written = (tmp_path / "run" / member).read_bytes()
-        assert entry.table_bytes(name) == written == sim.table_parquet(name), name
+    run = tmp_path / "run"
+    sim.write_results(str(run))
+    assert entry.table_bytes("packets") == (run / "packets.parquet").read_bytes()
+    for name in members:
+        assert entry.table(name).equals(pl.read_parquet(run / f"{name}.parquet")), name
+    small = sim.table_ipc("metrics")
+    compressed = entry.table_bytes("metrics")
+    assert compressed is not None and small is not None and len(compressed) < len(small)
+    assert pl.read_ipc_stream(io.BytesIO(compressed)).equals(pl.read_ipc_stream(io.BytesIO(small)))
 
 
 def _only_entry(store: RunCache) -> Path:

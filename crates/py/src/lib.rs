@@ -290,20 +290,37 @@ impl Simulation {
     }
 
     /// Table `name` of the finished run as an Arrow IPC stream (bytes: what crosses from a worker
-    /// process to the one that asked for the run, and what the run cache keeps of a small table),
-    /// or None for a table the run did not record.
-    fn table_ipc<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    /// process to the one that asked for the run, and what the run cache keeps of a table), or
+    /// None for a table the run did not record. With `compressed`, the stream's buffers are
+    /// zstd-compressed: several times smaller for a long series, as small as Parquet, and read
+    /// several times faster than Parquet by any Arrow IPC reader.
+    #[pyo3(signature = (name, compressed = false))]
+    fn table_ipc<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+        compressed: bool,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         self.table_bytes(py, name, |batch| {
-            let mut writer = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &batch.schema())
-                .map_err(|e| e.to_string())?;
-            writer.write(batch).map_err(|e| e.to_string())?;
-            writer.into_inner().map_err(|e| e.to_string())
+            let err = |e: arrow_schema::ArrowError| e.to_string();
+            let compression = compressed.then_some(arrow_ipc::CompressionType::ZSTD);
+            let options = arrow_ipc::writer::IpcWriteOptions::default()
+                .try_with_compression(compression)
+                .map_err(err)?;
+            let mut writer = arrow_ipc::writer::StreamWriter::try_new_with_options(
+                Vec::new(),
+                &batch.schema(),
+                options,
+            )
+            .map_err(err)?;
+            writer.write(batch).map_err(err)?;
+            writer.into_inner().map_err(err)
         })
     }
 
     /// Table `name` of the finished run as the bytes of the Parquet file `write_results` writes
-    /// for it (the same bytes, written nowhere: what the run cache keeps of a large table), or
-    /// None for a table the run did not record.
+    /// for it (the same bytes, written nowhere: what the run cache keeps of a packet trace, which
+    /// a filter then reads only part of), or None for a table the run did not record.
     fn table_parquet<'py>(
         &self,
         py: Python<'py>,
