@@ -28,7 +28,7 @@ the run's link summary (typed columns: no unit is parsed here).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -82,20 +82,12 @@ class LinkModel:
     def constant(self) -> bool:
         return not self.steps
 
-    def rate_at(self, t_ns: int) -> int:
-        """The rate in force at `t_ns`."""
-        return int(self.rates_at(np.array([t_ns], dtype=np.int64))[0])
-
     def rates_at(self, t_ns: np.ndarray) -> np.ndarray:
         """The rate in force at each instant of `t_ns`."""
         if not self.steps:
             return np.full(len(t_ns), self.rate_bps, dtype=np.int64)
         rates = np.array([self.rate_bps, *(r for _, r in self.steps)], dtype=np.int64)
         return rates[np.searchsorted(np.array(self._step_times, dtype=np.int64), t_ns, side="right")]
-
-    def next_nonzero(self, t_ns: int) -> int | None:
-        """The first step after `t_ns` to a non-zero rate, if any."""
-        return next((t for t, r in self.steps if t > t_ns and r > 0), None)
 
     def unpaused(self, t_ns: np.ndarray) -> np.ndarray:
         """Each instant of `t_ns`, or the end of the pause it falls in (the first step after it to
@@ -109,16 +101,16 @@ class LinkModel:
         return np.where(self.rates_at(t_ns) == 0, later, t_ns)
 
 
-def tx_ns(size_bytes: int, bps: int) -> int:
-    """Nanoseconds to serialise `size_bytes` at `bps`, rounded to the nearest (the engine's rule)."""
+def tx_ns(size_bytes: Any, bps: Any) -> Any:
+    """Nanoseconds to serialise `size_bytes` at `bps`, rounded to the nearest (the engine's rule);
+    integers, or numpy arrays of them element by element."""
     return (size_bytes * 8 * NS_PER_S + bps // 2) // bps
 
 
 def freed_ns(starts: np.ndarray, sizes: np.ndarray, bps: np.ndarray) -> np.ndarray:
     """When a link that started sending each packet at `starts` at rates `bps` is free again
     (`tx_ns` each; `NEVER_NS` where the rate is zero)."""
-    rate = np.where(bps > 0, bps, 1)
-    return np.where(bps > 0, starts + (sizes * 8 * NS_PER_S + rate // 2) // rate, NEVER_NS)
+    return np.where(bps > 0, starts + tx_ns(sizes, np.where(bps > 0, bps, 1)), NEVER_NS)
 
 
 @dataclass
@@ -213,7 +205,7 @@ def audit_link(
     return out
 
 
-def _arrivals(ids: np.ndarray, t_ns: np.ndarray, link: str) -> Any:
+def _arrivals(ids: np.ndarray, t_ns: np.ndarray, link: str) -> Callable[[np.ndarray], np.ndarray]:
     """A lookup of the arrival (``+`` row's `t_ns`) of each accepted packet by id (the last row
     of an id seen twice); an id never accepted is a ValueError naming the link."""
     order = np.argsort(ids, kind="stable")
@@ -237,7 +229,7 @@ def _due_constant(
     and the instants the link freed."""
     free = np.zeros_like(actual)
     if len(actual):
-        free[1:] = actual[:-1] + (sizes[:-1] * 8 * NS_PER_S + bps // 2) // bps
+        free[1:] = actual[:-1] + tx_ns(sizes[:-1], bps)
     return np.maximum(arrivals, free), free
 
 
