@@ -71,12 +71,22 @@ class LinkModel:
     rate_bps: int
     steps: tuple[tuple[int, int], ...] = ()
     tbf: TokenBucket | None = None
-    #: The steps' instants, searched for every packet of a scheduled link (set from `steps`).
-    _step_times: tuple[int, ...] = field(init=False, repr=False, compare=False, default=())
+    #: The steps' instants; the rate from each (the base rate first); and from each step on, the
+    #: first step to a non-zero rate (`NEVER_NS` when none comes). Set once from `steps`.
+    _times: np.ndarray = field(init=False, repr=False, compare=False)
+    _rates: np.ndarray = field(init=False, repr=False, compare=False)
+    _resumes: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "steps", tuple(sorted(self.steps, key=lambda s: s[0])))
-        object.__setattr__(self, "_step_times", tuple(t for t, _ in self.steps))
+        steps = tuple(sorted(self.steps, key=lambda s: s[0]))
+        times = np.array([t for t, _ in steps], dtype=np.int64)
+        resumes = np.full(len(steps) + 1, NEVER_NS, dtype=np.int64)
+        for i in range(len(steps) - 1, -1, -1):
+            resumes[i] = times[i] if steps[i][1] > 0 else resumes[i + 1]
+        object.__setattr__(self, "steps", steps)
+        object.__setattr__(self, "_times", times)
+        object.__setattr__(self, "_rates", np.array([self.rate_bps, *(r for _, r in steps)], dtype=np.int64))
+        object.__setattr__(self, "_resumes", resumes)
 
     @property
     def constant(self) -> bool:
@@ -84,20 +94,12 @@ class LinkModel:
 
     def rates_at(self, t_ns: np.ndarray) -> np.ndarray:
         """The rate in force at each instant of `t_ns`."""
-        if not self.steps:
-            return np.full(len(t_ns), self.rate_bps, dtype=np.int64)
-        rates = np.array([self.rate_bps, *(r for _, r in self.steps)], dtype=np.int64)
-        return rates[np.searchsorted(np.array(self._step_times, dtype=np.int64), t_ns, side="right")]
+        return self._rates[np.searchsorted(self._times, t_ns, side="right")]
 
     def unpaused(self, t_ns: np.ndarray) -> np.ndarray:
         """Each instant of `t_ns`, or the end of the pause it falls in (the first step after it to
         a non-zero rate; `NEVER_NS` when none comes)."""
-        times = np.array(self._step_times, dtype=np.int64)
-        # after[i]: the first step from the i-th on to a non-zero rate (NEVER_NS when none)
-        after = np.full(len(times) + 1, NEVER_NS, dtype=np.int64)
-        for i in range(len(times) - 1, -1, -1):
-            after[i] = times[i] if self.steps[i][1] > 0 else after[i + 1]
-        later = after[np.searchsorted(times, t_ns, side="right")]
+        later = self._resumes[np.searchsorted(self._times, t_ns, side="right")]
         return np.where(self.rates_at(t_ns) == 0, later, t_ns)
 
 
