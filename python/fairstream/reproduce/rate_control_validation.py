@@ -43,9 +43,8 @@ def tfrc_equation(s: float, rtt: float, p: float, t_rto: float | None = None) ->
 
 
 def metric_series(run: RunResult, flow: str, metric: str) -> tuple[list[float], list[float]]:
-    """(times, values) of one metric of one flow, in time order."""
-    m = run.metrics.filter((pl.col("flow") == flow) & (pl.col("metric") == metric)).sort("t")
-    return m["t"].to_list(), m["value"].to_list()
+    """(times, values) of one metric of one flow, in time order (empty when it recorded none)."""
+    return metric_series_by_flow(run, (metric,)).get((flow, metric), ([], []))
 
 
 def metric_series_by_flow(
