@@ -28,6 +28,10 @@ def build_id() -> str:
     """A hash of this extension module's file, as 32 hex digits: which build of fairstream runs
     (a rebuild of any of its crates gives another id). The run cache keys every run by it."""
 
+def join_ipc_streams(streams: list[bytes]) -> list[tuple[bytes, list[int]]]:
+    """Arrow IPC streams, in order, joined where consecutive ones share a schema: (one stream,
+    the rows of each input it holds) per group. ValueError names an input that is no stream."""
+
 @final
 class Simulation:
     """A simulation run, advanced from Python with `advance(until_s)`."""

@@ -137,24 +137,13 @@ class DatasetWriter:
             if name == "link_summary" and frame is None:
                 self._links[at] = list(summary.get("links", []))
             elif isinstance(frame, bytes) or (frame is not None and frame.height):
-                self._frames[name][at] = _read(frame)  # read now, while the workers still run
+                self._frames[name][at] = frame  # bytes are read at the end, many runs at once
         self._pcaps.extend((key if not replica else f"r{replica}/{key}", p) for p in pcaps)
 
-    def _decode(self) -> None:
-        """Every table's bytes read into frames (empty ones dropped); link_summary made from the
-        summaries' links, one frame per point."""
+    def _link_frames(self) -> None:
+        """link_summary made from the summaries' links, one frame per point."""
         import polars as pl
 
-        from .cache import read_table
-
-        for frames in self._frames.values():
-            for at, frame in list(frames.items()):
-                if isinstance(frame, bytes):
-                    frame = read_table(frame)
-                if frame.height:
-                    frames[at] = frame
-                else:
-                    del frames[at]
         if self._links and "link_summary" in self._frames:
             rows = [{"__at": i, **link} for i, at in enumerate(self._links) for link in self._links[at]]
             if rows:
@@ -165,13 +154,24 @@ class DatasetWriter:
                     self._frames["link_summary"][ats[i]] = frame
             self._links = {}
 
-    def _columns(self) -> dict[str, str]:
+    def _table(
+        self, name: str, order: list[tuple[int, int]]
+    ) -> tuple[pl.DataFrame, list[tuple[tuple[int, int], int]]]:
+        """Table `name` of every point, in `order`, as one frame, and (point, rows) of each
+        point that has rows, in the frame's order."""
+        import polars as pl
+
+        items = self._frames.pop(name)
+        ats = [at for at in order if at in items]
+        pieces, heights = _read_in_order([items[at] for at in ats])
+        rows = pl.concat(pieces, how="diagonal_relaxed", rechunk=False) if pieces else pl.DataFrame()
+        return rows, [(at, n) for at, n in zip(ats, heights, strict=True) if n]
+
+    def _columns(self, tables: Iterable[pl.DataFrame]) -> dict[str, str]:
         """Parameter name -> column name (prefixed where a table has a column of that name)."""
         taken = {"point", "key", "replica"}
-        for frames in self._frames.values():
-            for frame in frames.values():
-                taken.update(frame.columns)
-                break
+        for frame in tables:
+            taken.update(frame.columns)
         return {p: f"param.{p}" if p in taken else p for p in self.params}
 
     def close(self) -> Path:
@@ -179,9 +179,11 @@ class DatasetWriter:
         import polars as pl
 
         self.directory.mkdir(parents=True, exist_ok=True)
-        self._decode()
-        columns = self._columns()
         order = sorted(self._rows)
+        self._link_frames()
+        tables = {name: self._table(name, order) for name in self.tables}
+        tables = {name: table for name, table in tables.items() if table[1]}
+        columns = self._columns(rows for rows, _ in tables.values())
         index_cols = ["point", "key", *(["replica"] if self.replicas else [])]
         lead = [*index_cols, *columns.values()]
 
@@ -195,23 +197,16 @@ class DatasetWriter:
         runs = _frame([self._rows[at] for at in order], run_cols).rename(columns)
         runs = runs.with_columns(pl.col("emu").cast(pl.String))  # null but for emulated runs
         _write(runs, self.directory / f"{RUNS_TABLE}.parquet")
-        written = []
-        for name in self.tables:
-            frames = self._frames[name]
-            if not frames:
-                continue
-            ats = [at for at in order if at in frames]
-            rows = pl.concat([frames[at] for at in ats], how="diagonal_relaxed", rechunk=False)
+        for name, (rows, heights) in tables.items():
             # each row's point: its position, repeated over the point's rows
-            at = pl.Series([position[a] for a in ats], dtype=pl.UInt32).repeat_by(
-                pl.Series([frames[a].height for a in ats], dtype=pl.UInt32)
+            at = pl.Series([position[a] for a, _ in heights], dtype=pl.UInt32).repeat_by(
+                pl.Series([n for _, n in heights], dtype=pl.UInt32)
             )
             heads = lead_frame.select(pl.all().gather(at.explode()))
             _write(
                 heads.hstack(rows.drop([c for c in lead if c in rows.columns])),
                 self.directory / f"{name}.parquet",
             )
-            written.append(name)
         pcap = []
         for where, path in self._pcaps:
             target = self.directory / "pcap" / where / path.name
@@ -223,7 +218,7 @@ class DatasetWriter:
             "points": len(order),
             "index": index_cols,
             "params": columns,
-            "tables": written,
+            "tables": list(tables),
             "kept": self.tables,
             "pcap": pcap,
             "cache": self.cache,
@@ -232,12 +227,36 @@ class DatasetWriter:
         return self.directory
 
 
-def _read(frame: pl.DataFrame | bytes) -> pl.DataFrame:
-    if isinstance(frame, bytes):
-        from .cache import read_table
+def _read_in_order(items: Sequence[pl.DataFrame | bytes]) -> tuple[list[pl.DataFrame], list[int]]:
+    """Tables (frames, or their bytes: Arrow IPC streams or Parquet files) read as a few frames
+    holding their rows in order (empty ones left out), and the rows of each. Consecutive IPC
+    streams are joined first (`fairstream._core.join_ipc_streams`) and read at once: reading a
+    thousand small streams one by one costs a thousand reads' overhead."""
+    from . import _core
+    from .cache import read_table
 
-        return read_table(frame)
-    return frame
+    pieces: list[pl.DataFrame] = []
+    heights: list[int] = []
+    streams: list[bytes] = []
+
+    def flush() -> None:
+        for joined, rows in _core.join_ipc_streams(streams) if streams else ():
+            if sum(rows):
+                pieces.append(read_table(joined))
+            heights.extend(rows)
+        streams.clear()
+
+    for item in items:
+        if isinstance(item, bytes) and item[:4] != b"PAR1":
+            streams.append(item)
+            continue
+        flush()
+        frame = read_table(item) if isinstance(item, bytes) else item
+        if frame.height:
+            pieces.append(frame)
+        heights.append(frame.height)
+    flush()
+    return pieces, heights
 
 
 def _copy(src: Path, dst: Path) -> None:

@@ -341,6 +341,53 @@ def test_a_dataset_point_reads_as_its_run_directory(tmp_path: Path) -> None:
     assert flows.columns[:4] == ["point", "key", "flow.1.rate", "seed"] and flows.height == 8
 
 
+def test_a_dataset_joins_its_points_tables_in_point_order_whatever_their_form(tmp_path: Path) -> None:
+    """Tables handed over as IPC streams are read many at once (joined while their schemas
+    agree); Parquet bytes, frames, empty tables and a change of columns on the way keep their
+    place: the table is the points' own tables, in point order, each row led by its point."""
+    import io
+
+    from fairstream.dataset import Dataset, DatasetWriter
+
+    def ipc(frame: pl.DataFrame) -> bytes:
+        buf = io.BytesIO()
+        frame.write_ipc_stream(buf)
+        return buf.getvalue()
+
+    def parquet(frame: pl.DataFrame) -> bytes:
+        buf = io.BytesIO()
+        frame.write_parquet(buf)
+        return buf.getvalue()
+
+    plain = [pl.DataFrame({"t": [float(i), i + 0.5], "x": [i, 10 * i]}) for i in range(8)]
+    wider = plain[5].with_columns(y=pl.lit("extra"))
+    tables: list[tuple[pl.DataFrame, pl.DataFrame | bytes]] = [
+        (plain[0], ipc(plain[0])),
+        (plain[1], ipc(plain[1])),
+        (plain[2].clear(), ipc(plain[2].clear())),  # a run with no rows
+        (plain[3], parquet(plain[3])),
+        (plain[4], plain[4]),
+        (wider, ipc(wider)),  # another schema: a stream of its own
+        (plain[6], ipc(plain[6])),
+        (plain[7], ipc(plain[7])),
+    ]
+    writer = DatasetWriter(tmp_path / "ds", ["p"], tables=["flow_series"])
+    for i in (3, 7, 0, 5, 1, 6, 2, 4):  # as they finish, not in order
+        writer.add(i, f"k{i}", {"p": i}, {"seed": i}, {"flow_series": tables[i][1]})
+    writer.close()
+    got = Dataset(tmp_path / "ds").table("flow_series")
+    want = pl.concat(
+        [
+            frame.with_columns(point=pl.lit(i), key=pl.lit(f"k{i}"), p=pl.lit(i))
+            for i, (frame, _) in enumerate(tables)
+        ],
+        how="diagonal_relaxed",
+    )
+    assert got.select(want.columns).equals(want.select(got.columns).select(want.columns))
+    assert got["point"].to_list() == [0, 0, 1, 1, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7]
+    assert got["y"].to_list() == [None] * 8 + ["extra"] * 2 + [None] * 4
+
+
 def test_to_xarray_lays_a_grid_out_on_its_parameters(tmp_path: Path) -> None:
     pytest.importorskip("xarray")
     grid = {"flow.1.rate": ["0.5Mbps", "1Mbps"], "seed": [1, 2, 3]}

@@ -302,19 +302,7 @@ impl Simulation {
         compressed: bool,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         self.table_bytes(py, name, |batch| {
-            let err = |e: arrow_schema::ArrowError| e.to_string();
-            let compression = compressed.then_some(arrow_ipc::CompressionType::ZSTD);
-            let options = arrow_ipc::writer::IpcWriteOptions::default()
-                .try_with_compression(compression)
-                .map_err(err)?;
-            let mut writer = arrow_ipc::writer::StreamWriter::try_new_with_options(
-                Vec::new(),
-                &batch.schema(),
-                options,
-            )
-            .map_err(err)?;
-            writer.write(batch).map_err(err)?;
-            writer.into_inner().map_err(err)
+            fairstream_results::ipc::stream(batch, compressed)
         })
     }
 
@@ -462,6 +450,25 @@ fn build_id(module: &Bound<'_, PyModule>) -> PyResult<String> {
     let bytes =
         std::fs::read(&path).map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;
     Ok(ID.get_or_init(|| file_hash(&bytes)).clone())
+}
+
+/// Arrow IPC streams (bytes), in order, joined where consecutive ones share a schema: a list of
+/// (one stream, the rows each of its inputs held). How a dataset reads a sweep's thousand
+/// small tables in one read each (`fairstream.dataset`). A ValueError names an input that is
+/// not a stream.
+#[pyfunction]
+fn join_ipc_streams<'py>(
+    py: Python<'py>,
+    streams: Vec<Bound<'py, PyBytes>>,
+) -> PyResult<Vec<(Bound<'py, PyBytes>, Vec<usize>)>> {
+    let slices: Vec<&[u8]> = streams.iter().map(|b| b.as_bytes()).collect();
+    let joined = py
+        .detach(|| fairstream_results::ipc::join_streams(slices))
+        .map_err(PyValueError::new_err)?;
+    Ok(joined
+        .into_iter()
+        .map(|j| (PyBytes::new(py, &j.stream), j.rows))
+        .collect())
 }
 
 /// 128 bits of SipHash over `bytes` (std's hasher, fixed keys, run twice with a different first
@@ -661,6 +668,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioWarning", m.py().get_type::<ScenarioWarning>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(build_id, m)?)?;
+    m.add_function(wrap_pyfunction!(join_ipc_streams, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<ArrowTable>()?;
     m.add_function(wrap_pyfunction!(parse_memory, m)?)?;

@@ -14,6 +14,7 @@
 //! an earlier one may be replaced by, and the staging that makes results appear only complete
 //! are the caller's (`python/fairstream/output.py`, one set of rules for every command).
 
+pub mod ipc;
 pub mod pcap_names;
 pub mod summary;
 pub mod tables;
