@@ -30,6 +30,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,20 +64,25 @@ class RunSpec:
 
 @dataclass
 class Outcome:
-    """A finished run, as the caller gets it: its summary (summary.json as a dict), the tables it
-    asked for, its wall time (simulation only) and events, whether it came from the cache, and
-    `cost_s`: the whole time the worker spent on it (build, simulation, storing)."""
+    """A finished run, as the caller gets it: its summary (summary.json's text; `summary` parses
+    it where it is read, not in the worker), the tables it asked for, its wall time (simulation
+    only) and events, whether it came from the cache, and `cost_s`: the whole time the worker
+    spent on it (build, simulation, storing)."""
 
     key: str | None
-    summary: dict[str, Any]
+    #: The summary's JSON text, as summary.json holds it (what a dataset keeps of it).
+    summary_json: str
     #: Table name -> its bytes (an Arrow IPC stream or a Parquet file: `fairstream.cache.read_table`).
     tables: dict[str, bytes] = field(default_factory=dict)
     wall_time_s: float = 0.0
     events: int = 0
     cached: bool = False
     cost_s: float = 0.0
-    #: The summary's JSON text, as summary.json holds it (what a dataset keeps of it).
-    summary_json: str | None = None
+
+    @cached_property
+    def summary(self) -> dict[str, Any]:
+        """summary.json as a dict."""
+        return json.loads(self.summary_json)
 
     def run_info(self, scenario: str | None = None) -> dict[str, Any]:
         """What a dataset's runs table records of this run."""
@@ -183,12 +189,11 @@ def _kept(
             tables[name] = data.read_bytes() if isinstance(data, Path) else data
     return Outcome(
         spec.key,
-        json.loads(record.summary_json),
+        record.summary_json,
         tables,
         record.wall_time_s,
         events,
         cost_s=time.perf_counter() - started,
-        summary_json=record.summary_json,
     )
 
 
@@ -318,13 +323,7 @@ def outcome_of(entry: Any, hand_back: Sequence[str] = ()) -> Outcome:
     manifest = entry.manifest
     text = entry.summary_text()
     return Outcome(
-        entry.key,
-        json.loads(text),
-        tables,
-        manifest.get("wall_time_s", 0.0),
-        manifest.get("events", 0),
-        cached=True,
-        summary_json=text,
+        entry.key, text, tables, manifest.get("wall_time_s", 0.0), manifest.get("events", 0), cached=True
     )
 
 
