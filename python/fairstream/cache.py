@@ -377,11 +377,8 @@ class RunCache:
         self.discarded: list[str] = []
         self._made: set[Path] = set()
 
-    def __getstate__(self) -> dict[str, Any]:  # to a worker: where, and how (not what was made here)
-        return {"root": self.root, "refresh": self.refresh}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["root"], refresh=state["refresh"])
+    def __reduce__(self) -> tuple[Any, ...]:  # to a worker: where, and how (not what was made here)
+        return (_in_this_process, (self.root, self.refresh))
 
     def path(self, key: str) -> Path:
         return self.root / RUNS / key[:2] / f"{key}.run"
@@ -695,6 +692,20 @@ def _crc(member: str | None) -> str | None:
 def _touch(path: Path) -> None:
     with contextlib.suppress(OSError):  # a read-only cache still serves
         os.utime(path)
+
+
+#: The caches workers received, by (root, refresh): one object per process.
+_RECEIVED: dict[tuple[Path, bool], RunCache] = {}
+
+
+def _in_this_process(root: Path, refresh: bool) -> RunCache:
+    """The cache at `root` as a worker process receives it with each call: the same object every
+    time, so that the directories it makes (a shard per entry) are made once per process, not
+    once per call."""
+    cache = _RECEIVED.get((root, refresh))
+    if cache is None:
+        cache = _RECEIVED[(root, refresh)] = RunCache(root, refresh=refresh)
+    return cache
 
 
 def clear_staging(base: Path) -> list[Path]:

@@ -25,6 +25,7 @@ directories"):
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -245,6 +246,7 @@ def _sibling_name(name: str, kind: str) -> str:
     return f".{name}.{kind}-{os.getpid()}@{_host()}"
 
 
+@functools.cache
 def _host() -> str:
     """This machine's name, as it may stand in a file name (os.uname: no `socket` import)."""
     try:
