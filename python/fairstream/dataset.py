@@ -114,6 +114,8 @@ class DatasetWriter:
         and `run`: what else the runs table records of it (cache key, wall time, events, cached,
         scenario, and the summary's own JSON text, kept as it is when given)."""
 
+        import polars  # noqa: F401  (for `close`: imported here, while the workers still run)
+
         at = (replica, index)
         row = {"point": index, "key": key, **({"replica": replica} if self.replicas else {})}
         row.update({p: _scalar(params.get(p)) for p in self.params})
