@@ -91,9 +91,13 @@ class DatasetWriter:
         self.replicas = replicas
         self._rows: dict[tuple[int, int], dict[str, Any]] = {}
         self._frames: dict[str, dict[tuple[int, int], pl.DataFrame | bytes]] = {t: {} for t in self.tables}
-        self._links: dict[
-            tuple[int, int], list[dict[str, Any]]
-        ] = {}  # link_summary, made into one frame at the end
+        self._links: dict[tuple[int, int], list[dict[str, Any]]] = {}  # link_summary, from summaries
+        #: Each table's frames read so far, in point order, and (point, rows) of each point in them.
+        self._read: dict[str, tuple[list[pl.DataFrame], list[tuple[tuple[int, int], int]]]] = {
+            t: ([], []) for t in self.tables
+        }
+        self._folded = 0  # the points (0, 0), (0, 1), ... read into `_read`
+        self._ready = 0  # the points (0, 0), (0, 1), ... added
         self._pcaps: list[tuple[str, Path]] = []
 
     def add(
@@ -117,6 +121,8 @@ class DatasetWriter:
         import polars  # noqa: F401  (for `close`: imported here, while the workers still run)
 
         at = (replica, index)
+        if at in self._rows:
+            raise ValueError(f"point {index} (replica {replica}) was added already")
         row = {"point": index, "key": key, **({"replica": replica} if self.replicas else {})}
         row.update({p: _scalar(params.get(p)) for p in self.params})
         info = dict(run or {})
@@ -139,35 +145,43 @@ class DatasetWriter:
             if name == "link_summary" and frame is None:
                 self._links[at] = list(summary.get("links", []))
             elif isinstance(frame, bytes) or (frame is not None and frame.height):
-                self._frames[name][at] = frame  # bytes are read at the end, many runs at once
+                self._frames[name][at] = frame
         self._pcaps.extend((key if not replica else f"r{replica}/{key}", p) for p in pcaps)
+        while (0, self._ready) in self._rows:
+            self._ready += 1
+        if self._ready - self._folded >= self.fold_points:
+            self._fold([(0, i) for i in range(self._folded, self._ready)])
+            self._folded = self._ready
 
-    def _link_frames(self) -> None:
-        """link_summary made from the summaries' links, one frame per point."""
+    #: Points read at once, while the runs go on: the first points, in order, once this many have
+    #: been added (what is left is read by `close`). The frames then hold the tables' rows in
+    #: point order, and most of the reading is done by the time the last run ends.
+    fold_points = 256
+
+    def _fold(self, ats: list[tuple[int, int]]) -> None:
+        """The tables of points `ats` (in order, following those read before) read into `_read`:
+        the IPC streams among them joined and read at once."""
+        self._link_frames(ats)
+        for name in self.tables:
+            items = self._frames[name]
+            present = [at for at in ats if at in items]
+            pieces, heights = _read_in_order([items.pop(at) for at in present])
+            frames, rows = self._read[name]
+            frames.extend(pieces)
+            rows.extend((at, n) for at, n in zip(present, heights, strict=True) if n)
+
+    def _link_frames(self, ats: list[tuple[int, int]]) -> None:
+        """link_summary of points `ats` made from their summaries' links, one frame per point."""
         import polars as pl
 
-        if self._links and "link_summary" in self._frames:
-            rows = [{"__at": i, **link} for i, at in enumerate(self._links) for link in self._links[at]]
-            if rows:
-                every = pl.DataFrame(rows, infer_schema_length=None)
-                parts = every.partition_by("__at", as_dict=True, include_key=False)
-                ats = list(self._links)
-                for (i,), frame in parts.items():
-                    self._frames["link_summary"][ats[i]] = frame
-            self._links = {}
-
-    def _table(
-        self, name: str, order: list[tuple[int, int]]
-    ) -> tuple[pl.DataFrame, list[tuple[tuple[int, int], int]]]:
-        """Table `name` of every point, in `order`, as one frame, and (point, rows) of each
-        point that has rows, in the frame's order."""
-        import polars as pl
-
-        items = self._frames.pop(name)
-        ats = [at for at in order if at in items]
-        pieces, heights = _read_in_order([items[at] for at in ats])
-        rows = pl.concat(pieces, how="diagonal_relaxed", rechunk=False) if pieces else pl.DataFrame()
-        return rows, [(at, n) for at, n in zip(ats, heights, strict=True) if n]
+        links = [(at, self._links.pop(at)) for at in ats if at in self._links]
+        if not links or "link_summary" not in self._frames:
+            return
+        rows = [{"__at": i, **link} for i, (_, every) in enumerate(links) for link in every]
+        if rows:
+            every = pl.DataFrame(rows, infer_schema_length=None)
+            for (i,), frame in every.partition_by("__at", as_dict=True, include_key=False).items():
+                self._frames["link_summary"][links[i][0]] = frame
 
     def _columns(self, tables: Iterable[pl.DataFrame]) -> dict[str, str]:
         """Parameter name -> column name (prefixed where a table has a column of that name)."""
@@ -182,9 +196,12 @@ class DatasetWriter:
 
         self.directory.mkdir(parents=True, exist_ok=True)
         order = sorted(self._rows)
-        self._link_frames()
-        tables = {name: self._table(name, order) for name in self.tables}
-        tables = {name: table for name, table in tables.items() if table[1]}
+        self._fold(order[self._folded :])
+        tables = {
+            name: (pl.concat(frames, how="diagonal_relaxed", rechunk=False), rows)
+            for name, (frames, rows) in self._read.items()
+            if rows
+        }
         columns = self._columns(rows for rows, _ in tables.values())
         index_cols = ["point", "key", *(["replica"] if self.replicas else [])]
         lead = [*index_cols, *columns.values()]

@@ -371,11 +371,6 @@ def test_a_dataset_joins_its_points_tables_in_point_order_whatever_their_form(tm
         (plain[6], ipc(plain[6])),
         (plain[7], ipc(plain[7])),
     ]
-    writer = DatasetWriter(tmp_path / "ds", ["p"], tables=["flow_series"])
-    for i in (3, 7, 0, 5, 1, 6, 2, 4):  # as they finish, not in order
-        writer.add(i, f"k{i}", {"p": i}, {"seed": i}, {"flow_series": tables[i][1]})
-    writer.close()
-    got = Dataset(tmp_path / "ds").table("flow_series")
     want = pl.concat(
         [
             frame.with_columns(point=pl.lit(i), key=pl.lit(f"k{i}"), p=pl.lit(i))
@@ -383,9 +378,18 @@ def test_a_dataset_joins_its_points_tables_in_point_order_whatever_their_form(tm
         ],
         how="diagonal_relaxed",
     )
-    assert got.select(want.columns).equals(want.select(got.columns).select(want.columns))
-    assert got["point"].to_list() == [0, 0, 1, 1, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7]
-    assert got["y"].to_list() == [None] * 8 + ["extra"] * 2 + [None] * 4
+    for fold in (1, 2, 3, 100):  # the first points are read while the rest are still running
+        writer = DatasetWriter(tmp_path / f"ds{fold}", ["p"], tables=["flow_series"])
+        writer.fold_points = fold
+        for i in (3, 7, 0, 5, 1, 6, 2, 4):  # as they finish, not in order
+            writer.add(i, f"k{i}", {"p": i}, {"seed": i}, {"flow_series": tables[i][1]})
+        with pytest.raises(ValueError, match="point 1 .* added already"):
+            writer.add(1, "k1", {"p": 1}, {"seed": 1}, {"flow_series": tables[1][1]})
+        writer.close()
+        got = Dataset(tmp_path / f"ds{fold}").table("flow_series")
+        assert got.select(want.columns).equals(want), fold
+        assert got["point"].to_list() == [0, 0, 1, 1, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7]
+        assert got["y"].to_list() == [None] * 8 + ["extra"] * 2 + [None] * 4
 
 
 def test_to_xarray_lays_a_grid_out_on_its_parameters(tmp_path: Path) -> None:
