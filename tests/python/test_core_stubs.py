@@ -30,7 +30,7 @@ def public(names: list[str]) -> set[str]:
 
 def defined_in_stub(stub: types.ModuleType) -> set[str]:
     """The names the stub defines itself (not those it imports for its annotations)."""
-    imported = {"os", "Callable", "Sequence", "Any", "Final", "final"}
+    imported = {"os", "Callable", "Mapping", "Sequence", "Any", "Final", "final"}
     return public([n for n in vars(stub) if n not in imported])
 
 

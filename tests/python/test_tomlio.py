@@ -1,5 +1,6 @@
-"""The TOML writer (tomli-w): dicts (scenario-shaped and awkward ones) survive a round trip through
-tomllib, and the simulator's own reader resolves a written scenario exactly as it resolves the file."""
+"""The TOML writer (the core's, `_core.toml_dumps`): dicts (scenario-shaped and awkward ones)
+survive a round trip through tomllib, and the simulator's own reader resolves a written scenario
+exactly as it resolves the file."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def test_scenario_dict_round_trips() -> None:
     doc["record"]["pcap"] = ["N1->N2"]
     text = tomlio.dumps(doc)
     assert tomlio.loads(text) == doc
-    assert _core.validate(text, "written.toml")  # the simulator's reader takes the layout tomli-w chose
+    assert _core.validate(text, "written.toml")  # the simulator's reader takes the layout the writer chose
 
 
 def test_helper_topology_round_trips() -> None:
@@ -70,6 +71,8 @@ def test_unwritable_values_name_their_path() -> None:
         tomlio.dumps({"x": {1, 2}})
     with pytest.raises(TypeError, match=r"keys must be strings, got 1 at a\.b"):
         tomlio.dumps({"a": {"b": {1: "x"}}})
+    with pytest.raises(TypeError, match=r"int value 18446744073709551616 at big\.1\b"):
+        tomlio.dumps({"big": [1, 2**64]})  # TOML's integers are 64-bit
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE_SCENARIOS.glob("*/*.toml")), ids=lambda p: p.name)

@@ -18,6 +18,7 @@
 mod emulate;
 mod media;
 mod realnet;
+mod toml_text;
 
 use std::path::PathBuf;
 
@@ -669,6 +670,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(build_id, m)?)?;
     m.add_function(wrap_pyfunction!(join_ipc_streams, m)?)?;
+    m.add_function(wrap_pyfunction!(toml_text::toml_dumps, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<ArrowTable>()?;
     m.add_function(wrap_pyfunction!(parse_memory, m)?)?;
