@@ -24,6 +24,14 @@ def validate(text: str, filename: str, max_memory: int | None = None) -> str:
     Raises ScenarioError; issues ScenarioWarning for each warning.
     """
 
+def resolve(text: str, filename: str) -> tuple[str, float]:
+    """Checks a scenario (as `validate`) and returns it with every default filled in, as TOML,
+    and its run's estimated memory in bytes: the run fits a `max_memory` when the estimate is at
+    most that (`validate` with `max_memory` raises the refusal that names the field).
+
+    Raises ScenarioError; issues ScenarioWarning for each warning.
+    """
+
 def build_id() -> str:
     """A hash of this extension module's file, as 32 hex digits: which build of fairstream runs
     (a rebuild of any of its crates gives another id). The run cache keys every run by it."""

@@ -123,6 +123,21 @@ def test_a_run_two_experiments_need_runs_once(tmp_path: Path, scenario: Path, ex
     assert a_rows == b_rows and a_rows[0]["bytes"] < a_rows[1]["bytes"]  # 50 and 100 kbit/s
 
 
+def test_a_run_over_the_memory_limit_is_refused_unless_the_cache_holds_it(
+    tmp_path: Path, scenario: Path, executed: list[str]
+) -> None:
+    store = RunCache(tmp_path / "cache")
+    exp = fake("fake-a", scenario)
+    refusal = r"fake\.toml \[fake-a p0\].*more than the 1\.0 kB limit"
+    with pytest.raises(fairstream.ScenarioError, match=refusal):
+        reproduce([exp], tmp_path / "refused", store, replicas=0, max_memory=1000)
+    assert not executed and not (tmp_path / "refused").exists()  # refused before anything ran
+    reproduce([exp], tmp_path / "out", store, replicas=0)
+    executed.clear()
+    reproduce([exp], tmp_path / "again", store, replicas=0, max_memory=1000)  # from the cache: no refusal
+    assert not executed
+
+
 def test_runs_two_experiments_share_are_kept_in_both_also_uncached(
     tmp_path: Path, scenario: Path, executed: list[str]
 ) -> None:

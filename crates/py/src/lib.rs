@@ -88,6 +88,17 @@ fn validate(
     Ok(scenario.resolved)
 }
 
+/// Checks a scenario (as `validate`) and returns it with every default filled in, as TOML, and
+/// its run's estimated memory in bytes: a run fits a `max_memory` when the estimate is at most
+/// that. What a campaign keeps of each run it plans, to check the runs it will make against a
+/// limit without reading their scenarios again.
+#[pyfunction]
+fn resolve(py: Python<'_>, text: &str, filename: &str) -> PyResult<(String, f64)> {
+    let scenario = load(py, text, filename, None)?;
+    let bytes = scenario.estimate.total_bytes();
+    Ok((scenario.resolved, bytes))
+}
+
 /// Wall time between two looks for pending signals (Ctrl-C) while a simulation runs.
 const SIGNAL_CHECK_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
 
@@ -668,6 +679,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("ScenarioWarning", m.py().get_type::<ScenarioWarning>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(build_id, m)?)?;
     m.add_function(wrap_pyfunction!(join_ipc_streams, m)?)?;
     m.add_function(wrap_pyfunction!(toml_text::toml_dumps, m)?)?;

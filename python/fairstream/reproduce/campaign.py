@@ -85,6 +85,8 @@ class Job:
     filename: str
     resolved: str
     key: str
+    #: The run's estimated memory, bytes (`fairstream._core.resolve`).
+    memory: float = 0.0
 
     @property
     def emulate(self) -> bool:
@@ -191,36 +193,37 @@ class Campaign:
         ]
         memo_key = _plan_key(exp, [point.scenario for _, _, point in every])
         memo = store.get_json(PLANS, memo_key)
-        if memo is None or len(memo) != len(every) or any(len(m) != 4 for m in memo):
+        if memo is None or len(memo) != len(every) or any(len(m) != 5 for m in memo):
             memo = []
             for r, _, point in every:
                 text, filename = _task(exp, point, point.key if not r else f"r{r} {point.key}")
-                resolved = _core.validate(text, filename)
-                memo.append([text, filename, resolved, run_key(resolved)])
+                resolved, memory = _core.resolve(text, filename)
+                memo.append([text, filename, resolved, run_key(resolved), memory])
             store.put_json(PLANS, memo_key, memo)
         # a key is remembered with its scenario unless the run reads a file (a trace), which may
         # have changed since: its key is computed again (`fairstream.cache.read_files`); an
         # emulated run's key is always computed here, apart from the simulation's of the same
         # scenario and with the kernel it runs on (`run_key`'s ``emulated``)
         jobs = []
-        for (r, i, point), (text, filename, resolved, key) in zip(every, memo, strict=True):
+        for (r, i, point), (text, filename, resolved, key, memory) in zip(every, memo, strict=True):
             emulated = bool(point.params.get("emulate"))
             if emulated or "trace" in resolved:
                 key = run_key(resolved, emulated=emulated)
-            jobs.append(Job(r, i, point, text, filename, resolved, key))
+            jobs.append(Job(r, i, point, text, filename, resolved, key, memory))
         plan = Plan(exp, points, copies, jobs)
         plan.key = experiment_key(plan, self.quick, self.keep_runs)
         return plan
 
     def _check_memory(self, store: RunCache, per_run: int | None) -> None:
         """Refuses (`fairstream.ScenarioError`), before anything runs or is written, a run the
-        cache does not hold whose estimated memory exceeds `per_run`."""
-        checked: set[str] = set()
+        cache does not hold whose estimated memory exceeds `per_run` (with the refusal
+        `fairstream.validate` gives, naming the field behind the largest part)."""
+        if per_run is None:
+            return
         for plan in self.plans:
             for job in plan.jobs:
-                if job.key not in checked and not store.path(job.key).is_file():
+                if job.memory > per_run and not store.path(job.key).is_file():
                     _core.validate(job.text, job.filename, per_run)
-                    checked.add(job.key)
 
     def _run(
         self,
