@@ -231,7 +231,11 @@ fn a_loss_limited_tcp_is_estimated_at_its_equation_rate_not_its_link_rate() {
         "/../../python/fairstream/scenarios/papers/validation-tcp-padhye.toml"
     ))
     .unwrap()
-    .replace("metrics = true", "metrics = true\npackets = true");
+    .replace("[record]\n", "[record]\npackets = true\n");
+    assert!(
+        text.contains("packets = true"),
+        "the scenario has a [record] table"
+    );
     let s = load(&text, "padhye.toml", None).unwrap();
     let bytes = s.estimate.total_bytes();
     assert!(bytes < 1e9, "estimated {bytes:.3e} bytes");
