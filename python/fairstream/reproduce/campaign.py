@@ -209,6 +209,8 @@ class Campaign:
             emulated = bool(point.params.get("emulate"))
             if emulated or "trace" in resolved:
                 key = run_key(resolved, emulated=emulated)
+            if "trace" in resolved:  # its estimate may follow the file too
+                memory = _core.resolve(text, filename)[1]
             jobs.append(Job(r, i, point, text, filename, resolved, key, memory))
         plan = Plan(exp, points, copies, jobs)
         plan.key = experiment_key(plan, self.quick, self.keep_runs)
