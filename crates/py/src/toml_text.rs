@@ -61,14 +61,15 @@ fn table(value: &Bound<'_, PyAny>, path: &mut Vec<String>) -> PyResult<Option<Ta
         };
         let name = name.to_str()?.to_string();
         path.push(name.clone());
-        let v = self::value(&item, path)?;
+        let v = toml_value(&item, path)?;
         path.pop();
         out.insert(name, v);
     }
     Ok(Some(out))
 }
 
-fn value(value: &Bound<'_, PyAny>, path: &mut Vec<String>) -> PyResult<Value> {
+/// Any value TOML holds; the TypeError of `unwritable` for anything else.
+fn toml_value(value: &Bound<'_, PyAny>, path: &mut Vec<String>) -> PyResult<Value> {
     if let Some(t) = table(value, path)? {
         return Ok(Value::Table(t));
     }
@@ -83,7 +84,7 @@ fn value(value: &Bound<'_, PyAny>, path: &mut Vec<String>) -> PyResult<Value> {
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             path.push(i.to_string());
-            out.push(self::value(item, path)?);
+            out.push(toml_value(item, path)?);
             path.pop();
         }
         return Ok(Value::Array(out));
