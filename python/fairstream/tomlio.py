@@ -35,7 +35,8 @@ def loads(text: str) -> dict[str, Any]:
 def dumps(doc: Mapping[str, Any]) -> str:
     """Serialises a dict to TOML text that `loads` turns back into an equal dict.
 
-    Raises TypeError for values TOML cannot hold (None, sets, objects), naming the key path.
+    Raises TypeError for values TOML cannot hold (None, sets, objects, integers beyond 64 bits),
+    naming the key path.
     """
     from . import _core
 

@@ -68,27 +68,9 @@ fn table(value: &Bound<'_, PyAny>, path: &mut Vec<String>) -> PyResult<Option<Ta
     Ok(Some(out))
 }
 
-/// Any value TOML holds; the TypeError of `unwritable` for anything else.
+/// Any value TOML holds; the TypeError of `unwritable` for anything else. Scalars are tried
+/// first: most values are, and asking whether one is a mapping asks `collections.abc`.
 fn toml_value(value: &Bound<'_, PyAny>, path: &mut Vec<String>) -> PyResult<Value> {
-    if let Some(t) = table(value, path)? {
-        return Ok(Value::Table(t));
-    }
-    let items = if let Ok(list) = value.cast::<PyList>() {
-        Some(list.iter().collect::<Vec<_>>())
-    } else if let Ok(tuple) = value.cast::<PyTuple>() {
-        Some(tuple.iter().collect())
-    } else {
-        None
-    };
-    if let Some(items) = items {
-        let mut out = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            path.push(i.to_string());
-            out.push(toml_value(item, path)?);
-            path.pop();
-        }
-        return Ok(Value::Array(out));
-    }
     if let Ok(s) = value.cast::<PyString>() {
         return Ok(Value::String(s.to_str()?.to_string()));
     }
@@ -104,5 +86,24 @@ fn toml_value(value: &Bound<'_, PyAny>, path: &mut Vec<String>) -> PyResult<Valu
     if let Ok(f) = value.cast::<PyFloat>() {
         return Ok(Value::Float(f.value()));
     }
-    Err(unwritable(value, path)?)
+    let items: Option<Vec<Bound<'_, PyAny>>> = if let Ok(list) = value.cast::<PyList>() {
+        Some(list.iter().collect())
+    } else if let Ok(tuple) = value.cast::<PyTuple>() {
+        Some(tuple.iter().collect())
+    } else {
+        None
+    };
+    if let Some(items) = items {
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            path.push(i.to_string());
+            out.push(toml_value(item, path)?);
+            path.pop();
+        }
+        return Ok(Value::Array(out));
+    }
+    match table(value, path)? {
+        Some(t) => Ok(Value::Table(t)),
+        None => Err(unwritable(value, path)?),
+    }
 }
