@@ -51,14 +51,16 @@ pub fn join_streams<'a>(
         let bad = |e: ArrowError| format!("stream {i}: {e}");
         let reader = StreamReader::try_new(Cursor::new(bytes), None).map_err(bad)?;
         let schema = reader.schema();
-        if current.as_ref().is_some_and(|(s, _, _)| *s != schema) {
-            out.push(finish(current.take())?);
-        }
-        if current.is_none() {
-            let writer = StreamWriter::try_new(Vec::new(), &schema).map_err(bad)?;
-            current = Some((schema, writer, Vec::new()));
-        }
-        let (_, writer, rows) = current.as_mut().expect("a joined stream was just started");
+        let (_, writer, rows) = match current.take() {
+            Some(same) if same.0 == schema => current.insert(same),
+            other => {
+                if let Some(done) = other {
+                    out.push(finish(done)?);
+                }
+                let writer = StreamWriter::try_new(Vec::new(), &schema).map_err(bad)?;
+                current.insert((schema, writer, Vec::new()))
+            }
+        };
         let mut n = 0;
         for batch in reader {
             let batch = batch.map_err(bad)?;
@@ -67,16 +69,16 @@ pub fn join_streams<'a>(
         }
         rows.push(n);
     }
-    if current.is_some() {
-        out.push(finish(current)?);
+    if let Some(done) = current {
+        out.push(finish(done)?);
     }
     Ok(out)
 }
 
+/// A joined stream, ended.
 fn finish(
-    joined: Option<(SchemaRef, StreamWriter<Vec<u8>>, Vec<usize>)>,
+    (_, writer, rows): (SchemaRef, StreamWriter<Vec<u8>>, Vec<usize>),
 ) -> Result<Joined, String> {
-    let (_, writer, rows) = joined.expect("a joined stream to finish");
     Ok(Joined {
         stream: writer.into_inner().map_err(text)?,
         rows,
