@@ -86,7 +86,7 @@ class Job:
     resolved: str
     key: str
     #: The run's estimated memory, bytes (`fairstream._core.resolve`).
-    memory: float = 0.0
+    memory: float
 
     @property
     def emulate(self) -> bool:
