@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 
 ScenarioLike: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any]"
 
+#: The immutable values a scenario holds, shared by `copy_doc` rather than copied.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
 DICT_FILENAME = "<dict>"
 TEXT_FILENAME = "<string>"
 
@@ -55,18 +58,39 @@ def _read_utf8(path: Path) -> str:
 def to_dict(scenario: ScenarioLike) -> dict[str, Any]:
     """The scenario as a fresh dict (a deep copy when given a dict)."""
     if isinstance(scenario, Mapping):
-        import copy
-
-        return copy.deepcopy(dict(scenario))
+        return copy_doc(scenario)
     text, _ = load(scenario)
     return tomlio.loads(text)
 
 
-def with_overrides(doc: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy of `doc` with each dotted path (``"flow.0.rate"``) set to its value."""
+def copy_doc(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of scenario data: its tables and lists copied, their strings, numbers and
+    booleans shared (they are immutable). Anything else (a date) is copied by `copy.deepcopy`. A
+    reproduction plans thousands of scenarios from a few, and `copy.deepcopy`'s general machinery
+    (its memo, its dispatch per object) cost most of that."""
+    return _copied(doc)
+
+
+def _copied(value: Any) -> Any:
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        return {k: _copied(v) for k, v in value.items()}
+    if kind is list:
+        return [_copied(v) for v in value]
+    if kind is tuple:
+        return tuple(_copied(v) for v in value)
+    if isinstance(value, Mapping):
+        return {k: _copied(v) for k, v in value.items()}
     import copy
 
-    out = copy.deepcopy(dict(doc))
+    return copy.deepcopy(value)
+
+
+def with_overrides(doc: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of `doc` with each dotted path (``"flow.0.rate"``) set to its value."""
+    out = copy_doc(doc)
     for path, value in overrides.items():
         set_path(out, path, value)
     return out

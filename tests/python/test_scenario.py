@@ -48,3 +48,17 @@ def test_overrides_create_missing_tables() -> None:
 def test_bad_override_paths(path: str) -> None:
     with pytest.raises(ValueError):
         scenario.with_overrides(small_scenario(), {path: 1})
+
+
+def test_copy_doc_is_a_deep_copy() -> None:
+    import datetime
+
+    day = datetime.date(2026, 11, 28)
+    doc = {"a": {"b": [1, {"c": "x"}], "t": (1, [2])}, "d": day, "f": 0.5, "n": None}
+    copy = scenario.copy_doc(doc)
+    assert copy == doc
+    copy["a"]["b"][1]["c"] = "y"
+    copy["a"]["b"].append(3)
+    copy["a"]["t"][1].append(4)
+    assert doc == {"a": {"b": [1, {"c": "x"}], "t": (1, [2])}, "d": day, "f": 0.5, "n": None}
+    assert type(copy["a"]["t"]) is tuple

@@ -15,7 +15,6 @@ cells, 1696 bytes, and one cell in 32 is an RM cell. Both are in the tables.
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Any
 
 from .. import _core
 from ..results import RunResult
+from ..scenario import copy_doc
 from ..table import fmt, span
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
 from .measure import delivered_bytes, link_rate_bps, window_bps
@@ -54,7 +54,7 @@ _ABR_CHOICES = (
 
 def with_abr(doc: dict[str, Any]) -> dict[str, Any]:
     """A copy of `doc` with ERICA at every port and every flow on ABR."""
-    doc = copy.deepcopy(doc)
+    doc = copy_doc(doc)
     topology = doc["topology"]
     for link in topology.get("link", []):
         link["queue"] = dict(ERICA_PORT)

@@ -17,7 +17,6 @@ clips through the same buckets, so a reproduction runs each clip once for all fi
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import random
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..results import RunResult
+from ..scenario import copy_doc
 from . import h2h_metrics as hm
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
 from .measure import binned_bps
@@ -114,7 +114,7 @@ def clip_scenario(
 ) -> dict[str, Any]:
     """The base scenario with `clip`'s levels, length, round trip and loss, the bucket at
     `rate_kbps` with a `queue` queue, and `seed`."""
-    s = copy.deepcopy(dict(base))
+    s = copy_doc(base)
     s["seed"] = seed
     s["duration"] = f"{clip.length_s * (1 + RUN_TAIL) + 10:.1f}s"
     internet, back, bucket, _ = s["topology"]["link"]

@@ -11,7 +11,6 @@ Throughput counts wire bytes (headers included) delivered to the receiver in the
 
 from __future__ import annotations
 
-import copy
 import math
 import statistics
 from collections.abc import Mapping, Sequence
@@ -23,7 +22,7 @@ import polars as pl
 
 from .. import _core, tomlio
 from ..results import RunResult
-from ..scenario import packaged
+from ..scenario import copy_doc, packaged
 from ..table import fmt
 from . import todays_tcp_column as todays
 from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Figure, Point, Published
@@ -488,7 +487,7 @@ class MmJitter(Experiment):
 
     def points(self, quick: bool) -> list[Point]:
         mix = tomlio.loads(packaged("papers", self.mix_scenario).read_text(encoding="utf-8"))
-        mix = copy.deepcopy(mix)
+        mix = copy_doc(mix)
         mix["record"]["packets"] = True
         return [
             Point("pair", {"setting": "pair", "tcp": "ftp1", "media": "mm1"}, self.base_scenario()),

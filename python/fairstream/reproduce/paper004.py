@@ -11,7 +11,6 @@ unless said otherwise; "sending rate" counts the wire bytes the sender emits.
 
 from __future__ import annotations
 
-import copy
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
@@ -23,7 +22,7 @@ import polars as pl
 
 from .. import _core
 from ..results import RunResult
-from ..scenario import with_overrides
+from ..scenario import copy_doc, with_overrides
 from ..table import fmt
 from . import todays_tcp_column as todays
 from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Figure, Point, Published
@@ -72,7 +71,7 @@ def wireless_link(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 def with_per(doc: Mapping[str, Any], per: float) -> dict[str, Any]:
     """A copy of `doc` whose wireless link loses each packet with probability `per` (none at 0)."""
-    out = copy.deepcopy(dict(doc))
+    out = copy_doc(doc)
     link = wireless_link(out)
     if per > 0:
         link["loss"] = {"kind": "bernoulli", "per": per}
@@ -83,7 +82,7 @@ def with_per(doc: Mapping[str, Any], per: float) -> dict[str, Any]:
 
 def with_buffer(doc: Mapping[str, Any], packets: int) -> dict[str, Any]:
     """A copy of `doc` whose wireless link's drop-tail queue holds `packets`."""
-    out = copy.deepcopy(dict(doc))
+    out = copy_doc(doc)
     wireless_link(out)["queue"] = {"kind": "droptail", "limit": f"{packets} packets"}
     return out
 
@@ -99,10 +98,10 @@ def as_protocol(
     """`flow` running `protocol`: unchanged (renamed) when it already does and no `keys` are given,
     else its placement with `keys` (by default `FLAVOURS[protocol]`)."""
     if keys is None and flow.get("protocol", "tcp") == protocol:
-        out = copy.deepcopy(dict(flow))
+        out = copy_doc(flow)
     else:
-        out = {k: copy.deepcopy(flow[k]) for k in PLACEMENT if k in flow}
-        out.update(copy.deepcopy(dict(keys if keys is not None else FLAVOURS[protocol])))
+        out = copy_doc({k: flow[k] for k in PLACEMENT if k in flow})
+        out.update(copy_doc(keys if keys is not None else FLAVOURS[protocol]))
     if name is not None:
         out["name"] = name
     return out
@@ -534,7 +533,7 @@ class VtpFriendly(Experiment):
             for gamma in GAMMAS:
                 if gamma == DEFAULT_GAMMA:
                     continue
-                doc = copy.deepcopy(point.scenario)
+                doc = copy_doc(point.scenario)
                 doc["flow"][0]["gamma"] = gamma
                 params = {**point.params, "gamma": gamma}
                 out.append(Point(f"vtp-gamma-{gamma:g}-tcp-per-{point.params['per']:g}", params, doc))

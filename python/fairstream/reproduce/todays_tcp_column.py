@@ -12,10 +12,10 @@ no threshold).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
+from ..scenario import copy_doc
 from .experiment import Check, Point
 
 #: A flow's keys that say where and when it runs, kept when its protocol is swapped.
@@ -46,14 +46,14 @@ def todays_flow(flow: Mapping[str, Any]) -> dict[str, Any]:
             f"flow {flow.get('name')!r}: cannot swap to the linux preset, it sets {', '.join(extra)} "
             f"(only {', '.join(sorted(REPLACED))} are replaced)"
         )
-    out = {k: copy.deepcopy(flow[k]) for k in PLACEMENT if k in flow}
+    out = copy_doc({k: flow[k] for k in PLACEMENT if k in flow})
     out.update(TODAYS_TCP)
     return out
 
 
 def with_todays_tcp(doc: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of scenario `doc` with every TCP flow swapped to the linux preset, the others kept."""
-    out = copy.deepcopy(dict(doc))
+    out = copy_doc(doc)
     out["flow"] = [todays_flow(f) if is_tcp(f) else f for f in out["flow"]]
     return out
 
