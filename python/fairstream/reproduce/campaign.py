@@ -36,6 +36,7 @@ again (``--no-cache`` measures anew; docs/cache.md). Where the emulator cannot r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -403,23 +404,34 @@ def code_hash(exp: Experiment) -> str:
     the experiment's class (when outside it), and the versions of polars, numpy and matplotlib."""
     import inspect
 
-    package = Path(__file__).resolve().parents[1]
+    package = _package_dir()
     source = inspect.getsourcefile(type(exp)) or ""
-    memo = source
-    if memo not in _CODE:
-        h = hashlib.sha256()
-        files = sorted(
-            p for p in package.rglob("*") if p.is_file() and p.suffix not in (".so", ".pyc", ".pyd")
-        )
+    if source not in _CODE:
+        h = hashlib.sha256(_package_hash().encode())
         if source and not Path(source).resolve().is_relative_to(package):
-            files.append(Path(source))
-        for path in files:
-            h.update(str(path.relative_to(package) if path.is_relative_to(package) else path.name).encode())
-            h.update(path.read_bytes())
-        for library in ("polars", "numpy", "matplotlib"):
-            h.update(f"{library} {_library_version(library)}".encode())
-        _CODE[memo] = h.hexdigest()
-    return _CODE[memo]
+            h.update(Path(source).name.encode())
+            h.update(Path(source).read_bytes())
+        _CODE[source] = h.hexdigest()
+    return _CODE[source]
+
+
+def _package_dir() -> Path:
+    return Path(__file__).resolve().parents[1]
+
+
+@functools.cache
+def _package_hash() -> str:
+    """A hash of every file of the fairstream package (but its compiled ones) and the versions of
+    polars, numpy and matplotlib: read once per process, whatever the number of experiments."""
+    package = _package_dir()
+    h = hashlib.sha256()
+    files = sorted(p for p in package.rglob("*") if p.is_file() and p.suffix not in (".so", ".pyc", ".pyd"))
+    for path in files:
+        h.update(str(path.relative_to(package)).encode())
+        h.update(path.read_bytes())
+    for library in ("polars", "numpy", "matplotlib"):
+        h.update(f"{library} {_library_version(library)}".encode())
+    return h.hexdigest()
 
 
 def _library_version(name: str) -> str:
