@@ -59,6 +59,22 @@ def test_values_are_escaped(tmp_path: Path) -> None:
     assert "a &amp; b" in html
 
 
+def test_cells_are_escaped_as_autoescape_would() -> None:
+    from fairstream.report import cell_html
+    from markupsafe import Markup, escape
+
+    for value in ['<a href="x">it\'s & more</a>', "12.5 (11–13)", 42, 0.1, True, Markup("<i>x</i>")]:
+        cell = {"text": value, "cls": "num 'q'", "title": value, "href": value, "count": value}
+        e = {k: str(escape(v)) for k, v in cell.items()}
+        expected = (
+            f'<td class="{e["cls"]}" title="{e["title"]}"><a href="{e["href"]}">{e["text"]}</a>'
+            f' <span class="meta">({e["count"]})</span></td>'
+        )
+        assert cell_html(cell) == expected, value
+    assert cell_html({"text": "a<b", "cls": None, "count": None}) == "<td>a&lt;b</td>"
+    assert cell_html({"text": None, "count": 0}) == '<td>None <span class="meta">(0)</span></td>'
+
+
 def test_headings_name_the_source(tmp_path: Path) -> None:
     html = write(
         tmp_path,
