@@ -445,27 +445,16 @@ def _drawn(out: Path, exp_id: str) -> dict[str, Any] | None:
 def _playout(exp_dir: Path) -> dict[str, Any] | None:
     """The playout summary of the streamer flows in the experiment's runs (`reproduce.media`), if
     any: a table, and how many rows were left out."""
-    from .reproduce.media import report_rows, report_rows_of
+    from .reproduce.media import dataset_report_rows, report_rows
 
     runs = exp_dir / "runs"
     dirs = sorted(p for p in runs.iterdir() if p.is_dir()) if runs.is_dir() else []
     if not dirs and (exp_dir / "data" / "dataset.json").is_file():  # the canonical points of its dataset
-        rows, more = report_rows_of(_canonical_summaries(exp_dir / "data"))
+        rows, more = dataset_report_rows(exp_dir / "data")
     else:
         rows, more = report_rows(dirs)
     table = _points(rows)
     return None if table is None else {**table, "more": more}
-
-
-def _canonical_summaries(data: Path) -> list[tuple[str, dict[str, Any]]]:
-    """(key, summary) of the canonical points of a dataset, by key."""
-    import json
-
-    import polars as pl
-
-    runs = pl.read_parquet(data / "runs.parquet", columns=["key", "replica", "summary"])
-    runs = runs.filter(pl.col("replica") == 0).sort("key")
-    return [(key, json.loads(text)) for key, text in zip(runs["key"], runs["summary"], strict=True)]
 
 
 def _points(points: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:

@@ -6,7 +6,16 @@ from pathlib import Path
 
 import fairstream
 import polars as pl
-from fairstream.reproduce.media import PLAYOUT_COLUMNS, level_figure, playout_rows, report_rows
+from fairstream import tomlio
+from fairstream.dataset import DatasetWriter
+from fairstream.reproduce.media import (
+    PLAYOUT_COLUMNS,
+    dataset_report_rows,
+    level_figure,
+    playout_rows,
+    report_rows,
+    report_rows_of,
+)
 
 SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "surestream-h2h.toml"
 
@@ -57,3 +66,25 @@ def test_a_run_without_media_flows_has_null_playout_columns(tmp_path: Path) -> N
     )
     assert playout_rows(run.summary) == []
     assert run.flow_summary["frames_sent"].null_count() == 1
+
+
+def test_a_datasets_playout_rows_are_its_canonical_points_summaries(tmp_path: Path) -> None:
+    # Three points (added out of key order) and a replica of each; the rows must be the
+    # canonical points', by key, the flows in each run's order, as from their summaries.
+    text = short_h2h().replace('duration = "60s"', 'duration = "25s"')
+    writer = DatasetWriter(tmp_path / "data", ["seed"], replicas=True)
+    summaries = {}
+    for index, (key, seed) in enumerate([("c2", 3), ("c0", 1), ("c1", 2)]):
+        for replica in (0, 1):
+            doc = tomlio.loads(text)
+            doc["seed"] = seed + 100 * replica
+            run = fairstream.run(doc)
+            tables = {"flow_summary": run.flow_summary}
+            writer.add(index, key, {"seed": seed}, run.summary, tables, replica=replica)
+            if replica == 0:
+                summaries[key] = run.summary
+    writer.close()
+    expected = report_rows_of(sorted(summaries.items()), limit=5)
+    assert dataset_report_rows(tmp_path / "data", limit=5) == expected
+    assert expected[1] == 1 and [r["run"] for r in expected[0]] == ["c0", "c0", "c1", "c1", "c2"]
+    assert dataset_report_rows(tmp_path / "data", limit=20) == report_rows_of(sorted(summaries.items()))

@@ -48,6 +48,23 @@ def report_rows_of(
     return rows[:limit], max(0, len(rows) - limit)
 
 
+def dataset_report_rows(data_dir: Path, limit: int = 20) -> tuple[list[dict[str, Any]], int]:
+    """`report_rows` of the canonical points of a dataset (`fairstream.dataset`), by point key,
+    read from its flow summary table: the same rows as from each point's summary, without parsing
+    thousands of them (the ``h2h-*`` experiments have 330 points each)."""
+    import polars as pl
+
+    columns = ["flow", "protocol", *PLAYOUT_COLUMNS]
+    flows = (
+        pl.scan_parquet(data_dir / "flow_summary.parquet")
+        .filter((pl.col("replica") == 0) & pl.col("frames_delivered").is_not_null())
+        .sort("key", maintain_order=True)
+        .select(pl.col("key").alias("run"), pl.col("name").alias("flow"), *columns[1:])
+        .collect()
+    )
+    return flows.head(limit).to_dicts(), max(0, flows.height - limit)
+
+
 def level_figure(run: RunResult, path: Path, *, title: str, bottleneck_kbps: float | None = None) -> Path:
     """Each streamer flow's encoded rate over time (kbit/s, a step per level change), with the
     bottleneck's rate as a line when given; written to `path`."""
