@@ -534,9 +534,8 @@ class RunCache:
     def put_dir(
         self, key: str, source: Path, names: list[str], extra: Mapping[str, Any] | None = None
     ) -> None:
-        """Stores the files `names` (relative paths under `source`) as directory entry `key`."""
-        import shutil
-
+        """Stores the files `names` (relative paths under `source`) as directory entry `key`,
+        hard-linked where the file system allows (`fairstream.output.link_or_copy`)."""
         target = self.dir_path(key)
         tmp = self._staging(key)
         try:
@@ -544,7 +543,7 @@ class RunCache:
             for name in names:
                 dst = tmp / name
                 dst.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source / name, dst)
+                output.link_or_copy(source / name, dst)
                 files[name] = [dst.stat().st_size, sha256_file(dst)]
             manifest = {
                 "format": FORMAT,

@@ -25,6 +25,7 @@ directories"):
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -265,6 +266,25 @@ def _rmtree(path: Path) -> None:
         import shutil
 
         shutil.rmtree(path, ignore_errors=True)
+
+
+def link_or_copy(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Makes `target` the file `source`: a hard link where the file system allows one (the same
+    file system, and a link permitted), else a copy. A file already at `target` is removed first,
+    never written through (it may be a link to a cache entry's file).
+
+    The run cache and the outputs restored from it share files this way (docs/cache.md): an
+    unchanged reproduction's 100 MB of results are linked, not copied. A file changed in place
+    afterwards changes both; the cache checks every file against its SHA-256 before serving it,
+    so such an entry is found corrupt and computed again, never served."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(target)
+    try:
+        os.link(source, target)
+    except OSError:  # another file system, or links not permitted there
+        import shutil
+
+        shutil.copyfile(source, target)
 
 
 def remove_stale_siblings(parent: Path) -> list[Path]:

@@ -177,6 +177,38 @@ def test_changing_one_field_reruns_exactly_the_runs_it_changes(
     assert after[:2] == before[:2] and after[2]["bytes"] > before[2]["bytes"]  # 250 kbit/s now, not 200
 
 
+def test_restored_outputs_share_the_entrys_files_and_one_changed_is_never_served(
+    tmp_path: Path, scenario: Path, executed: list[str]
+) -> None:
+    store, exp = RunCache(tmp_path / "cache"), fake("fake-a", scenario)
+    reproduce([exp], tmp_path / "first", store, replicas=0)
+    good = (tmp_path / "first" / "fake-a" / "result.json").read_bytes()
+    again = reproduce([exp], tmp_path / "out", store, replicas=0)
+    assert again.stats["restored"] == 1
+    result = tmp_path / "out" / "fake-a" / "result.json"
+    # the same file system: the restored result is the cache entry's file, not a copy of it
+    assert result.stat().st_nlink >= 2 and result.read_bytes() == good
+    with result.open("r+b") as f:  # changed in place, as an editor keeping links would
+        f.write(b"{ ")
+    executed.clear()
+    third = reproduce([exp], tmp_path / "third", store, replicas=0)
+    # the entry's file changed with it: found corrupt, evaluated again from the cached runs
+    assert third.stats["evaluated"] == 1 and third.stats["restored"] == 0 and executed == []
+    assert without_timing(json.loads((tmp_path / "third" / "fake-a" / "result.json").read_text())) == (
+        without_timing(json.loads(good))
+    )
+
+
+def test_link_or_copy_never_writes_through_a_link(tmp_path: Path) -> None:
+    from fairstream.output import link_or_copy
+
+    (tmp_path / "entry").write_text("cached")
+    (tmp_path / "new").write_text("new")
+    link_or_copy(tmp_path / "entry", tmp_path / "out")
+    link_or_copy(tmp_path / "new", tmp_path / "out")  # replaces the link, leaves the entry alone
+    assert (tmp_path / "entry").read_text() == "cached" and (tmp_path / "out").read_text() == "new"
+
+
 def test_a_new_build_reruns_everything(
     tmp_path: Path, scenario: Path, executed: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

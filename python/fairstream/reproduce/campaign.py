@@ -481,9 +481,8 @@ def _params(point: Point) -> str:
 
 
 def restore(entry: Path, out: Path) -> bool:
-    """Copies an experiment's cached outputs into `out`; False when the entry lists none."""
-    import shutil
-
+    """Puts an experiment's cached outputs into `out` (hard links where the file system allows,
+    `fairstream.output.link_or_copy`); False when the entry lists none."""
     manifest = json.loads((entry / "manifest.json").read_text(encoding="utf-8"))
     files = list(manifest.get("files", {}))
     if not files:
@@ -491,7 +490,7 @@ def restore(entry: Path, out: Path) -> bool:
     for name in files:
         target = out / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(entry / name, target)
+        output.link_or_copy(entry / name, target)
     return True
 
 
@@ -581,7 +580,7 @@ def _evaluate_group(call: GroupCall) -> list[dict[str, Any]]:
 def _copy_tree(source: Path, target: Path) -> None:
     import shutil
 
-    shutil.copytree(source, target, dirs_exist_ok=True)
+    shutil.copytree(source, target, dirs_exist_ok=True, copy_function=output.link_or_copy)
 
 
 def _write_dataset(
