@@ -179,7 +179,7 @@ def save(fig: plt.Figure, path: Path) -> Path:
     laid out and written again; overlaps left after that are a `TickLabelOverlap` warning.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
+    _lay_out(fig)
     fig.savefig(path, dpi=_DPI)
     overlaps = overlapping_tick_labels(fig)
     if any(" x: " in o for o in overlaps):
@@ -187,7 +187,7 @@ def save(fig: plt.Figure, path: Path) -> Path:
             if any(o.startswith(f"axes {_axes_name(ax, fig)!r} x: ") for o in overlaps):
                 for label in ax.get_xticklabels(which="both"):
                     label.set(rotation=30, horizontalalignment="right", rotation_mode="anchor")
-        fig.tight_layout()
+        _lay_out(fig)
         fig.savefig(path, dpi=_DPI)
         overlaps = overlapping_tick_labels(fig)
     plt.close(fig)
@@ -196,6 +196,14 @@ def save(fig: plt.Figure, path: Path) -> Path:
             TickLabelOverlap(f"{path.name}: overlapping tick labels: {'; '.join(overlaps)}"), stacklevel=2
         )
     return path
+
+
+def _lay_out(fig: plt.Figure) -> None:
+    """`fig.tight_layout()`, once. It leaves a placeholder layout engine on the figure, for which
+    `savefig` draws the whole figure once more before drawing it for the file, to a layout that
+    then changes nothing: removing it takes that draw, a quarter of a figure's time, away."""
+    fig.tight_layout()
+    fig.set_layout_engine(None)
 
 
 def overlapping_tick_labels(fig: plt.Figure) -> list[str]:
