@@ -54,6 +54,15 @@ def test_tables_and_summary(scenario: dict[str, Any]) -> None:
     assert "small" in repr(result)
 
 
+def test_flow_rows_are_the_flow_series_rows_of_one_flow(scenario: dict[str, Any]) -> None:
+    result = fairstream.run(scenario)
+    for flow in ("tcp", "udp"):
+        rows = result.flow_rows(flow)
+        assert rows.height > 0 and rows.equals(result.flow_series.filter(pl.col("flow") == flow))
+    absent = result.flow_rows("nobody")
+    assert absent.height == 0 and absent.columns == result.flow_series.columns
+
+
 def test_metrics_are_recorded_on_request(scenario: dict[str, Any]) -> None:
     scenario["record"]["metrics"] = True
     result = fairstream.run(scenario)

@@ -25,16 +25,21 @@ def window_bps(
         raise ValueError(
             f"the window [{since_s} s, {end} s) is empty (the run lasts {run.summary['duration_s']} s)"
         )
-    rows = run.flow_series.filter(
-        (pl.col("flow") == flow) & (pl.col("t_start") >= since_s - 1e-9) & (pl.col("t_start") < end - 1e-9)
-    )
-    return float(rows[column].sum()) * 8.0 / (end - since_s)
+    rows = run.flow_rows(flow)
+    starts = rows["t_start"].to_numpy()
+    inside = (starts >= since_s - 1e-9) & (starts < end - 1e-9)
+    values = rows[column]
+    if not values.dtype.is_integer():  # a sum of floats keeps polars' order of addition
+        return float(values.filter(pl.Series(inside)).sum()) * 8.0 / (end - since_s)
+    return float(int(values.to_numpy()[inside].sum())) * 8.0 / (end - since_s)
 
 
 def binned_bps(run: RunResult, flow: str, column: str = "bytes_delivered") -> list[float]:
     """Bit/s of `flow`'s `column` in each bin of the interval series (``[record] interval``), in
     time order; empty for a flow absent from the run."""
-    rows = run.flow_series.filter(pl.col("flow") == flow).sort("t_start")
+    rows = run.flow_rows(flow)
+    if not rows["t_start"].is_sorted():
+        rows = rows.sort("t_start")
     widths = (rows["t_end"] - rows["t_start"]).to_list()
     return [b * 8.0 / w for b, w in zip(rows[column].to_list(), widths, strict=True)]
 
@@ -46,7 +51,7 @@ def delivered_bps(run: RunResult, flow: str, since_s: float = 0.0) -> float:
 
 def delivered_bytes(run: RunResult, flow: str) -> int:
     """Wire bytes delivered to `flow`'s receiver over the whole run."""
-    return int(run.flow_series.filter(pl.col("flow") == flow)["bytes_delivered"].sum())
+    return int(run.flow_rows(flow)["bytes_delivered"].sum())
 
 
 def cumulative_bytes(run: RunResult) -> dict[str, tuple[list[float], list[int]]]:
