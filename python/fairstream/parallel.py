@@ -92,6 +92,7 @@ class Batch:
         self.finished: dict[Hashable, Any] = {}
         #: Called whenever the batch could take more calls (a caller that submits lazily).
         self.feeder: Callable[[], None] | None = None
+        self._warming: set[Hashable] = set()  # `warm_up`'s calls, not the caller's
 
     def __enter__(self) -> Batch:
         return self
@@ -109,13 +110,18 @@ class Batch:
 
     def warm_up(self) -> None:
         """Starts the worker processes now, each importing what a run needs, so that they are ready
-        by the time the caller has planned what to run (nothing to do in this process)."""
+        by the time the caller has planned what to run (nothing to do in this process). What these
+        calls return is not among `results`."""
         if self.local:
             return
         from .campaign import warm
 
         for i in range(self.workers):
+            self._warming.add(("warm", i))
             self.submit(("warm", i), warm, None)
+        if self._executor is None:
+            self._start()
+        self._fill()
 
     @property
     def pending(self) -> int:
@@ -206,6 +212,8 @@ class Batch:
                 continue
             tag = self._futures.pop(future)
             value = future.result()
+            if tag in self._warming:
+                continue
             self.finished[tag] = value
             yield tag, value
             self._feed()
@@ -227,7 +235,7 @@ class Batch:
         partial: dict[Hashable, Any] = {}
         lost = 0
         for future, tag in list(self._futures.items()):
-            if future.cancelled():
+            if future.cancelled() or tag in self._warming:
                 continue
             try:
                 self.finished[tag] = future.result(timeout=max(0.0, deadline - time.monotonic()))

@@ -458,3 +458,14 @@ def test_experiments_in_the_registry_have_stable_keys() -> None:
     reproduction would then evaluate every experiment again)."""
     for exp in EXPERIMENTS.values():
         assert " at 0x" not in repr(exp), exp.id
+
+
+def test_warming_up_starts_the_workers_now_and_hands_back_only_the_callers_calls() -> None:
+    from fairstream.parallel import Batch
+
+    with Batch(2) as batch:
+        batch.warm_up()
+        assert batch._executor is not None  # the workers start while the caller plans
+        batch.submit("mine", abs, -3)
+        assert list(batch.results()) == [("mine", 3)]
+        assert batch.finished == {"mine": 3}
