@@ -88,3 +88,5 @@ def test_a_datasets_playout_rows_are_its_canonical_points_summaries(tmp_path: Pa
     assert dataset_report_rows(tmp_path / "data", limit=5) == expected
     assert expected[1] == 1 and [r["run"] for r in expected[0]] == ["c0", "c0", "c1", "c1", "c2"]
     assert dataset_report_rows(tmp_path / "data", limit=20) == report_rows_of(sorted(summaries.items()))
+    (tmp_path / "data" / "flow_summary.parquet").unlink()  # a dataset none of whose runs had a flow
+    assert dataset_report_rows(tmp_path / "data") == ([], 0)

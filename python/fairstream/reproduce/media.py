@@ -54,9 +54,12 @@ def dataset_report_rows(data_dir: Path, limit: int = 20) -> tuple[list[dict[str,
     thousands of them (the ``h2h-*`` experiments have 330 points each)."""
     import polars as pl
 
+    table = data_dir / "flow_summary.parquet"
+    if not table.is_file():  # no point of the dataset had a flow
+        return [], 0
     columns = ["flow", "protocol", *PLAYOUT_COLUMNS]
     flows = (
-        pl.scan_parquet(data_dir / "flow_summary.parquet")
+        pl.scan_parquet(table)
         .filter((pl.col("replica") == 0) & pl.col("frames_delivered").is_not_null())
         .sort("key", maintain_order=True)
         .select(pl.col("key").alias("run"), pl.col("name").alias("flow"), *columns[1:])
