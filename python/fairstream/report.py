@@ -112,19 +112,21 @@ def cell_html(c: Cell) -> str:
     return f"<td{attrs}>{inner}</td>"
 
 
-#: The characters markup escapes, to the entities `markupsafe.escape` writes (the template's own
-#: escaping), so that a cell reads the same whichever escaped it.
-_ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "'": "&#39;", '"': "&#34;"})
+#: The characters `markupsafe.escape` replaces: text without any is already escaped.
 _SPECIAL = re.compile("[&<>'\"]")
 
 
 def _escape(value: Any) -> str:
-    """`value` as escaped text, as `markupsafe.escape` gives it (markup, with ``__html__``, as it
-    is), without making a `Markup` of every piece."""
+    """`value` as `markupsafe.escape` gives it, as text (markup, with ``__html__``, as it is).
+    Most cells hold nothing to escape: those skip making a `Markup` of every piece."""
     if hasattr(value, "__html__"):
         return str(value.__html__())
     text = value if type(value) is str else str(value)
-    return text.translate(_ENTITIES) if _SPECIAL.search(text) else text
+    if not _SPECIAL.search(text):
+        return text
+    from markupsafe import escape
+
+    return str(escape(text))
 
 
 # --- the summary at the top ------------------------------------------------------------------------

@@ -63,7 +63,8 @@ def test_cells_are_escaped_as_autoescape_would() -> None:
     from fairstream.report import cell_html
     from markupsafe import Markup, escape
 
-    for value in ['<a href="x">it\'s & more</a>', "12.5 (11–13)", 42, 0.1, True, Markup("<i>x</i>")]:
+    alone = ["a & b", "a < b", "a > b", "it's", 'say "hi"']  # each character escaped, on its own
+    for value in ['<a href="x">it\'s & more</a>', *alone, "12.5 (11–13)", 42, 0.1, True, Markup("<i>x</i>")]:
         cell = {"text": value, "cls": "num 'q'", "title": value, "href": value, "count": value}
         e = {k: str(escape(v)) for k, v in cell.items()}
         expected = (
