@@ -396,23 +396,22 @@ def _groups(plans: list[Plan]) -> list[list[Plan]]:
 
 # --------------------------------------------------------------------------- experiment keys
 
-_CODE: dict[str, str] = {}
-
 
 def code_hash(exp: Experiment) -> str:
     """A hash of the code that evaluates `exp`: every file of the fairstream package, the file of
     the experiment's class (when outside it), and the versions of polars, numpy and matplotlib."""
     import inspect
 
-    package = _package_dir()
-    source = inspect.getsourcefile(type(exp)) or ""
-    if source not in _CODE:
-        h = hashlib.sha256(_package_hash().encode())
-        if source and not Path(source).resolve().is_relative_to(package):
-            h.update(Path(source).name.encode())
-            h.update(Path(source).read_bytes())
-        _CODE[source] = h.hexdigest()
-    return _CODE[source]
+    return _code_hash(inspect.getsourcefile(type(exp)) or "")
+
+
+@functools.cache
+def _code_hash(source: str) -> str:
+    h = hashlib.sha256(_package_hash().encode())
+    if source and not Path(source).resolve().is_relative_to(_package_dir()):
+        h.update(Path(source).name.encode())
+        h.update(Path(source).read_bytes())
+    return h.hexdigest()
 
 
 def _package_dir() -> Path:
