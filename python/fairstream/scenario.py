@@ -75,13 +75,11 @@ def _copied(value: Any) -> Any:
     kind = type(value)
     if kind in _SCALARS:
         return value
-    if kind is dict:
-        return {k: _copied(v) for k, v in value.items()}
     if kind is list:
         return [_copied(v) for v in value]
     if kind is tuple:
         return tuple(_copied(v) for v in value)
-    if isinstance(value, Mapping):
+    if kind is dict or isinstance(value, Mapping):
         return {k: _copied(v) for k, v in value.items()}
     import copy
 
