@@ -38,6 +38,7 @@ from typing import Any
 from ..results import RunResult
 from ..scenario import with_overrides
 from ..table import fmt
+from . import stats
 from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Figure, Point, Published
 
 #: Seeds each control runs with (full, quick).
@@ -94,7 +95,7 @@ def variation(values: Sequence[float]) -> float:
     all-zero series."""
     if not values or statistics.fmean(values) == 0:
         return math.nan
-    return statistics.pstdev(values) / statistics.fmean(values)
+    return stats.pstdev(values) / statistics.fmean(values)
 
 
 @dataclass(frozen=True)
