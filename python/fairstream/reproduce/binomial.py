@@ -33,13 +33,16 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..results import RunResult
 from ..scenario import with_overrides
 from ..table import fmt
 from . import stats
 from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Figure, Point, Published
+
+if TYPE_CHECKING:
+    import polars as pl
 
 #: Seeds each control runs with (full, quick).
 SEEDS = (1, 2, 3, 4, 5)
@@ -58,11 +61,14 @@ QUICK_DURATION = "40s"
 QUICK_WARMUP_S = 10.0
 
 
-def _sent_per_bin(run: RunResult, flow: str, since_s: float) -> list[float]:
-    import polars as pl
+def _after(run: RunResult, flow: str, since_s: float) -> pl.DataFrame:
+    """The flow's series rows that start at `since_s` or later."""
+    rows = run.flow_rows(flow)
+    return rows.filter(rows["t_start"] >= since_s - 1e-9)
 
-    rows = run.flow_series.filter((pl.col("flow") == flow) & (pl.col("t_start") >= since_s - 1e-9))
-    return [float(b) for b in rows["bytes_sent"]]
+
+def _sent_per_bin(run: RunResult, flow: str, since_s: float) -> list[float]:
+    return [float(b) for b in _after(run, flow, since_s)["bytes_sent"]]
 
 
 def compatibility(run: RunResult, flow: str, since_s: float) -> dict[str, float]:
@@ -71,7 +77,7 @@ def compatibility(run: RunResult, flow: str, since_s: float) -> dict[str, float]
     each one window reduction), and λ·R·√p (packets), the constant TCP-compatibility fixes."""
     import polars as pl
 
-    series = run.flow_series.filter((pl.col("flow") == flow) & (pl.col("t_start") >= since_s - 1e-9))
+    series = _after(run, flow, since_s)
     span = float((series["t_end"] - series["t_start"]).sum())
     sent = float(series["packets_sent"].sum())
     m = run.metrics.filter((pl.col("flow") == flow) & (pl.col("t") >= since_s))
