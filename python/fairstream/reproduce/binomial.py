@@ -99,9 +99,10 @@ def compatibility(run: RunResult, flow: str, since_s: float) -> dict[str, float]
 def variation(values: Sequence[float]) -> float:
     """Coefficient of variation (population standard deviation over mean); NaN for an empty or
     all-zero series."""
-    if not values or statistics.fmean(values) == 0:
+    mean = statistics.fmean(values) if values else 0.0
+    if mean == 0:
         return math.nan
-    return stats.pstdev(values) / statistics.fmean(values)
+    return stats.pstdev(values) / mean
 
 
 @dataclass(frozen=True)
