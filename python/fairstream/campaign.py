@@ -294,6 +294,51 @@ def plan_chunk(chunk: PlanChunk) -> list[tuple[str, str] | tuple[str, str, str]]
     return out
 
 
+#: Scenarios per call when a reproduction plans on its workers (about 40 ms of work).
+PLAN_CHUNK = 64
+
+
+@dataclass(frozen=True)
+class ScenarioChunk:
+    """Scenarios to write as TOML and resolve (on a worker, while others are planned): each as
+    its dict and the filename its errors name."""
+
+    docs: tuple[dict[str, Any], ...]
+    files: tuple[str, ...]
+
+
+def resolve_scenarios(chunk: ScenarioChunk) -> list[Any]:
+    """Each scenario's (TOML text, resolved scenario, run key, estimated memory in bytes): what a
+    campaign plans of a run before it knows whether to run it; or ("error", kind, message) for a
+    scenario that does not resolve (`raise_planning_error` raises it where it is read)."""
+    from . import _core, tomlio
+    from .cache import run_key
+
+    out: list[Any] = []
+    for doc, file in zip(chunk.docs, chunk.files, strict=True):
+        try:
+            text = tomlio.dumps(doc)
+            resolved, memory = _core.resolve(text, file)
+        except (ValueError, TypeError) as err:
+            out.append(("error", type(err).__name__, str(err)))
+            continue
+        out.append((text, resolved, run_key(resolved), memory))
+    return out
+
+
+def raise_planning_error(planned: Sequence[Sequence[Any]]) -> None:
+    """Raises the first ("error", kind, message) among `planned` (what `plan_chunk` and
+    `resolve_scenarios` return: a worker's exception, which may not cross the process boundary,
+    as its class name and message) as that exception (`fairstream.ScenarioError`, TypeError or
+    ValueError)."""
+    from . import _core
+
+    for item in planned:
+        if len(item) == 3 and item[0] == "error":
+            kind = {"ScenarioError": _core.ScenarioError, "TypeError": TypeError}.get(item[1], ValueError)
+            raise kind(item[2])
+
+
 def plan_points(
     base: dict[str, Any],
     points: Sequence[dict[str, Any]],
@@ -304,13 +349,8 @@ def plan_points(
     workers start: `fairstream.parallel.Batch.warm_up`); the first point (in grid order) that
     does not validate is raised (`fairstream.ScenarioError`, or the ValueError or TypeError of a
     value), before anything runs."""
-    from . import _core
-
     planned: list[Any] = plan_chunk(PlanChunk(base, tuple(points), tuple(files), max_memory))
-    for item in planned:
-        if item[0] == "error" and len(item) == 3:
-            kind = {"ScenarioError": _core.ScenarioError, "TypeError": TypeError}.get(item[1], ValueError)
-            raise kind(item[2])
+    raise_planning_error(planned)
     return planned
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .interrupt import (
@@ -122,6 +122,25 @@ class Batch:
         if self._executor is None:
             self._start()
         self._fill()
+
+    def map(self, fn: Callable[[Any], Any], args: Sequence[Any], what: str = "working") -> list[Any]:
+        """`fn(arg)` for each of `args`, in parallel, their results in the order of `args`: work
+        the caller needs whole before it goes on (planning a campaign while its workers start),
+        submitted when no other call is pending. The calls are left out of `finished` (what an
+        interruption of later calls reports). A call that raises cancels the rest and its
+        exception is raised; Ctrl-C raises `Interrupted` ("interrupted while `what`; nothing
+        ran")."""
+        tags = [("map", n) for n in range(len(args))]
+        for tag, arg in zip(tags, args, strict=True):
+            self.submit(tag, fn, arg)
+        try:
+            found = dict(self.results())
+        except BatchInterrupted:
+            raise Interrupted(f"interrupted while {what}; nothing ran") from None
+        finally:
+            for tag in tags:
+                self.finished.pop(tag, None)
+        return [found[tag] for tag in tags]
 
     @property
     def pending(self) -> int:

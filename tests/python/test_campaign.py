@@ -138,6 +138,43 @@ def test_a_run_over_the_memory_limit_is_refused_unless_the_cache_holds_it(
     assert not executed
 
 
+@dataclass(frozen=True)
+class OneBadRate(Rates):
+    """`Rates` with a rate that does not parse at point p2."""
+
+    def points(self, quick: bool) -> list[Point]:
+        points = super().points(quick)
+        bad = copy.deepcopy(points[2].scenario)
+        bad["flow"][0]["rate"] = "fast"
+        return [*points[:2], Point("p2", points[2].params, bad), *points[3:]]
+
+
+def test_planning_on_the_workers_plans_what_planning_here_plans(
+    tmp_path: Path, scenario: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold reproduction writes and resolves its scenarios on the workers the runs will use
+    (here one call per scenario, so that both workers plan): the same keys, texts and estimates as
+    planning in this process, the same first refusal, and nothing written when one is refused."""
+    monkeypatch.setattr(fairstream.campaign, "PLAN_CHUNK", 1)
+    exp = fake("fake-a", scenario)
+    here = Campaign([exp], replicas=1, cache=RunCache(tmp_path / "here"))
+    here.run(tmp_path / "out-here", jobs=1, quiet=True)
+    there = Campaign([exp], replicas=1, cache=RunCache(tmp_path / "there"))
+    there.run(tmp_path / "out-there", jobs=2, quiet=True)
+    assert [j.key for j in here.plans[0].jobs] == [j.key for j in there.plans[0].jobs]
+    assert here.plans[0].jobs == there.plans[0].jobs  # texts, filenames, resolved, memory too
+    bad = OneBadRate(**{**exp.__dict__, "id": "fake-bad"})
+    refusals = []
+    for jobs in (1, 2):
+        with pytest.raises(fairstream.ScenarioError) as refused:
+            Campaign([bad], replicas=1, cache=RunCache(tmp_path / f"bad{jobs}")).run(
+                tmp_path / f"refused{jobs}", jobs=jobs, quiet=True
+            )
+        refusals.append(str(refused.value))
+        assert not (tmp_path / f"refused{jobs}").exists()
+    assert refusals[0] == refusals[1] and "fake.toml [fake-bad p2]" in refusals[0], refusals
+
+
 def test_runs_two_experiments_share_are_kept_in_both_also_uncached(
     tmp_path: Path, scenario: Path, executed: list[str]
 ) -> None:
@@ -468,4 +505,6 @@ def test_warming_up_starts_the_workers_now_and_hands_back_only_the_callers_calls
         assert batch._executor is not None  # the workers start while the caller plans
         batch.submit("mine", abs, -3)
         assert list(batch.results()) == [("mine", 3)]
+        assert batch.finished == {"mine": 3}
+        assert batch.map(abs, [-1, 2, -5, 4]) == [1, 2, 5, 4]  # in order, and not in `finished`
         assert batch.finished == {"mine": 3}

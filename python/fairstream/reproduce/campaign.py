@@ -2,7 +2,9 @@
 evaluated once.
 
 `Campaign.run` plans every run of every chosen experiment (canonical points and phase replicas),
-validates them all and keys each by its resolved scenario (`fairstream.cache.run_key`), then:
+validates them all and keys each by its resolved scenario (`fairstream.cache.run_key`): on the
+workers the runs will use, started first, when this build has not planned the same scenarios
+before (`fairstream.cache.PLANS` remembers them), then:
 
 - an experiment whose runs and evaluating code are unchanged since it was last evaluated (its
   *experiment key*: the run keys of all its points, the experiment's definition, the source of the
@@ -57,11 +59,11 @@ from .runner import (
     REPLICA_DIR,
     RESULT_FILE,
     _plan,
-    _task,
     evaluate_experiment,
     replica_count,
     replica_point,
     skipped_result,
+    task_file,
 )
 
 if TYPE_CHECKING:
@@ -114,6 +116,20 @@ class Plan:
     @property
     def run_keys(self) -> set[str]:
         return {j.key for j in self.jobs}
+
+
+@dataclass
+class _Draft:
+    """An experiment's points before its runs are keyed: every (replica, index, point), and what
+    validation returned for their scenarios (`memo`: one [text, filename, resolved, key, memory]
+    per run, or None until `Campaign._resolve` has found it)."""
+
+    exp: Experiment
+    points: list[Point]
+    copies: list[list[Point]]
+    every: list[tuple[int, int, Point]]
+    memo_key: str
+    memo: list[list[Any]] | None
 
 
 @dataclass(frozen=True)
@@ -169,22 +185,27 @@ class Campaign:
             target.parent.mkdir(parents=True, exist_ok=True)
             temporary = tempfile.mkdtemp(prefix=f".{target.name}.cache-", dir=target.parent)
             store = RunCache(temporary)
+        batch = None
         try:
             self.skipped = _skipped(self.experiments)
-            self.plans = [self._plan(exp, store) for exp in self.experiments if exp.id not in self.skipped]
+            drafts = [self._draft(exp, store) for exp in self.experiments if exp.id not in self.skipped]
+            batch = self._resolve(drafts, store, jobs, scheduler)
+            self.plans = [self._plan(draft) for draft in drafts]
             self._check_memory(store, per_run)
             with output.staged(output_dir, "reproduce", force, target=target) as out:
-                return self._run(out, store, per_run, jobs, quiet, scheduler)
+                return self._run(out, store, per_run, jobs, quiet, scheduler, batch)
+        except BaseException:
+            if batch is not None:
+                batch.close(killed=True)
+            raise
         finally:
             if temporary is not None:
                 output._rmtree(Path(temporary))
 
-    def _plan(self, exp: Experiment, store: RunCache) -> Plan:
-        """The experiment's runs, each validated and keyed. What validation returns for the same
-        scenario dicts on the same build is remembered in the cache (`PLANS`): a reproduction run
-        again neither writes its 2 769 scenarios as TOML nor validates them again (the memory
-        check of a run that is to run is made later, `_check_memory`)."""
-        from ..cache import PLANS, run_key
+    def _draft(self, exp: Experiment, store: RunCache) -> _Draft:
+        """The experiment's points and replicas, and what validation returned for their scenarios
+        when this build last planned the same ones (`PLANS`), or None."""
+        from ..cache import PLANS
 
         points = _plan(exp, self.quick)
         count = replica_count(exp, self.quick, self.replicas)
@@ -194,13 +215,57 @@ class Campaign:
         ]
         memo_key = _plan_key(exp, [point.scenario for _, _, point in every])
         memo = store.get_json(PLANS, memo_key)
-        if memo is None or len(memo) != len(every) or any(len(m) != 5 for m in memo):
-            memo = []
-            for r, _, point in every:
-                text, filename = _task(exp, point, point.key if not r else f"r{r} {point.key}")
-                resolved, memory = _core.resolve(text, filename)
-                memo.append([text, filename, resolved, run_key(resolved), memory])
-            store.put_json(PLANS, memo_key, memo)
+        if memo is not None and (len(memo) != len(every) or any(len(m) != 5 for m in memo)):
+            memo = None
+        return _Draft(exp, points, copies, every, memo_key, memo)
+
+    def _resolve(
+        self, drafts: list[_Draft], store: RunCache, jobs: int | None, scheduler: str | None
+    ) -> Batch | None:
+        """Writes and resolves the scenarios of the drafts this build has not planned before, on
+        the workers the runs will use (started here, and returned), and remembers what it found
+        (`PLANS`). Returns None when every draft was remembered or the work is done here."""
+        from ..cache import PLANS
+        from ..campaign import PLAN_CHUNK, ScenarioChunk, raise_planning_error, resolve_scenarios
+
+        tasks = [
+            (d, point.scenario, task_file(d.exp, point.key if not r else f"r{r} {point.key}"))
+            for d in drafts
+            if d.memo is None
+            for r, _, point in d.every
+        ]
+        if not tasks:
+            return None
+        chunks = [tasks[i : i + PLAN_CHUNK] for i in range(0, len(tasks), PLAN_CHUNK)]
+        calls = [
+            ScenarioChunk(tuple(doc for _, doc, _ in c), tuple(file for _, _, file in c)) for c in chunks
+        ]
+        batch = Batch(jobs, scheduler, calls_hint=len(calls))
+        try:
+            batch.warm_up()
+            resolved = [item for found in batch.map(resolve_scenarios, calls, "planning") for item in found]
+            raise_planning_error(resolved)
+        except BaseException:
+            batch.close(killed=True)
+            raise
+        fresh = [d for d in drafts if d.memo is None]
+        for d in fresh:
+            d.memo = []
+        for (d, _, file), (text, scenario, key, memory) in zip(tasks, resolved, strict=True):
+            d.memo.append([text, file, scenario, key, memory])
+        for d in fresh:
+            store.put_json(PLANS, d.memo_key, d.memo)
+        return None if batch.local else batch
+
+    def _plan(self, draft: _Draft) -> Plan:
+        """The experiment's runs, each validated and keyed (`_resolve`). What validation returns
+        for the same scenario dicts on the same build is remembered in the cache (`PLANS`): a
+        reproduction run again neither writes its 2 769 scenarios as TOML nor validates them again
+        (the memory check of a run that is to run is made later, `_check_memory`)."""
+        from ..cache import run_key
+
+        exp, points, copies, every, memo = draft.exp, draft.points, draft.copies, draft.every, draft.memo
+        assert memo is not None, "planned before its scenarios were resolved"
         # a key is remembered with its scenario unless the run reads a file (a trace), which may
         # have changed since: its key is computed again (`fairstream.cache.read_files`); an
         # emulated run's key is always computed here, apart from the simulation's of the same
@@ -236,6 +301,7 @@ class Campaign:
         jobs: int | None,
         quiet: bool,
         scheduler: str | None,
+        batch: Batch | None = None,
     ) -> list[dict[str, Any]]:
         started = time.perf_counter()
         results: dict[str, dict[str, Any]] = {}
@@ -271,7 +337,7 @@ class Campaign:
         simulated = [spec for spec in specs if not spec.emulate]
         emulated = [spec for spec in specs if spec.emulate]
         specs = simulated + emulated  # BatchInterrupted's indices count in this order
-        batches = [Batch(jobs, scheduler, calls_hint=len(simulated) + len(groups))]
+        batches = [batch or Batch(jobs, scheduler, calls_hint=len(simulated) + len(groups))]
         submitted: set[int] = set()
 
         def submit(gi: int) -> None:

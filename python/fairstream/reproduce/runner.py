@@ -40,7 +40,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import _core, tomlio
+from .. import _core
 from ..results import RunResult
 from ..table import is_number
 from ..verdicts import SENSITIVE, check_verdict, counts, experiment_verdict
@@ -211,11 +211,10 @@ def _plan(exp: Experiment, quick: bool) -> list[Point]:
     return points
 
 
-def _task(exp: Experiment, point: Point, where: str) -> tuple[str, str]:
-    """The scenario text of one run and the filename its errors name (`where`: the point, or the
-    replica and the point)."""
-    text = tomlio.dumps(point.scenario)
-    return text, f"{exp.scenario_path()} [{exp.id} {where}]"
+def task_file(exp: Experiment, where: str) -> str:
+    """The filename a run's scenario errors name: the experiment's scenario file, its id and
+    `where` (the point, or the replica and the point)."""
+    return f"{exp.scenario_path()} [{exp.id} {where}]"
 
 
 def _evaluate_replica(
