@@ -66,6 +66,32 @@ def test_save_warns_about_what_turning_cannot_fix(tmp_path: Path) -> None:
     assert (tmp_path / "crowded.png").is_file()  # written all the same
 
 
+def test_in_the_style_a_title_stays_put_and_what_it_meets_is_a_warning(tmp_path: Path) -> None:
+    """In `plots.style` a title sits at the top of its axes (matplotlib's placement would move it
+    above the y axis's offset text or top tick labels): the same figure otherwise, and `save`
+    warns of a title that meets such a text."""
+
+    def plain(path: Path) -> Path:
+        fig, ax = plt.subplots(figsize=(4.0, 3.0))
+        ax.plot([0, 1, 2], [3, 1, 2])
+        ax.set(title="a title", xlabel="x", ylabel="y")
+        return plots.save(fig, path)
+
+    with plots.style():
+        styled = plt.imread(plain(tmp_path / "styled.png"))
+    assert (plt.imread(plain(tmp_path / "auto.png")) == styled).all()  # nothing above the axes
+    for place in ("offset", "top"):
+        with plots.style():
+            fig, ax = plt.subplots(figsize=(3.0, 2.0))
+            ax.plot([0, 1], [1e7, 1e7 + 1])  # y labelled beside an offset text, "1e7" atop the axis
+            ax.set_title("a long title, the width of the axes")
+            if place == "top":
+                ax.ticklabel_format(useOffset=False, style="plain")
+                ax.xaxis.tick_top()
+            with pytest.warns(TickLabelOverlap, match=rf"{place}\.png: .*axes 'a long title.*' title and '"):
+                plots.save(fig, tmp_path / f"{place}.png")
+
+
 def test_plain_log_ticks() -> None:
     fig, ax = plt.subplots(figsize=(6.0, 4.0))
     ax.plot([0.004, 0.01, 0.02, 0.048], [2.0, 1.1, 0.75, 0.37], "o-")

@@ -688,8 +688,11 @@ def draw(exp: Experiment, result: Mapping[str, Any], out: Path, who: str = "repr
     command in the line printed then)."""
     import sys
 
+    from . import plots
+
     try:
-        figures = exp.figures(result, out / exp.id, out / FIGURE_DIR)
+        with plots.style():
+            figures = exp.figures(result, out / exp.id, out / FIGURE_DIR)
     except Exception as err:
         print(f"{who}: figures of {exp.id} failed: {err!r}", file=sys.stderr)
         return {"error": repr(err)}
