@@ -92,6 +92,30 @@ def test_in_the_style_a_title_stays_put_and_what_it_meets_is_a_warning(tmp_path:
                 plots.save(fig, tmp_path / f"{place}.png")
 
 
+def test_pinning_empty_axis_labels_changes_no_pixel(tmp_path: Path) -> None:
+    """`save` pins the empty labels of a grid's inner panels inside their axes (so that no draw
+    places them): the file is the one matplotlib's own placement gives."""
+
+    def grid() -> plt.Figure:
+        fig, axes = plt.subplots(2, 2, figsize=(6.0, 4.0), sharex=True)
+        for i, row in enumerate(axes):
+            for j, ax in enumerate(row):
+                ax.plot([0, 1, 2], [i, j, i + j])
+                ax.set_title(f"panel {i}{j}")
+        axes[1][0].set(xlabel="time (s)", ylabel="rate")
+        axes[0][0].set_ylabel("rate")
+        return fig
+
+    pinned = grid()
+    plots.save(pinned, tmp_path / "pinned.png")
+    assert pinned.axes[3].xaxis.label.get_position() == (0.5, 0.5)  # pinned, not placed
+    placed = grid()
+    placed.tight_layout()
+    placed.savefig(tmp_path / "placed.png", dpi=plots._DPI)
+    plt.close(placed)
+    assert (plt.imread(tmp_path / "pinned.png") == plt.imread(tmp_path / "placed.png")).all()
+
+
 def test_plain_log_ticks() -> None:
     fig, ax = plt.subplots(figsize=(6.0, 4.0))
     ax.plot([0.004, 0.01, 0.02, 0.048], [2.0, 1.1, 0.75, 0.37], "o-")
