@@ -508,3 +508,22 @@ def test_warming_up_starts_the_workers_now_and_hands_back_only_the_callers_calls
         assert batch.finished == {"mine": 3}
         assert batch.map(abs, [-1, 2, -5, 4]) == [1, 2, 5, 4]  # in order, and not in `finished`
         assert batch.finished == {"mine": 3}
+
+
+def test_ctrl_c_while_a_batch_maps_says_nothing_ran() -> None:
+    """Ctrl-C while the workers do what a caller needs before it runs anything (a campaign's
+    planning, `Batch.map`) raises `Interrupted` saying so, not a count of runs."""
+    import _thread
+    import threading
+
+    from fairstream.interrupt import BatchInterrupted
+    from fairstream.parallel import Batch
+
+    with Batch(2) as batch:
+        batch.warm_up()
+        timer = threading.Timer(0.3, _thread.interrupt_main)  # the sleeps last 1.5 s: no race
+        timer.start()
+        with pytest.raises(Interrupted, match=r"^interrupted while sleeping; nothing ran$") as stop:
+            batch.map(time.sleep, [1.5, 1.5, 1.5], "sleeping")
+        timer.join()
+        assert not isinstance(stop.value, BatchInterrupted) and batch.finished == {}
