@@ -120,16 +120,22 @@ class Plan:
 
 @dataclass
 class _Draft:
-    """An experiment's points before its runs are keyed: every (replica, index, point), and what
+    """An experiment's points (and their replicas' `copies`) before its runs are keyed, and what
     validation returned for their scenarios (`memo`: one [text, filename, resolved, key, memory]
-    per run, or None until `Campaign._resolve` has found it)."""
+    per run of `every`, or None until `Campaign._resolve` has found it)."""
 
     exp: Experiment
     points: list[Point]
     copies: list[list[Point]]
-    every: list[tuple[int, int, Point]]
-    memo_key: str
-    memo: list[list[Any]] | None
+    memo_key: str = ""
+    memo: list[list[Any]] | None = None
+
+    @property
+    def every(self) -> list[tuple[int, int, Point]]:
+        """Every run: (replica, index, point), the canonical points first (replica 0)."""
+        return [
+            (r, i, p) for r, replica in enumerate([self.points, *self.copies]) for i, p in enumerate(replica)
+        ]
 
 
 @dataclass(frozen=True)
@@ -209,15 +215,13 @@ class Campaign:
 
         points = _plan(exp, self.quick)
         count = replica_count(exp, self.quick, self.replicas)
-        copies = [[replica_point(p, r) for p in points] for r in range(1, count + 1)]
-        every = [
-            (r, i, point) for r, replica in enumerate([points, *copies]) for i, point in enumerate(replica)
-        ]
-        memo_key = _plan_key(exp, [point.scenario for _, _, point in every])
-        memo = store.get_json(PLANS, memo_key)
-        if memo is not None and (len(memo) != len(every) or any(len(m) != 5 for m in memo)):
-            memo = None
-        return _Draft(exp, points, copies, every, memo_key, memo)
+        draft = _Draft(exp, points, [[replica_point(p, r) for p in points] for r in range(1, count + 1)])
+        every = draft.every
+        draft.memo_key = _plan_key(exp, [point.scenario for _, _, point in every])
+        memo = store.get_json(PLANS, draft.memo_key)
+        if memo is not None and len(memo) == len(every) and all(len(m) == 5 for m in memo):
+            draft.memo = memo
+        return draft
 
     def _resolve(
         self, drafts: list[_Draft], store: RunCache, jobs: int | None, scheduler: str | None
@@ -264,7 +268,8 @@ class Campaign:
         (the memory check of a run that is to run is made later, `_check_memory`)."""
         from ..cache import run_key
 
-        exp, points, copies, every, memo = draft.exp, draft.points, draft.copies, draft.every, draft.memo
+        exp, points, copies, memo = draft.exp, draft.points, draft.copies, draft.memo
+        every = draft.every
         assert memo is not None, "planned before its scenarios were resolved"
         # a key is remembered with its scenario unless the run reads a file (a trace), which may
         # have changed since: its key is computed again (`fairstream.cache.read_files`); an
