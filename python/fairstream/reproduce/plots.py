@@ -30,7 +30,7 @@ _DPI = 110
 #: of its axes, where matplotlib's automatic placement leaves it unless something sits above the
 #: axes (top tick labels, the y axis's offset text: `save` warns of a title that meets one). The
 #: placement lays out an axes' y ticks once more for each title at every draw: without it the
-#: 45 figures of a reproduction take 4-5 s less CPU on the machine PERFORMANCE.md names, pixel
+#: 45 figures of a reproduction take 2-4 s less CPU on the machine PERFORMANCE.md names, pixel
 #: for pixel the same.
 STYLE = {"axes.titley": 1.0}
 #: PNG compression (zlib level 3, not Pillow's default 6): the reproduction's 45 figures encode in
