@@ -180,6 +180,7 @@ def variations(draw: st.DrawFn) -> dict[str, Any]:
             "interval": draw(st.sampled_from(["100ms", "250ms", "1s"])),
             "metrics": True,
             "packets": draw(st.booleans()),
+            "link_series": draw(st.sampled_from([True, False, ["c->b", "b->c"], ["a->b"]])),
         },
         "engine": {
             "ties": draw(st.sampled_from(["random", "fifo"])),

@@ -34,7 +34,7 @@ use fairstream_rt::pacer::Lateness;
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
 use crate::device::Device;
-use crate::link::{EmuLink, LinkCounts, Offer};
+use crate::link::{EmuLink, Offer};
 use crate::plan::{Plan, RECV_PORT};
 use crate::stamp::KernelClock;
 
@@ -153,6 +153,8 @@ pub struct Core {
     flows_bin: Vec<FlowCounts>,
     pub(crate) flow_series: FlowSeries,
     pub(crate) link_series: LinkSeries,
+    /// Whether each link's rows go into `link_series` (`Plan::link_series_kept`).
+    link_series_kept: Vec<bool>,
     interval: Duration,
     bin_start: Instant,
     /// Bytes delivered over all flows since the last live line.
@@ -200,7 +202,10 @@ impl Core {
         let mut flow_series = FlowSeries::default();
         reserve_flow_series(&mut flow_series, bins * n);
         let mut link_series = LinkSeries::default();
-        reserve_link_series(&mut link_series, bins * links.len());
+        reserve_link_series(
+            &mut link_series,
+            bins * plan.link_series_kept.iter().filter(|&&k| k).count(),
+        );
         let mut rest = vec![Duration::MAX; links.len()];
         for r in &routes {
             for (i, &l) in r.links.iter().enumerate() {
@@ -228,6 +233,7 @@ impl Core {
             flows_bin: vec![FlowCounts::default(); n],
             flow_series,
             link_series,
+            link_series_kept: plan.link_series_kept.clone(),
             interval: plan.interval,
             bin_start: Instant::ZERO,
             live_bytes: 0,
@@ -527,8 +533,11 @@ impl Core {
         }
         let s = &mut self.link_series;
         for (i, l) in self.links.iter_mut().enumerate() {
+            let b = std::mem::take(&mut l.bin);
+            if !self.link_series_kept[i] {
+                continue;
+            }
             let (qp, qb) = l.queue_len();
-            let b = l.bin;
             let cap = l.capacity_bits(t0, t1);
             s.link_id.push(i as u32);
             s.t_start.push(t0.as_secs_f64());
@@ -544,7 +553,6 @@ impl Core {
             } else {
                 0.0
             });
-            l.bin = LinkCounts::default();
         }
         self.bin_start = t1;
     }

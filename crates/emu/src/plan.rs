@@ -133,6 +133,8 @@ pub struct Plan {
     pub metrics: bool,
     /// Which metrics the kept records are.
     pub metric_selection: MetricSelection,
+    /// Whether each link's interval series is kept, by link id (`[record] link_series`).
+    pub link_series_kept: Vec<bool>,
     /// The hosts' devices' MTU.
     pub mtu: u32,
 }
@@ -299,6 +301,7 @@ impl Plan {
             interval: net.record.interval,
             metrics: net.record.metrics,
             metric_selection: net.record.metric_selection.clone(),
+            link_series_kept: net.record.link_series_kept(net.links().len()),
             mtu,
         })
     }

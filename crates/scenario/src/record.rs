@@ -14,7 +14,7 @@ use crate::reader::{Result, Section};
 const MAX_SERIES_ROWS: u128 = 20_000_000;
 
 /// Keys `[record]` may hold.
-pub(crate) const RECORD_KEYS: &[&str] = &["interval", "metrics", "packets", "pcap"];
+pub(crate) const RECORD_KEYS: &[&str] = &["interval", "metrics", "packets", "pcap", "link_series"];
 
 /// Reads `[record]` (absent: defaults) into `net.record`; returns the resolved table.
 pub(crate) fn read_record(
@@ -30,50 +30,103 @@ pub(crate) fn read_record(
         out.insert("metrics".into(), Value::Boolean(false));
         out.insert("packets".into(), Value::Boolean(false));
         out.insert("pcap".into(), Value::Array(Vec::new()));
+        out.insert("link_series".into(), Value::Boolean(true));
         return Ok(out);
     };
     let interval: Duration = r.unit_or("interval", net.record.interval)?;
     if interval.is_zero() {
         return Err(r.error("interval", "the bin width must be longer than zero"));
     }
-    let bins = net.duration.as_nanos().div_ceil(interval.as_nanos());
-    let rows = u128::from(bins) * (net.flows().len() + net.links().len()) as u128;
-    if rows > MAX_SERIES_ROWS {
-        return Err(r.error(
-            "interval",
-            format!(
-                "at {interval} the interval series would hold {rows} rows ({bins} bins × {} flows and \
-                 links), more than {MAX_SERIES_ROWS}; widen the interval or shorten the run",
-                net.flows().len() + net.links().len()
-            ),
-        ));
-    }
     net.record.interval = interval;
     (net.record.metrics, net.record.metric_selection) = read_metrics(r)?;
     (net.record.packets, net.record.packet_events) = read_packets(r)?;
     let names = r.opt_str_list("pcap")?.unwrap_or_default();
     for (name, span) in names {
-        let id = (0..net.links().len())
-            .map(|i| LinkId(i as u32))
-            .find(|&id| net.link_name(id) == name);
-        match id {
-            Some(id) => net.record.pcap.push(id),
-            None => {
-                let known: Vec<String> = (0..net.links().len())
-                    .map(|i| net.link_name(LinkId(i as u32)))
-                    .collect();
-                return Err(r.src.error(
-                    span,
-                    &r.field("pcap"),
-                    format!("unknown link `{name}`; links are: {}", known.join(", ")),
-                ));
-            }
-        }
+        let id = link_named(r, net, "pcap", name, span)?;
+        net.record.pcap.push(id);
     }
     if !r.has("pcap") {
         r.set("pcap", Value::Array(Vec::new()));
     }
+    net.record.link_series = read_link_series(r, net)?;
+    let series_links = net
+        .record
+        .link_series
+        .as_ref()
+        .map_or_else(|| net.links().len(), Vec::len);
+    let bins = net.duration.as_nanos().div_ceil(interval.as_nanos());
+    let rows = u128::from(bins) * (net.flows().len() + series_links) as u128;
+    if rows > MAX_SERIES_ROWS {
+        return Err(r.error(
+            "interval",
+            format!(
+                "at {interval} the interval series would hold {rows} rows ({bins} bins × {} flows and \
+                 links), more than {MAX_SERIES_ROWS}; widen the interval, shorten the run or keep \
+                 fewer links' series (`link_series`)",
+                net.flows().len() + series_links
+            ),
+        ));
+    }
     Ok(r.take_resolved())
+}
+
+/// The link called `name` (`"N1->N2"`), listed under `key`; an unknown name is an error at
+/// `span` that lists the links.
+fn link_named(
+    r: &Section<'_, '_>,
+    net: &Network,
+    key: &str,
+    name: &str,
+    span: std::ops::Range<usize>,
+) -> Result<LinkId> {
+    let ids = (0..net.links().len()).map(|i| LinkId(i as u32));
+    if let Some(id) = ids.clone().find(|&id| net.link_name(id) == name) {
+        return Ok(id);
+    }
+    let known: Vec<String> = ids.map(|id| net.link_name(id)).collect();
+    Err(r.src.error(
+        span,
+        &r.field(key),
+        format!("unknown link `{name}`; links are: {}", known.join(", ")),
+    ))
+}
+
+/// `link_series`: `true` (every link's interval series, the default), `false` (none), or the
+/// names of the links whose series is kept, resolved in link order, each once. An empty list is
+/// an error, as for the other recorders.
+fn read_link_series(r: &mut Section<'_, '_>, net: &Network) -> Result<Option<Vec<LinkId>>> {
+    let Some(DeValue::Array(_)) = r.raw("link_series").map(|v| v.get_ref()) else {
+        if let Some(v) = r.raw("link_series")
+            && !matches!(v.get_ref(), DeValue::Boolean(_))
+        {
+            return Err(r.error(
+                "link_series",
+                "expected true, false, or an array of the links (\"N1->N2\") whose series to keep",
+            ));
+        }
+        let all = r.bool_or("link_series", true)?;
+        r.set("link_series", Value::Boolean(all));
+        return Ok(if all { None } else { Some(Vec::new()) });
+    };
+    let listed = r.opt_str_list("link_series")?.unwrap_or_default();
+    if listed.is_empty() {
+        return Err(r.error(
+            "link_series",
+            "an empty list keeps no link; write `link_series = false` to keep none",
+        ));
+    }
+    let mut ids = Vec::with_capacity(listed.len());
+    for (name, span) in listed {
+        ids.push(link_named(r, net, "link_series", name, span)?);
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    let names = ids
+        .iter()
+        .map(|&id| Value::String(net.link_name(id)))
+        .collect();
+    r.set("link_series", Value::Array(names));
+    Ok(Some(ids))
 }
 
 /// What a recorder's key says: off, everything, or the names it lists.

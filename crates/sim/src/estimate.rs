@@ -17,7 +17,7 @@
 //! - **Memory** is the sum of the [`Part`]s: nodes and routing, per-link state and queue room,
 //!   per-flow state (endpoints, windows), packets held in queues and on the wire (every queue
 //!   full and every link busy, or every flow's window in flight each way, whichever is less), the interval
-//!   series (bins × (flows + links) rows), the per-packet trace (three rows per packet-hop) and
+//!   series (bins × (flows + links whose series is kept) rows), the per-packet trace (three rows per packet-hop) and
 //!   the metric records. Tables are counted twice over, for the room a growing vector keeps and
 //!   the Arrow copy made when the run hands its results over.
 //!
@@ -46,7 +46,7 @@ pub enum Part {
     Flows,
     /// Packets waiting in queues and travelling on links.
     Packets,
-    /// The interval series: one row per flow and per link per bin.
+    /// The interval series: one row per flow and per kept link per bin.
     Series,
     /// The per-packet trace.
     Trace,
@@ -261,7 +261,12 @@ impl Estimate {
         } else {
             net.duration.as_nanos().div_ceil(record.interval.as_nanos()) as f64
         };
-        e.series_rows = bins * (net.flows().len() + net.links().len()) as f64;
+        let series_links = record
+            .link_series_kept(net.links().len())
+            .into_iter()
+            .filter(|&k| k)
+            .count();
+        e.series_rows = bins * (net.flows().len() + series_links) as f64;
         e.trace_rows = if record.packets {
             // A row per hop for each per-hop event kept; a packet is lost at most once.
             let per_hop = record.packet_events.iter().filter(|e| e.per_hop()).count();

@@ -160,6 +160,8 @@ pub struct RecordConfig {
     pub packet_events: PacketEvents,
     /// Links to capture into pcap files.
     pub pcap: Vec<LinkId>,
+    /// The links whose interval series (`link_series`) is kept, by id (`None`: every link).
+    pub link_series: Option<Vec<LinkId>>,
 }
 
 impl Default for RecordConfig {
@@ -171,6 +173,26 @@ impl Default for RecordConfig {
             packets: false,
             packet_events: PacketEvents::ALL,
             pcap: Vec::new(),
+            link_series: None,
+        }
+    }
+}
+
+impl RecordConfig {
+    /// For each of `links` links, by id, whether its interval series is kept
+    /// ([`RecordConfig::link_series`]).
+    pub fn link_series_kept(&self, links: usize) -> Vec<bool> {
+        match &self.link_series {
+            None => vec![true; links],
+            Some(kept) => {
+                let mut out = vec![false; links];
+                for l in kept {
+                    if let Some(k) = out.get_mut(l.index()) {
+                        *k = true;
+                    }
+                }
+                out
+            }
         }
     }
 }

@@ -128,6 +128,8 @@ pub(crate) struct Recorder {
     bin_start: Instant,
     flow_series: FlowSeries,
     link_series: LinkSeries,
+    /// Whether each link's rows go into `link_series` (`RecordConfig::link_series`).
+    link_series_kept: Vec<bool>,
     queue_series: Vec<DeclaredSeries>,
     metrics: Option<MetricRecords>,
     /// Which metrics `metrics` keeps.
@@ -165,6 +167,7 @@ impl Recorder {
             bin_start: Instant::ZERO,
             flow_series: FlowSeries::default(),
             link_series: LinkSeries::default(),
+            link_series_kept: config.link_series_kept(links),
             queue_series: Vec::new(),
             metrics: config.metrics.then(MetricRecords::default),
             metric_selection: config.metric_selection.clone(),
@@ -304,27 +307,29 @@ impl Recorder {
             });
             self.counters_at_bin[flow] = (*c, goodput);
         }
-        let s = &mut self.link_series;
         for (i, l) in links.iter().enumerate() {
             let prev = self.links_at_bin[i];
             let c = l.counters;
-            s.link_id.push(i as u32);
-            s.t_start.push(t0);
-            s.t_end.push(t1);
-            s.queue_packets.push(l.queue.len_packets() as u64);
-            s.queue_bytes.push(l.queue.len_bytes());
-            s.packets_forwarded
-                .push(c.packets_forwarded - prev.packets_forwarded);
-            s.bytes_forwarded
-                .push(c.bytes_forwarded - prev.bytes_forwarded);
-            s.packets_dropped.push(
-                c.packets_dropped + c.packets_corrupted
-                    - prev.packets_dropped
-                    - prev.packets_corrupted,
-            );
-            let cap = l.capacity_bits(self.bin_start, now);
-            let bits = (c.bytes_forwarded - prev.bytes_forwarded) as f64 * 8.0;
-            s.utilisation.push(if cap > 0.0 { bits / cap } else { 0.0 });
+            if self.link_series_kept[i] {
+                let s = &mut self.link_series;
+                s.link_id.push(i as u32);
+                s.t_start.push(t0);
+                s.t_end.push(t1);
+                s.queue_packets.push(l.queue.len_packets() as u64);
+                s.queue_bytes.push(l.queue.len_bytes());
+                s.packets_forwarded
+                    .push(c.packets_forwarded - prev.packets_forwarded);
+                s.bytes_forwarded
+                    .push(c.bytes_forwarded - prev.bytes_forwarded);
+                s.packets_dropped.push(
+                    c.packets_dropped + c.packets_corrupted
+                        - prev.packets_dropped
+                        - prev.packets_corrupted,
+                );
+                let cap = l.capacity_bits(self.bin_start, now);
+                let bits = (c.bytes_forwarded - prev.bytes_forwarded) as f64 * 8.0;
+                s.utilisation.push(if cap > 0.0 { bits / cap } else { 0.0 });
+            }
             self.links_at_bin[i] = c;
             if let Some((table, row)) = l.queue.series_row() {
                 let series = match self
