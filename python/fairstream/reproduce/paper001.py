@@ -488,7 +488,7 @@ class MmJitter(Experiment):
     def points(self, quick: bool) -> list[Point]:
         mix = tomlio.loads(packaged("papers", self.mix_scenario).read_text(encoding="utf-8"))
         mix = copy_doc(mix)
-        mix["record"]["packets"] = True
+        mix["record"]["packets"] = ["receive"]  # what `arrival_times` reads
         return [
             Point("pair", {"setting": "pair", "tcp": "ftp1", "media": "mm1"}, self.base_scenario()),
             Point("mix", {"setting": "mix", "tcp": "ftp1", "media": "mm1"}, mix),
