@@ -7,6 +7,8 @@ import math
 
 import pytest
 from fairstream.reproduce import h2h_metrics as m
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 def test_normalised_difference_is_tcp_minus_udp_over_the_bottleneck():
@@ -108,3 +110,46 @@ def test_tail_counts_see_doublings_halvings_and_stalls() -> None:
 def test_cdf_at_points() -> None:
     assert m.cdf_at([0.5, 1.0, 1.0, 2.0], [0.25, 1.0, 1.5, 4.0]) == [0.0, 0.75, 0.75, 1.0]
     assert all(math.isnan(x) for x in m.cdf_at([], [1.0]))
+
+
+def _span_by_loop(bps: list[float]) -> tuple[int, int]:
+    active = [i for i, b in enumerate(bps) if b > 0]
+    return (active[0], active[-1] + 1) if active else (0, 0)
+
+
+def _ratios_by_loop(bps: list[float]) -> list[float]:
+    a, b = _span_by_loop(bps)
+    s = bps[a:b]
+    return [y / x for x, y in zip(s, s[1:], strict=False) if x > 0 and y > 0]
+
+
+def _tails_by_loop(bps: list[float], factor: float) -> tuple[int, int]:
+    a, b = _span_by_loop(bps)
+    s = bps[a:b]
+    pairs = tails = 0
+    for x, y in zip(s, s[1:], strict=False):
+        if x <= 0 and y <= 0:
+            continue
+        pairs += 1
+        if x <= 0 or y <= 0 or y / x >= factor or y / x <= 1 / factor:
+            tails += 1
+    return pairs, tails
+
+
+bins = st.lists(
+    st.one_of(
+        st.just(0.0), st.floats(min_value=1.0, max_value=1e7, allow_nan=False), st.sampled_from([1e5, 2e5])
+    ),
+    max_size=60,
+)
+
+
+@given(bins, st.sampled_from([2.0, 1.5, 4.0]))
+def test_the_array_forms_give_what_a_loop_over_the_bins_gives_bit_for_bit(
+    bps: list[float], factor: float
+) -> None:
+    """`active_span`, `consecutive_ratios` and `tail_counts` work on arrays; a bin-by-bin loop over
+    the same series, as they were written first, gives the same values to the last bit."""
+    assert m.active_span(bps) == _span_by_loop(bps)
+    assert m.consecutive_ratios(bps) == _ratios_by_loop(bps)
+    assert m.tail_counts(bps, factor) == _tails_by_loop(bps, factor)

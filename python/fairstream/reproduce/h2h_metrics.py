@@ -24,6 +24,8 @@ import math
 import statistics
 from collections.abc import Sequence
 
+import numpy as np
+
 #: The packet size of paper 000's TCP-friendly check (its largest recorded packet), bytes.
 FRIENDLY_PACKET_BYTES = 1500
 #: The constant of the TCP-friendly rate (paper 000, eq. in Section V-E, after Floyd and Fall).
@@ -76,8 +78,15 @@ def is_unfriendly(
 def active_span(bps: Sequence[float]) -> tuple[int, int]:
     """(first, last + 1): the bins from the first to the last with anything delivered; (0, 0) when
     nothing was."""
-    active = [i for i, b in enumerate(bps) if b > 0]
-    return (active[0], active[-1] + 1) if active else (0, 0)
+    active = np.flatnonzero(np.asarray(bps, dtype=float) > 0)
+    return (int(active[0]), int(active[-1]) + 1) if active.size else (0, 0)
+
+
+def _active_pairs(bps: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """(earlier, later) bins of each consecutive pair over the active span, as arrays."""
+    a, b = active_span(bps)
+    s = np.asarray(bps[a:b], dtype=float)
+    return s[:-1], s[1:]
 
 
 def average_bps(bps: Sequence[float]) -> float:
@@ -90,9 +99,9 @@ def average_bps(bps: Sequence[float]) -> float:
 def consecutive_ratios(bps: Sequence[float]) -> list[float]:
     """b[i+1] / b[i] over the active span, for the pairs where both are above zero (a ratio to or
     from an empty bin is undefined; the paper plots the ratio of bandwidths)."""
-    a, b = active_span(bps)
-    s = bps[a:b]
-    return [y / x for x, y in zip(s, s[1:], strict=False) if x > 0 and y > 0]
+    x, y = _active_pairs(bps)
+    both = (x > 0) & (y > 0)
+    return (y[both] / x[both]).tolist()
 
 
 def median_abs_log_ratio(ratios: Sequence[float]) -> float:
@@ -113,16 +122,12 @@ def tail_counts(bps: Sequence[float], factor: float = TAIL_FACTOR) -> tuple[int,
     when its ratio is at least `factor` or at most 1/`factor`. A pair with one empty bin (the stream
     stalled, or resumed) is a step of infinite ratio and counts in the tails; a pair of two empty
     bins carries no rate and is left out."""
-    a, b = active_span(bps)
-    s = bps[a:b]
-    pairs = tails = 0
-    for x, y in zip(s, s[1:], strict=False):
-        if x <= 0 and y <= 0:
-            continue
-        pairs += 1
-        if x <= 0 or y <= 0 or y / x >= factor or y / x <= 1 / factor:
-            tails += 1
-    return pairs, tails
+    x, y = _active_pairs(bps)
+    either = (x > 0) | (y > 0)
+    both = (x > 0) & (y > 0)
+    ratio = np.divide(y, x, out=np.ones_like(y), where=both)
+    steep = ~both | (ratio >= factor) | (ratio <= 1 / factor)
+    return int(np.count_nonzero(either)), int(np.count_nonzero(either & steep))
 
 
 def cdf_at(values: Sequence[float], points: Sequence[float]) -> list[float]:

@@ -37,8 +37,7 @@ def binned_bps(run: RunResult, flow: str, column: str = "bytes_delivered") -> li
     rows = run.flow_rows(flow)
     if not rows["t_start"].is_sorted():
         rows = rows.sort("t_start")
-    widths = (rows["t_end"] - rows["t_start"]).to_list()
-    return [b * 8.0 / w for b, w in zip(rows[column].to_list(), widths, strict=True)]
+    return (rows[column].cast(pl.Float64) * 8.0 / (rows["t_end"] - rows["t_start"])).to_list()
 
 
 def delivered_bps(run: RunResult, flow: str, since_s: float = 0.0) -> float:

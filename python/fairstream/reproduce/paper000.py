@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..results import RunResult
 from ..scenario import copy_doc
 from . import h2h_metrics as hm
@@ -533,7 +535,8 @@ def _beyond(ratios: Sequence[float], factor: float) -> float:
     """The share of `ratios` at least `factor` or at most 1/`factor` (NaN for none)."""
     if not ratios:
         return math.nan
-    return sum(r >= factor or r <= 1 / factor for r in ratios) / len(ratios)
+    r = np.asarray(ratios, dtype=float)
+    return int(np.count_nonzero((r >= factor) | (r <= 1 / factor))) / len(ratios)
 
 
 #: Ratios at which h2h-smooth keeps the pooled CDF of each flow (for the figure): 1/8 to 8,
