@@ -242,28 +242,31 @@ def overlapping_tick_labels(fig: plt.Figure) -> list[str]:
     found = []
     for ax in fig.axes:
         name = _axes_name(ax, fig)
+        shapes = {}
         for letter, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
             labels = _drawn_tick_labels(axis)
-            shapes = [(label.get_text(), _corners(label, renderer)) for label in labels]
-            for i, (text_a, a) in enumerate(shapes):
-                for text_b, b in shapes[i + 1 :]:
+            shapes[letter] = [(label.get_text(), _corners(label, renderer)) for label in labels]
+            for i, (text_a, a) in enumerate(shapes[letter]):
+                for text_b, b in shapes[letter][i + 1 :]:
                     if _polygons_overlap(a, b):
                         found.append(f"axes {name!r} {letter}: {text_a!r} and {text_b!r}")
-        found += _title_clashes(ax, name, renderer)
+        found += _title_clashes(ax, name, renderer, shapes["x"])
     return found
 
 
-def _title_clashes(ax: Any, name: str, renderer: Any) -> list[str]:
-    """What `ax`'s title meets, as "axes 'name' title and '1e6'": an x tick label or an offset
-    text (a title placed at the top of its axes, `STYLE`, is not moved out of their way)."""
+def _title_clashes(
+    ax: Any, name: str, renderer: Any, x_labels: list[tuple[str, list[tuple[float, float]]]]
+) -> list[str]:
+    """What `ax`'s title meets, as "axes 'name' title and '1e6'": an x tick label (`x_labels`:
+    text and corners, as `overlapping_tick_labels` found them) or an offset text (a title placed
+    at the top of its axes, `STYLE`, is not moved out of their way)."""
     title = ax.title
     if not (title.get_visible() and title.get_text().strip()):
         return []
     box = _corners(title, renderer)
     offsets = [a.offsetText for a in (ax.xaxis, ax.yaxis) if a.offsetText.get_visible()]
-    near = [*_drawn_tick_labels(ax.xaxis), *(t for t in offsets if t.get_text().strip())]
-    met = [t for t in near if _polygons_overlap(box, _corners(t, renderer))]
-    return [f"axes {name!r} title and {t.get_text()!r}" for t in met]
+    near = [*x_labels, *((t.get_text(), _corners(t, renderer)) for t in offsets if t.get_text().strip())]
+    return [f"axes {name!r} title and {text!r}" for text, corners in near if _polygons_overlap(box, corners)]
 
 
 def _axes_name(ax: Any, fig: plt.Figure) -> str:
