@@ -873,6 +873,9 @@ class H2hReal(Experiment):
         nodes: list[str] = []
         links: list[dict[str, Any]] = []
         flows: list[dict[str, Any]] = []
+        record = dict(base.get("record", {}))
+        kept = record.get("link_series")  # link names, renamed as the nodes are
+        series: list[str] = []
         longest = 0.0
         keys = []
         for clip in clips:
@@ -885,13 +888,15 @@ class H2hReal(Experiment):
                 nodes += n
                 links += lk
                 flows += fl
+                if isinstance(kept, list):
+                    series += ["->".join(f"{key}_{end}" for end in name.split("->")) for name in kept]
         scenario = {
             "name": "h2h-real",
             "duration": f"{longest:.1f}s",
             "seed": int(base["seed"]),
             "topology": {"nodes": nodes, "link": links},
             "flow": flows,
-            "record": dict(base.get("record", {})),
+            "record": {**record, "link_series": series} if isinstance(kept, list) else record,
         }
         return [
             Point(kind, {"kind": kind, "emulate": kind == "emulated", "pairs": keys}, scenario)
