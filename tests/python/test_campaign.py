@@ -175,6 +175,39 @@ def test_planning_on_the_workers_plans_what_planning_here_plans(
     assert refusals[0] == refusals[1] and "fake.toml [fake-bad p2]" in refusals[0], refusals
 
 
+def test_a_cold_reproduction_starts_its_workers_after_its_first_draft_and_a_warm_one_never(
+    tmp_path: Path, scenario: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers import while the parent drafts the other experiments: on a cold cache they are
+    started once the first experiment is drafted (it has scenarios to plan), not after the last;
+    run again unchanged, every plan is remembered and no worker starts."""
+    from fairstream import parallel
+    from fairstream.reproduce import campaign as reproduce_campaign
+
+    drafted: list[str] = []
+    warmed: list[int] = []
+    real_draft, real_warm_up = reproduce_campaign.Campaign._draft, parallel.Batch.warm_up
+
+    def draft(self: Any, exp: Any, store: Any) -> Any:
+        drafted.append(exp.id)
+        return real_draft(self, exp, store)
+
+    def warm_up(self: Any) -> None:
+        warmed.append(len(drafted))
+        real_warm_up(self)
+
+    monkeypatch.setattr(reproduce_campaign.Campaign, "_draft", draft)
+    monkeypatch.setattr(parallel.Batch, "warm_up", warm_up)
+    exps = [fake(f"fake-{x}", scenario) for x in "abc"]
+    store = RunCache(tmp_path / "cache")
+    Campaign(exps, replicas=0, cache=store).run(tmp_path / "cold", jobs=2, quiet=True)
+    assert drafted == ["fake-a", "fake-b", "fake-c"] and warmed[:1] == [1], warmed
+    drafted.clear()
+    warmed.clear()
+    Campaign(exps, replicas=0, cache=store).run(tmp_path / "warm", jobs=2, quiet=True)
+    assert len(drafted) == 3 and not warmed
+
+
 def test_runs_two_experiments_share_are_kept_in_both_also_uncached(
     tmp_path: Path, scenario: Path, executed: list[str]
 ) -> None:

@@ -194,8 +194,15 @@ class Campaign:
         batch = None
         try:
             self.skipped = _skipped(self.experiments)
-            drafts = [self._draft(exp, store) for exp in self.experiments if exp.id not in self.skipped]
-            batch = self._resolve(drafts, store, jobs, scheduler)
+            drafts = []
+            todo = [exp for exp in self.experiments if exp.id not in self.skipped]
+            for exp in todo:
+                drafts.append(self._draft(exp, store))
+                if batch is None and drafts[-1].memo is None and (len(todo) > 1 or len(drafts[-1].every) > 1):
+                    # planning to do: the workers start importing while the rest is drafted
+                    batch = Batch(jobs, scheduler)
+                    batch.warm_up()
+            batch = self._resolve(drafts, store, batch)
             self.plans = [self._plan(draft) for draft in drafts]
             self._check_memory(store, per_run)
             with output.staged(output_dir, "reproduce", force, target=target) as out:
@@ -223,12 +230,11 @@ class Campaign:
             draft.memo = memo
         return draft
 
-    def _resolve(
-        self, drafts: list[_Draft], store: RunCache, jobs: int | None, scheduler: str | None
-    ) -> Batch | None:
+    def _resolve(self, drafts: list[_Draft], store: RunCache, batch: Batch | None) -> Batch | None:
         """Writes and resolves the scenarios of the drafts this build has not planned before, on
-        the workers the runs will use (started here, and returned), and remembers what it found
-        (`PLANS`). Returns None when every draft was remembered or the work is done here."""
+        the workers the runs will use (`batch`, started by `run` as soon as it drafted something
+        to plan, and returned), and remembers what it found (`PLANS`). Returns None when every
+        draft was remembered (no batch was started) or the work is done here."""
         from ..cache import PLANS
         from ..campaign import PLAN_CHUNK, ScenarioChunk, raise_planning_error, resolve_scenarios
 
@@ -244,9 +250,9 @@ class Campaign:
         calls = [
             ScenarioChunk(tuple(doc for _, doc, _ in c), tuple(file for _, _, file in c)) for c in chunks
         ]
-        batch = Batch(jobs, scheduler, calls_hint=len(calls))
+        if batch is None:  # a single experiment with a single scenario: planned here
+            batch = Batch(1)
         try:
-            batch.warm_up()
             resolved = [item for found in batch.map(resolve_scenarios, calls, "planning") for item in found]
             raise_planning_error(resolved)
         except BaseException:
