@@ -202,10 +202,8 @@ impl Core {
         let mut flow_series = FlowSeries::default();
         reserve_flow_series(&mut flow_series, bins * n);
         let mut link_series = LinkSeries::default();
-        reserve_link_series(
-            &mut link_series,
-            bins * plan.link_series_kept.iter().filter(|&&k| k).count(),
-        );
+        let series_links = plan.link_series_kept.iter().filter(|&&k| k).count();
+        reserve_link_series(&mut link_series, bins * series_links);
         let mut rest = vec![Duration::MAX; links.len()];
         for r in &routes {
             for (i, &l) in r.links.iter().enumerate() {

@@ -49,11 +49,7 @@ pub(crate) fn read_record(
         r.set("pcap", Value::Array(Vec::new()));
     }
     net.record.link_series = read_link_series(r, net)?;
-    let series_links = net
-        .record
-        .link_series
-        .as_ref()
-        .map_or_else(|| net.links().len(), Vec::len);
+    let series_links = net.record.series_links(net.links().len());
     let bins = net.duration.as_nanos().div_ceil(interval.as_nanos());
     let rows = u128::from(bins) * (net.flows().len() + series_links) as u128;
     if rows > MAX_SERIES_ROWS {
@@ -92,60 +88,49 @@ fn link_named(
 }
 
 /// `link_series`: `true` (every link's interval series, the default), `false` (none), or the
-/// names of the links whose series is kept, resolved in link order, each once. An empty list is
-/// an error, as for the other recorders.
+/// names of the links whose series is kept (`read_kept`), resolved in link order, each once.
 fn read_link_series(r: &mut Section<'_, '_>, net: &Network) -> Result<Option<Vec<LinkId>>> {
-    let Some(DeValue::Array(_)) = r.raw("link_series").map(|v| v.get_ref()) else {
-        if let Some(v) = r.raw("link_series")
-            && !matches!(v.get_ref(), DeValue::Boolean(_))
-        {
-            return Err(r.error(
-                "link_series",
-                "expected true, false, or an array of the links (\"N1->N2\") whose series to keep",
-            ));
-        }
-        let all = r.bool_or("link_series", true)?;
-        r.set("link_series", Value::Boolean(all));
-        return Ok(if all { None } else { Some(Vec::new()) });
-    };
-    let listed = r.opt_str_list("link_series")?.unwrap_or_default();
-    if listed.is_empty() {
-        return Err(r.error(
-            "link_series",
-            "an empty list keeps no link; write `link_series = false` to keep none",
-        ));
+    if r.raw("link_series").is_none() {
+        r.set("link_series", Value::Boolean(true));
+        return Ok(None);
     }
-    let mut ids = Vec::with_capacity(listed.len());
-    for (name, span) in listed {
-        ids.push(link_named(r, net, "link_series", name, span)?);
-    }
-    ids.sort_unstable();
-    ids.dedup();
-    let names = ids
-        .iter()
-        .map(|&id| Value::String(net.link_name(id)))
+    let names: Vec<String> = (0..net.links().len())
+        .map(|i| net.link_name(LinkId(i as u32)))
         .collect();
-    r.set("link_series", Value::Array(names));
-    Ok(Some(ids))
+    Ok(match read_kept(r, "link_series", &names, "link", true)? {
+        Kept::All => None,
+        Kept::Off => Some(Vec::new()),
+        Kept::Named(kept) => {
+            let listed = kept.iter().map(|&i| Value::String(names[i].clone()));
+            r.set("link_series", Value::Array(listed.collect()));
+            Some(kept.into_iter().map(|i| LinkId(i as u32)).collect())
+        }
+    })
 }
 
 /// What a recorder's key says: off, everything, or the names it lists.
 enum Kept {
     Off,
     All,
-    /// The listed names, each once, in the order of the known names.
-    Named(Vec<&'static str>),
+    /// The listed names, each once, as indices into the known names, in their order.
+    Named(Vec<usize>),
 }
 
 /// `key` as `true`, `false`, or an array of names among `known` (each a `noun`; repeats are
-/// kept once). An unknown name, an empty array or any other value is an error naming the field.
-/// Leaves `key` resolved as written for a boolean; the caller resolves a list.
-fn read_kept(
+/// kept once); `default` when absent. An unknown name, an empty array or any other value is an
+/// error naming the field. Leaves `key` resolved as written for a boolean; the caller resolves
+/// a list.
+fn read_kept<S: AsRef<str>>(
     r: &mut Section<'_, '_>,
     key: &str,
-    known: &[&'static str],
+    known: &[S],
     noun: &str,
+    default: bool,
 ) -> Result<Kept> {
+    let all_known = || {
+        let names: Vec<&str> = known.iter().map(AsRef::as_ref).collect();
+        names.join("\", \"")
+    };
     let Some(DeValue::Array(_)) = r.raw(key).map(|v| v.get_ref()) else {
         if let Some(v) = r.raw(key)
             && !matches!(v.get_ref(), DeValue::Boolean(_))
@@ -154,31 +139,30 @@ fn read_kept(
                 key,
                 format!(
                     "expected true, false, or an array of the {noun}s to keep, among \"{}\"",
-                    known.join("\", \"")
+                    all_known()
                 ),
             ));
         }
-        return Ok(if r.bool_or(key, false)? {
+        return Ok(if r.bool_or(key, default)? {
             Kept::All
         } else {
             Kept::Off
         });
     };
     let listed = r.opt_str_list(key)?.unwrap_or_default();
-    if let Some((name, span)) = listed.iter().find(|(n, _)| !known.contains(n)) {
+    let is_known = |name: &str| known.iter().any(|k| k.as_ref() == name);
+    if let Some((name, span)) = listed.iter().find(|(n, _)| !is_known(n)) {
         return Err(r.src.error(
             span.clone(),
             &r.field(key),
             format!(
                 "unknown {noun} `{name}`; the {noun}s are \"{}\"",
-                known.join("\", \"")
+                all_known()
             ),
         ));
     }
-    let kept: Vec<&'static str> = known
-        .iter()
-        .copied()
-        .filter(|k| listed.iter().any(|(n, _)| n == k))
+    let kept: Vec<usize> = (0..known.len())
+        .filter(|&i| listed.iter().any(|(n, _)| *n == known[i].as_ref()))
         .collect();
     if kept.is_empty() {
         return Err(r.error(
@@ -199,14 +183,15 @@ fn names_value(names: &[&'static str]) -> Value {
 /// event.
 fn read_packets(r: &mut Section<'_, '_>) -> Result<(bool, PacketEvents)> {
     let known = PacketEvent::ALL.map(PacketEvent::name);
-    Ok(match read_kept(r, "packets", &known, "event")? {
+    Ok(match read_kept(r, "packets", &known, "event", false)? {
         Kept::Off => (false, PacketEvents::ALL),
         Kept::All => (true, PacketEvents::ALL),
-        Kept::Named(names) if names.len() == known.len() => {
+        Kept::Named(kept) if kept.len() == known.len() => {
             r.set("packets", Value::Boolean(true));
             (true, PacketEvents::ALL)
         }
-        Kept::Named(names) => {
+        Kept::Named(kept) => {
+            let names: Vec<&'static str> = kept.iter().map(|&i| known[i]).collect();
             r.set("packets", names_value(&names));
             let kept = PacketEvent::ALL
                 .into_iter()
@@ -224,10 +209,11 @@ fn read_metrics(r: &mut Section<'_, '_>) -> Result<(bool, MetricSelection)> {
         .iter()
         .map(|m| m.name)
         .collect();
-    Ok(match read_kept(r, "metrics", &known, "metric")? {
+    Ok(match read_kept(r, "metrics", &known, "metric", false)? {
         Kept::Off => (false, MetricSelection::All),
         Kept::All => (true, MetricSelection::All),
-        Kept::Named(names) => {
+        Kept::Named(kept) => {
+            let names: Vec<&'static str> = kept.iter().map(|&i| known[i]).collect();
             r.set("metrics", names_value(&names));
             (true, MetricSelection::Named(names))
         }

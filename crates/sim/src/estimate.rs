@@ -261,11 +261,7 @@ impl Estimate {
         } else {
             net.duration.as_nanos().div_ceil(record.interval.as_nanos()) as f64
         };
-        let series_links = record
-            .link_series_kept(net.links().len())
-            .into_iter()
-            .filter(|&k| k)
-            .count();
+        let series_links = record.series_links(net.links().len());
         e.series_rows = bins * (net.flows().len() + series_links) as f64;
         e.trace_rows = if record.packets {
             // A row per hop for each per-hop event kept; a packet is lost at most once.

@@ -179,6 +179,11 @@ impl Default for RecordConfig {
 }
 
 impl RecordConfig {
+    /// How many of `links` links have their interval series kept ([`RecordConfig::link_series`]).
+    pub fn series_links(&self, links: usize) -> usize {
+        self.link_series.as_ref().map_or(links, Vec::len)
+    }
+
     /// For each of `links` links, by id, whether its interval series is kept
     /// ([`RecordConfig::link_series`]).
     pub fn link_series_kept(&self, links: usize) -> Vec<bool> {
