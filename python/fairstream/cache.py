@@ -34,6 +34,14 @@ directory has. An entry is checked whole whenever it is looked up (`RunCache.get
 the lengths, every member's CRC): a truncated, corrupt or foreign entry is removed and the run
 computed again, never served.
 
+**Bundles.** A worker stores the small runs of one call together (`RunCache.bundling`): one file,
+a bundle (`fairstream.runfile`), holds their run files, and each run's ``runs/<k[:2]>/<key>.run``
+is a hard link to it, checked as above with the bundle's record of that run alone. Creating a
+file costs a file system far more than naming one (up to a millisecond on a fresh ext4 disk,
+several on a network file system; a link takes about 0.02 ms), and a sweep of one-second runs
+stores a thousand. A run is still one name, found, removed and pruned by itself; its size is the
+bundle's shared among its names, and a bundle's space is freed with its last name.
+
 Last use is the entry's modification time (a hit touches it): `prune` removes entries by age of
 last use, down to a size (least recently used first), or those of other builds (`stale`), which
 this build can never use.
@@ -68,6 +76,10 @@ FORMAT = 1
 
 RUNS, EXPERIMENTS, PLANS, TMP = "runs", "experiments", "plans", "tmp"
 MANIFEST = "manifest.json"
+
+#: The largest run (its members' bytes) `RunCache.bundling` keeps for a bundle; a larger one is
+#: stored at once, in a file of its own.
+BUNDLED_MAX_BYTES = 1 << 20
 
 #: Files of a run directory that a run entry keeps besides its summary, scenario, tables and
 #: pcaps: an emulated run's ``emu.json`` (`fairstream.emulation`).
@@ -273,17 +285,25 @@ class RunEntry:
     every member's CRC as it found the entry; a member read later is checked again only when the
     entry was made without that check (`verified` False)."""
 
-    def __init__(self, path: Path, manifest: dict[str, Any], verified: bool = False):
+    def __init__(self, path: Path, manifest: dict[str, Any], verified: bool = False, bundle: Any = None):
         self.path = path
         self.manifest = manifest
         self.verified = verified
+        #: The bundle's manifest when the run is one of a bundle's (its member named by the key).
+        self.bundle = bundle
+
+    @contextlib.contextmanager
+    def _open(self) -> Iterator[Any]:
+        """The run file, open: the file, or the run's window in its bundle."""
+        with open(self.path, "rb") as f:
+            yield f if self.bundle is None else runfile.Window(f, self.bundle, self.key)
 
     @property
     def key(self) -> str:
         return self.manifest["key"]
 
     def _read(self, member: str) -> bytes:
-        with open(self.path, "rb") as f:
+        with self._open() as f:
             return runfile.read_member(f, self.manifest, member, check=not self.verified)
 
     def summary_text(self) -> str:
@@ -302,7 +322,7 @@ class RunEntry:
     def tables_bytes(self, names: Iterable[str]) -> dict[str, bytes]:
         """The tables `names` the run recorded, as stored, read through one open file."""
         members = {n: self.manifest["tables"][n] for n in names if n in self.manifest["tables"]}
-        with open(self.path, "rb") as f:
+        with self._open() as f:
             return {
                 n: runfile.read_member(f, self.manifest, m, check=not self.verified)
                 for n, m in members.items()
@@ -350,7 +370,7 @@ class RunEntry:
 
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "rb") as f:
+        with self._open() as f:
             for member in ("scenario.resolved.toml", "summary.json", *self.extras(), *self.pcaps()):
                 target = out / member
                 target.parent.mkdir(exist_ok=True)
@@ -376,6 +396,8 @@ class RunCache:
         self.stored = 0
         self.discarded: list[str] = []
         self._made: set[Path] = set()
+        #: The small runs stored while `bundling`, to be written as one bundle: (key, run file).
+        self._bundle: list[tuple[str, bytes]] | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:  # to a worker: where, and how (not what was made here)
         return (_in_this_process, (self.root, self.refresh))
@@ -403,10 +425,18 @@ class RunCache:
             self.misses += 1
             return None
         path = self.path(key)
+        bundle = None
         try:
             with open(path, "rb") as f:
                 manifest = runfile.read_manifest(f)
-                problem = _check(manifest, key) or _crc(runfile.verify(f, manifest))
+                if manifest.get("bundle"):
+                    if key not in manifest["members"]:
+                        raise runfile.CorruptEntry("a bundle that does not hold this run")
+                    bundle, run = manifest, runfile.Window(f, manifest, key)
+                    manifest = runfile.read_manifest(run)
+                    problem = _check(manifest, key) or _crc(runfile.verify(run, manifest))
+                else:
+                    problem = _check(manifest, key) or _crc(runfile.verify(f, manifest))
         except FileNotFoundError:
             self.misses += 1
             return None
@@ -418,7 +448,7 @@ class RunCache:
             return None
         _touch(path)
         self.hits += 1
-        return RunEntry(path, manifest, verified=True)
+        return RunEntry(path, manifest, verified=True, bundle=bundle)
 
     def _discard(self, path: Path, why: str) -> None:
         self.discarded.append(f"{path}: {why}")
@@ -452,6 +482,10 @@ class RunCache:
             "host": output._host(),
         }
         target = self.path(key)
+        small = all(isinstance(data, bytes) for _, data in members)
+        if self._bundle is not None and small and sum(len(d) for _, d in members) <= BUNDLED_MAX_BYTES:
+            self._bundle.append((key, runfile.encode(members, manifest)))  # type: ignore[arg-type]
+            return target
         tmp = self._staging(target.name)
         try:
             runfile.write(tmp, members, manifest)
@@ -461,6 +495,52 @@ class RunCache:
             raise
         self.stored += 1
         return target
+
+    @contextlib.contextmanager
+    def bundling(self) -> Iterator[None]:
+        """Within it, `put` keeps the small runs (tables in memory, up to `BUNDLED_MAX_BYTES`)
+        and stores them when it ends, however it ends: two or more as one bundle (see the
+        module's doc), each under its own name. Nothing is in the cache before then: a process
+        killed within it loses them, and they run again."""
+        if self._bundle is not None:  # already bundling: the outer one stores them
+            yield
+            return
+        self._bundle = []
+        try:
+            yield
+        finally:
+            runs, self._bundle = self._bundle, None
+            self._store_bundle(runs)
+
+    def _store_bundle(self, runs: list[tuple[str, bytes]]) -> None:
+        """Writes `runs` (key, run file) as one bundle under tmp/, links each run's name to it
+        (a link under tmp/, renamed into place: as atomic as any entry), then drops tmp/'s name."""
+        if not runs:
+            return
+        if len(runs) == 1:  # one run: its run file alone
+            key, data = runs[0]
+            target = self.path(key)
+            tmp = self._staging(target.name)
+            try:
+                tmp.write_bytes(data)
+                os.replace(tmp, self._dir(target.parent) / target.name)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+            self.stored += 1
+            return
+        bundle = self._staging(f"bundle-{runs[0][0]}")
+        try:
+            runfile.write(bundle, runs, {"format": FORMAT, "bundle": True, "inputs": build_inputs()})
+            for key, _ in runs:
+                target = self.path(key)
+                link = self._staging(target.name)
+                link.unlink(missing_ok=True)
+                os.link(bundle, link)
+                os.replace(link, self._dir(target.parent) / target.name)
+                self.stored += 1
+        finally:
+            bundle.unlink(missing_ok=True)
 
     # ----------------------------------------------------------------------- small JSON entries
 
@@ -591,7 +671,9 @@ class RunCache:
                     yield kind, path, st
 
     def entry_size(self, kind: str, path: Path, st: os.stat_result) -> int:
-        if kind in ("run", "plan"):
+        if kind == "run":  # a bundle's size, shared among its runs' names
+            return st.st_size // max(1, st.st_nlink)
+        if kind == "plan":
             return st.st_size
         return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 

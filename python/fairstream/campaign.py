@@ -25,6 +25,7 @@ time, after every simulation (`fairstream.reproduce.campaign`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections import deque
@@ -108,16 +109,19 @@ class Chunk:
 
 
 def execute_chunk(chunk: Chunk) -> list[Outcome]:
-    """Runs the chunk's points one after the other (in whichever process calls it). Ctrl-C raises
-    `ChunkInterrupted` holding the outcomes finished before it."""
+    """Runs the chunk's points one after the other (in whichever process calls it), their small
+    runs stored as one bundle when the chunk ends (`RunCache.bundling`). Ctrl-C raises
+    `ChunkInterrupted` holding the outcomes finished before it, which are stored before it is
+    raised."""
     done: list[Outcome] = []
-    for spec in chunk.specs:
-        try:
-            done.append(execute(spec, chunk.cache))
-        except Interrupted as err:
-            raise ChunkInterrupted(err.message, err.partial, done, getattr(err, "ran", False)) from None
-        except KeyboardInterrupt:
-            raise ChunkInterrupted("interrupted", None, done) from None
+    with chunk.cache.bundling() if chunk.cache is not None else contextlib.nullcontext():
+        for spec in chunk.specs:
+            try:
+                done.append(execute(spec, chunk.cache))
+            except Interrupted as err:
+                raise ChunkInterrupted(err.message, err.partial, done, getattr(err, "ran", False)) from None
+            except KeyboardInterrupt:
+                raise ChunkInterrupted("interrupted", None, done) from None
     return done
 
 

@@ -10,10 +10,16 @@ one pass. A file cut short (a writer killed part-way) has no trailer, or one who
 add up to the file's size; a member altered since fails its CRC-32. Either is a `CorruptEntry`,
 never data. (A ZIP would do the same; this is one ``open`` and one ``write`` per small run, which
 matters when a sweep stores thousands of one-second runs.)
+
+A *bundle* is a run file whose members are whole run files (`encode`), one per run, named by
+the run's key: a worker stores the small runs of one call as one file, and each run's name in the
+cache is a hard link to it (`fairstream.cache`). A `Window` reads one of them as the run file it
+is.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import zlib
@@ -38,34 +44,66 @@ def write(
 ) -> dict[str, Any]:
     """Writes the run file `path` of `members` (name, bytes or a file to copy) and `manifest`;
     returns the manifest as written (with ``members``)."""
+    with open(path, "wb") as f:
+        return _write_to(f, members, manifest)
+
+
+def encode(members: Iterable[tuple[str, bytes]], manifest: dict[str, Any]) -> bytes:
+    """The run file of `members` (name, bytes) and `manifest`, as bytes (a bundle's record)."""
+    f = io.BytesIO()
+    _write_to(f, members, manifest)
+    return f.getvalue()
+
+
+def _write_to(
+    f: BinaryIO, members: Iterable[tuple[str, bytes | Path]], manifest: dict[str, Any]
+) -> dict[str, Any]:
     index: dict[str, list[int]] = {}
     offset = 0
-    with open(path, "wb") as f:
-        f.write(MAGIC)
-        for name, data in members:
-            if isinstance(data, Path):
-                size, crc = 0, 0
-                with open(data, "rb") as src:
-                    while block := src.read(_BLOCK):
-                        f.write(block)
-                        crc = zlib.crc32(block, crc)
-                        size += len(block)
-            else:
-                f.write(data)
-                size, crc = len(data), zlib.crc32(data)
-            index[name] = [offset, size, crc]
-            offset += size
-        written = {**manifest, "members": index}
-        text = json.dumps(written, separators=(",", ":")).encode()
-        f.write(text)
-        f.write(len(text).to_bytes(8, "big"))
-        f.write(MAGIC)
+    f.write(MAGIC)
+    for name, data in members:
+        if isinstance(data, Path):
+            size, crc = 0, 0
+            with open(data, "rb") as src:
+                while block := src.read(_BLOCK):
+                    f.write(block)
+                    crc = zlib.crc32(block, crc)
+                    size += len(block)
+        else:
+            f.write(data)
+            size, crc = len(data), zlib.crc32(data)
+        index[name] = [offset, size, crc]
+        offset += size
+    written = {**manifest, "members": index}
+    text = json.dumps(written, separators=(",", ":")).encode()
+    f.write(text)
+    f.write(len(text).to_bytes(8, "big"))
+    f.write(MAGIC)
     return written
 
 
-def read_manifest(f: BinaryIO) -> dict[str, Any]:
+class Window:
+    """A run file held in a larger one: member `name` of the open run file `f` (a bundle holds
+    each of its runs' run files as a member). Reads as the run file alone would."""
+
+    def __init__(self, f: BinaryIO, manifest: dict[str, Any], name: str):
+        offset, size, _ = manifest["members"][name]
+        self.f, self.start, self.size = f, len(MAGIC) + offset, size
+
+    def seek(self, position: int) -> None:
+        self.f.seek(self.start + position)
+
+    def read(self, n: int) -> bytes:
+        return self.f.read(max(0, min(n, self.start + self.size - self.f.tell())))
+
+
+def _size(f: BinaryIO | Window) -> int:
+    return f.size if isinstance(f, Window) else os.fstat(f.fileno()).st_size
+
+
+def read_manifest(f: BinaryIO | Window) -> dict[str, Any]:
     """The manifest of an open run file, its lengths checked against the file's size."""
-    size = os.fstat(f.fileno()).st_size
+    size = _size(f)
     if size < len(MAGIC) + _TRAILER:
         raise CorruptEntry("shorter than an empty run file")
     f.seek(0)
@@ -92,7 +130,7 @@ def read_manifest(f: BinaryIO) -> dict[str, Any]:
     return manifest
 
 
-def read_member(f: BinaryIO, manifest: dict[str, Any], name: str, *, check: bool = True) -> bytes:
+def read_member(f: BinaryIO | Window, manifest: dict[str, Any], name: str, *, check: bool = True) -> bytes:
     """Member `name`'s bytes, its CRC checked (unless `check` is False: the file was just
     `verify`-ed whole)."""
     offset, size, crc = manifest["members"][name]
@@ -103,7 +141,7 @@ def read_member(f: BinaryIO, manifest: dict[str, Any], name: str, *, check: bool
     return data
 
 
-def copy_member(f: BinaryIO, manifest: dict[str, Any], name: str, target: Path) -> None:
+def copy_member(f: BinaryIO | Window, manifest: dict[str, Any], name: str, target: Path) -> None:
     """Writes member `name` to the file `target` in blocks, its CRC checked."""
     offset, size, crc = manifest["members"][name]
     with open(target, "wb") as out:
@@ -111,7 +149,7 @@ def copy_member(f: BinaryIO, manifest: dict[str, Any], name: str, target: Path) 
             raise CorruptEntry(f"member {name} fails its CRC")
 
 
-def verify(f: BinaryIO, manifest: dict[str, Any]) -> str | None:
+def verify(f: BinaryIO | Window, manifest: dict[str, Any]) -> str | None:
     """The first member whose bytes fail their CRC, or None when all hold."""
     for name, (offset, size, crc) in manifest["members"].items():
         if _member_crc(f, offset, size) != crc:
@@ -119,7 +157,7 @@ def verify(f: BinaryIO, manifest: dict[str, Any]) -> str | None:
     return None
 
 
-def _member_crc(f: BinaryIO, offset: int, size: int, out: BinaryIO | None = None) -> int | None:
+def _member_crc(f: BinaryIO | Window, offset: int, size: int, out: BinaryIO | None = None) -> int | None:
     """The CRC-32 of the `size` bytes of the member at `offset`, read in blocks (each also written
     to `out`, when given), or None when the file ends before them."""
     f.seek(len(MAGIC) + offset)

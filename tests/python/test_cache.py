@@ -12,9 +12,11 @@ from pathlib import Path
 import fairstream
 import pytest
 from conftest import small_scenario
-from fairstream import _core, cache, runfile, tomlio
+from fairstream import _core, cache, campaign, runfile, tomlio
 from fairstream.cache import Build, RunCache, run_key
+from fairstream.campaign import Chunk, Outcome, RunSpec, execute_chunk
 from fairstream.cli import main
+from fairstream.interrupt import ChunkInterrupted
 
 
 def test_the_build_id_is_a_hash_of_the_extension_module() -> None:
@@ -136,6 +138,66 @@ def test_a_corrupt_or_partial_entry_is_computed_again_never_served(tmp_path: Pat
     assert store.hits == 0 and store.discarded and str(path) in store.discarded[0]
     assert again._source is None and again.flow_series.equals(first.flow_series)  # simulated again
     assert _only_entry(store).read_bytes() != bytes(data)  # and stored whole again
+
+
+def _specs(store: RunCache, rates: list[str]) -> list[RunSpec]:
+    """One-second runs of the small scenario at each UDP rate, keyed for `store`."""
+    specs = []
+    for rate in rates:
+        text = tomlio.dumps(small_scenario(duration="1s", udp_rate=rate))
+        specs.append(
+            RunSpec(text, "s.toml", run_key(_core.validate(text, "s.toml")), hand_back=("flow_series",))
+        )
+    return specs
+
+
+def test_a_calls_small_runs_are_one_bundle_each_run_under_its_own_name(tmp_path: Path) -> None:
+    store = RunCache(tmp_path / "cache")
+    specs = _specs(store, ["0.2Mbps", "0.4Mbps", "0.6Mbps"])
+    outcomes = execute_chunk(Chunk(tuple(specs), store))
+    paths = [store.path(s.key) for s in specs]  # type: ignore[arg-type]
+    stats = [p.stat() for p in paths]
+    assert len({st.st_ino for st in stats}) == 1 and stats[0].st_nlink == 3  # one file, three names
+    assert store.stored == 3 and not list((store.root / cache.TMP).iterdir())  # no staging left
+    for spec, outcome in zip(specs, outcomes, strict=True):
+        entry = store.get(spec.key)  # type: ignore[arg-type]
+        assert entry is not None and entry.summary_text() == outcome.summary_json
+        assert entry.table_bytes("flow_series") == outcome.tables["flow_series"]
+    info = store.info()["kinds"]["run"]
+    assert info["entries"] == 3 and stats[0].st_size - 2 <= info["bytes"] <= stats[0].st_size
+    # A run's own record damaged: that run is computed again, the bundle's others still served.
+    data = bytearray(paths[1].read_bytes())
+    at = data.index(b'"key":"' + specs[1].key.encode())  # type: ignore[union-attr]  # its manifest
+    data[at - 200] ^= 0x40  # inside its record's members
+    paths[0].write_bytes(bytes(data))  # through any of the names: they are one file
+    assert store.get(specs[1].key) is None and str(paths[1]) in store.discarded[0]  # type: ignore[arg-type]
+    assert not paths[1].exists() and paths[0].stat().st_nlink == 2
+    assert store.get(specs[0].key) is not None and store.get(specs[2].key) is not None  # type: ignore[arg-type]
+    (again,) = execute_chunk(Chunk((specs[1],), store))  # alone in its call: a file of its own
+    assert again.tables == outcomes[1].tables and paths[1].stat().st_nlink == 1
+    assert store.get(specs[1].key) is not None  # type: ignore[arg-type]
+    # Cut short, the bundle serves none of its runs.
+    paths[0].write_bytes(paths[0].read_bytes()[:-100])
+    assert store.get(specs[0].key) is None and store.get(specs[2].key) is None  # type: ignore[arg-type]
+
+
+def test_an_interrupted_call_stores_the_runs_it_finished_before_it_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = RunCache(tmp_path / "cache")
+    specs = _specs(store, ["0.2Mbps", "0.4Mbps", "0.6Mbps"])
+    real = campaign.execute
+
+    def third_interrupted(spec: RunSpec, cache_: RunCache | None) -> Outcome:
+        if spec is specs[2]:
+            raise KeyboardInterrupt
+        return real(spec, cache_)
+
+    monkeypatch.setattr(campaign, "execute", third_interrupted)
+    with pytest.raises(ChunkInterrupted) as stop:
+        execute_chunk(Chunk(tuple(specs), store))
+    assert [o.key for o in stop.value.done] == [specs[0].key, specs[1].key]
+    assert all(store.get(s.key) is not None for s in specs[:2]) and store.get(specs[2].key) is None  # type: ignore[arg-type]
 
 
 def test_runfile_refuses_what_is_not_whole(tmp_path: Path) -> None:
