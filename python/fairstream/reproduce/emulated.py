@@ -830,24 +830,35 @@ H2H_REAL_QUICK_CLIPS, H2H_REAL_QUICK_TIME_SCALE, H2H_REAL_QUICK_RATES = 2, 0.05,
 
 def _prefixed(
     doc: Mapping[str, Any], prefix: str
-) -> tuple[list[str], list[dict[str, Any]], list[dict[str, Any]]]:
-    """`doc`'s nodes, links and flows with every node and flow name prefixed by `prefix`."""
+) -> tuple[list[str], list[dict[str, Any]], list[dict[str, Any]], list[str] | None]:
+    """`doc`'s nodes, links, flows and the links whose series it keeps (`[record] link_series`
+    when it names them, else None), with every node and flow name prefixed by `prefix`."""
+
+    def node(name: str) -> str:
+        return f"{prefix}_{name}"
+
     topo = doc["topology"]
-    nodes = [f"{prefix}_{n}" for n in topo["nodes"]]
+    nodes = [node(n) for n in topo["nodes"]]
     links = []
     for link in topo["link"]:
         new = dict(link)
         for end in ("from", "to"):
             if end in new:
-                new[end] = f"{prefix}_{new[end]}"
+                new[end] = node(new[end])
         if "between" in new:
-            new["between"] = [f"{prefix}_{n}" for n in new["between"]]
+            new["between"] = [node(n) for n in new["between"]]
         links.append(new)
     flows = [
-        {**f, "name": f"{prefix}.{f['name']}", "from": f"{prefix}_{f['from']}", "to": f"{prefix}_{f['to']}"}
+        {**f, "name": f"{prefix}.{f['name']}", "from": node(f["from"]), "to": node(f["to"])}
         for f in doc["flow"]
     ]
-    return nodes, links, flows
+    kept = doc.get("record", {}).get("link_series")
+    series = (
+        ["->".join(node(end) for end in link.split("->")) for link in kept]
+        if isinstance(kept, list)
+        else None
+    )
+    return nodes, links, flows, series
 
 
 @dataclass(frozen=True)
@@ -874,8 +885,7 @@ class H2hReal(Experiment):
         links: list[dict[str, Any]] = []
         flows: list[dict[str, Any]] = []
         record = dict(base.get("record", {}))
-        kept = record.get("link_series")  # link names, renamed as the nodes are
-        series: list[str] = []
+        series: list[str] | None = None  # the links whose series are kept, when named
         longest = 0.0
         keys = []
         for clip in clips:
@@ -884,19 +894,19 @@ class H2hReal(Experiment):
                 longest = max(longest, _core.parse_quantity(doc["duration"], "duration") / 1e9)
                 key = f"c{clip.index:03d}-{rate}k"
                 keys.append({"key": key, "clip": clip.index, "rate_kbps": rate, "rtt_ms": clip.rtt_ms})
-                n, lk, fl = _prefixed(doc, key)
+                n, lk, fl, kept = _prefixed(doc, key)
                 nodes += n
                 links += lk
                 flows += fl
-                if isinstance(kept, list):
-                    series += ["->".join(f"{key}_{end}" for end in name.split("->")) for name in kept]
+                if kept is not None:
+                    series = [*(series or []), *kept]
         scenario = {
             "name": "h2h-real",
             "duration": f"{longest:.1f}s",
             "seed": int(base["seed"]),
             "topology": {"nodes": nodes, "link": links},
             "flow": flows,
-            "record": {**record, "link_series": series} if isinstance(kept, list) else record,
+            "record": record if series is None else {**record, "link_series": series},
         }
         return [
             Point(kind, {"kind": kind, "emulate": kind == "emulated", "pairs": keys}, scenario)
