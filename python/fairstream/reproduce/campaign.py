@@ -45,6 +45,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -130,9 +131,10 @@ class _Draft:
     memo_key: str = ""
     memo: list[list[Any]] | None = None
 
-    @property
+    @cached_property
     def every(self) -> list[tuple[int, int, Point]]:
-        """Every run: (replica, index, point), the canonical points first (replica 0)."""
+        """Every run: (replica, index, point), the canonical points first (replica 0); made once
+        (a draft's points and copies are not changed after it is made)."""
         return [
             (r, i, p) for r, replica in enumerate([self.points, *self.copies]) for i, p in enumerate(replica)
         ]
