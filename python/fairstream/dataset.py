@@ -171,17 +171,23 @@ class DatasetWriter:
             rows.extend((at, n) for at, n in zip(present, heights, strict=True) if n)
 
     def _link_frames(self, ats: list[tuple[int, int]]) -> None:
-        """link_summary of points `ats` made from their summaries' links, one frame per point."""
+        """link_summary of points `ats` made from their summaries' links: one frame of all their
+        rows, built column by column, and each point's rows a slice of it."""
         import polars as pl
 
         links = [(at, self._links.pop(at)) for at in ats if at in self._links]
         if not links or "link_summary" not in self._frames:
             return
-        rows = [{"__at": i, **link} for i, (_, every) in enumerate(links) for link in every]
-        if rows:
-            every = pl.DataFrame(rows, infer_schema_length=None)
-            for (i,), frame in every.partition_by("__at", as_dict=True, include_key=False).items():
-                self._frames["link_summary"][links[i][0]] = frame
+        rows = [link for _, every in links for link in every]
+        if not rows:
+            return
+        names = dict.fromkeys(name for link in rows for name in link)
+        every = pl.DataFrame({name: [link.get(name) for link in rows] for name in names}, strict=False)
+        start = 0
+        for at, its in links:
+            if its:
+                self._frames["link_summary"][at] = every.slice(start, len(its))
+            start += len(its)
 
     def _columns(self, tables: Iterable[pl.DataFrame]) -> dict[str, str]:
         """Parameter name -> column name (prefixed where a table has a column of that name)."""
