@@ -172,7 +172,8 @@ class DatasetWriter:
 
     def _link_frames(self, ats: list[tuple[int, int]]) -> None:
         """link_summary of points `ats` made from their summaries' links: one frame of all their
-        rows, built column by column, and each point's rows a slice of it."""
+        rows, built column by column, read as it is (or, where some of the points brought a
+        link_summary of their own, each point's rows a slice of it, to be read in order)."""
         import polars as pl
 
         links = [(at, self._links.pop(at)) for at in ats if at in self._links]
@@ -183,10 +184,16 @@ class DatasetWriter:
             return
         names = dict.fromkeys(name for link in rows for name in link)
         every = pl.DataFrame({name: [link.get(name) for link in rows] for name in names}, strict=False)
+        items = self._frames["link_summary"]
+        if not any(at in items for at in ats):  # one piece: concatenating a slice per point is slow
+            frames, read = self._read["link_summary"]
+            frames.append(every)
+            read.extend((at, len(its)) for at, its in links if its)
+            return
         start = 0
         for at, its in links:
             if its:
-                self._frames["link_summary"][at] = every.slice(start, len(its))
+                items[at] = every.slice(start, len(its))
             start += len(its)
 
     def _columns(self, tables: Iterable[pl.DataFrame]) -> dict[str, str]:

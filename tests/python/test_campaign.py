@@ -509,6 +509,37 @@ def test_a_dataset_joins_its_points_tables_in_point_order_whatever_their_form(tm
         assert got["y"].to_list() == [None] * 8 + ["extra"] * 2 + [None] * 4
 
 
+def test_a_datasets_link_summary_from_summaries_and_frames_keeps_point_order(tmp_path: Path) -> None:
+    """link_summary is made from the summaries' links, several points at once; a point that
+    brings a link_summary frame of its own, or has no links, keeps its place among them."""
+    from fairstream.dataset import Dataset, DatasetWriter
+
+    def links(i: int) -> list[dict[str, object]]:
+        return [
+            {"name": f"l{j}", "packets": 10 * i + j, "loss": None if j else 0.5 * i} for j in range(i % 3)
+        ]
+
+    own = {4: pl.DataFrame({"name": ["own"], "packets": [99], "loss": [0.25]})}
+    for mixed in (False, True):
+        theirs = own if mixed else {}
+        want = pl.concat(
+            [
+                (theirs[i] if i in theirs else pl.DataFrame(links(i))).with_columns(point=pl.lit(i))
+                for i in range(9)
+                if i in theirs or links(i)
+            ],
+            how="diagonal_relaxed",
+        )
+        for fold in (1, 2, 4, 100):
+            writer = DatasetWriter(tmp_path / f"ds{fold}{mixed}", ["p"], tables=["link_summary"])
+            writer.fold_points = fold
+            for i in (3, 8, 0, 5, 1, 6, 2, 4, 7):
+                writer.add(i, f"k{i}", {"p": i}, {"links": links(i)}, {"link_summary": theirs.get(i)})
+            writer.close()
+            got = Dataset(tmp_path / f"ds{fold}{mixed}").table("link_summary")
+            assert got.select(want.columns).equals(want), (fold, mixed)
+
+
 def test_to_xarray_lays_a_grid_out_on_its_parameters(tmp_path: Path) -> None:
     pytest.importorskip("xarray")
     grid = {"flow.1.rate": ["0.5Mbps", "1Mbps"], "seed": [1, 2, 3]}
