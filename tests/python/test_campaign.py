@@ -29,6 +29,8 @@ from fairstream.reproduce import EXPERIMENTS
 from fairstream.reproduce.campaign import Campaign
 from fairstream.reproduce.experiment import Check, Evaluation, Experiment, Figure, Point
 from fairstream.results import RunResult
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_reproduce import _FAKE_SCENARIO
 
 #: test_reproduce's one-CBR-flow scenario, its rate made a field the test changes.
@@ -538,6 +540,30 @@ def test_a_datasets_link_summary_from_summaries_and_frames_keeps_point_order(tmp
             writer.close()
             got = Dataset(tmp_path / f"ds{fold}{mixed}").table("link_summary")
             assert got.select(want.columns).equals(want), (fold, mixed)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["a", "b", "c", None]), st.integers(0, 2)), max_size=30),
+    st.booleans(),
+)
+def test_a_dataset_splits_a_table_by_point_as_partition_by_does(
+    keys: list[tuple[str | None, int]], grouped: bool
+) -> None:
+    """Slices where each point's rows are together (as a dataset writes them), partition_by's
+    own where they are not: the same parts, in the same order, either way."""
+    from fairstream.dataset import _split_by
+
+    if grouped:
+        keys = sorted(keys, key=lambda k: (k[1], str(k[0])))
+    frame = pl.DataFrame(
+        {"key": [k for k, _ in keys], "replica": [r for _, r in keys], "x": list(range(len(keys)))},
+        schema={"key": pl.String, "replica": pl.Int64, "x": pl.Int64},
+    )
+    for by in (["key"], ["key", "replica"]):
+        want = frame.partition_by(by, as_dict=True, maintain_order=True)
+        got = _split_by(frame, by)
+        assert list(got) == list(want) and all(got[a].equals(want[a]) for a in want)
 
 
 def test_to_xarray_lays_a_grid_out_on_its_parameters(tmp_path: Path) -> None:
