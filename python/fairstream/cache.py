@@ -54,8 +54,9 @@ import hashlib
 import io
 import json
 import os
+import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -396,8 +397,9 @@ class RunCache:
         self.stored = 0
         self.discarded: list[str] = []
         self._made: set[Path] = set()
-        #: The small runs stored while `bundling`, to be written as one bundle: (key, run file).
-        self._bundle: list[tuple[str, bytes]] | None = None
+        #: Per thread (a Dask worker runs calls in threads), while `bundling`: the small runs
+        #: to be written as one bundle, (key, run file).
+        self._bundles = threading.local()
 
     def __reduce__(self) -> tuple[Any, ...]:  # to a worker: where, and how (not what was made here)
         return (_in_this_process, (self.root, self.refresh))
@@ -458,7 +460,7 @@ class RunCache:
     def put(self, key: str, record: RunRecord, inputs: Mapping[str, Any] | None = None) -> Path:
         """Stores run `key` from `record`, atomically (written under tmp/ and renamed into
         place), its manifest's inputs this process's build (`build_inputs`) and `inputs` (the
-        seed, ...); returns the entry's path."""
+        seed, ...); returns the entry's path (written when a `bundling` that keeps it ends)."""
         members: list[tuple[str, bytes | Path]] = [
             ("summary.json", record.summary_json.encode("utf-8")),
             ("scenario.resolved.toml", record.resolved.encode("utf-8")),
@@ -481,14 +483,20 @@ class RunCache:
             "created": time.time(),
             "host": output._host(),
         }
-        target = self.path(key)
+        bundle = getattr(self._bundles, "runs", None)
         small = all(isinstance(data, bytes) for _, data in members)
-        if self._bundle is not None and small and sum(len(d) for _, d in members) <= BUNDLED_MAX_BYTES:
-            self._bundle.append((key, runfile.encode(members, manifest)))  # type: ignore[arg-type]
-            return target
+        if bundle is not None and small and sum(len(d) for _, d in members) <= BUNDLED_MAX_BYTES:
+            bundle.append((key, runfile.encode(members, manifest)))  # type: ignore[arg-type]
+            return self.path(key)
+        return self._store(key, lambda tmp: runfile.write(tmp, members, manifest))
+
+    def _store(self, key: str, write: Callable[[Path], Any]) -> Path:
+        """Stores run `key`'s file: `write(path)` writes it under tmp/, then it is renamed into
+        place; returns the entry's path."""
+        target = self.path(key)
         tmp = self._staging(target.name)
         try:
-            runfile.write(tmp, members, manifest)
+            write(tmp)
             os.replace(tmp, self._dir(target.parent) / target.name)
         except BaseException:
             tmp.unlink(missing_ok=True)
@@ -498,18 +506,18 @@ class RunCache:
 
     @contextlib.contextmanager
     def bundling(self) -> Iterator[None]:
-        """Within it, `put` keeps the small runs (tables in memory, up to `BUNDLED_MAX_BYTES`)
-        and stores them when it ends, however it ends: two or more as one bundle (see the
-        module's doc), each under its own name. Nothing is in the cache before then: a process
-        killed within it loses them, and they run again."""
-        if self._bundle is not None:  # already bundling: the outer one stores them
+        """Within it, `put` (from this thread) keeps the small runs (tables in memory, up to
+        `BUNDLED_MAX_BYTES`) and stores them when it ends, however it ends: two or more as one
+        bundle (see the module's doc), each under its own name. Nothing is in the cache before
+        then: a process killed within it loses them, and they run again."""
+        if getattr(self._bundles, "runs", None) is not None:  # already bundling: the outer one stores them
             yield
             return
-        self._bundle = []
+        self._bundles.runs = []
         try:
             yield
         finally:
-            runs, self._bundle = self._bundle, None
+            runs, self._bundles.runs = self._bundles.runs, None
             self._store_bundle(runs)
 
     def _store_bundle(self, runs: list[tuple[str, bytes]]) -> None:
@@ -519,15 +527,7 @@ class RunCache:
             return
         if len(runs) == 1:  # one run: its run file alone
             key, data = runs[0]
-            target = self.path(key)
-            tmp = self._staging(target.name)
-            try:
-                tmp.write_bytes(data)
-                os.replace(tmp, self._dir(target.parent) / target.name)
-            except BaseException:
-                tmp.unlink(missing_ok=True)
-                raise
-            self.stored += 1
+            self._store(key, lambda tmp: tmp.write_bytes(data))
             return
         bundle = self._staging(f"bundle-{runs[0][0]}")
         try:

@@ -200,6 +200,34 @@ def test_an_interrupted_call_stores_the_runs_it_finished_before_it_stops(
     assert all(store.get(s.key) is not None for s in specs[:2]) and store.get(specs[2].key) is None  # type: ignore[arg-type]
 
 
+def test_bundling_is_per_thread(tmp_path: Path) -> None:
+    """A Dask worker runs calls in threads: a call's runs are stored when that call ends, not
+    when another thread's bundling does."""
+    import threading
+
+    store = RunCache(tmp_path / "cache")
+    record = cache.RunRecord('{"seed": 1}\n', "duration = 1\n", {}, 0.5, 10)
+    a_stored, b_done = threading.Event(), threading.Event()
+
+    def thread_a() -> None:
+        with store.bundling():
+            store.put("a" * 64, record)
+            store.put("c" * 64, record)
+            a_stored.set()
+            b_done.wait(10)
+
+    a = threading.Thread(target=thread_a)
+    a.start()
+    assert a_stored.wait(10)
+    with store.bundling():
+        store.put("b" * 64, record)
+    assert store.get("b" * 64) is not None  # stored when this thread's bundling ended
+    assert store.get("a" * 64) is None  # the other's, not yet
+    b_done.set()
+    a.join()
+    assert store.get("a" * 64) is not None and store.get("c" * 64) is not None
+
+
 def test_runfile_refuses_what_is_not_whole(tmp_path: Path) -> None:
     path = tmp_path / "x.run"
     written = runfile.write(path, [("a", b"hello"), ("b", b"world!")], {"key": "k"})
