@@ -415,9 +415,10 @@ class RunCache:
         return path
 
     def _staging(self, name: str) -> Path:
-        """This process's staging path for entry file `name` under tmp/ (what `clear_staging`
-        removes once the process is gone)."""
-        return self._dir(self.root / TMP) / f"{name}.{os.getpid()}@{output._host()}"
+        """This thread's staging path for entry file `name` under tmp/ (what `clear_staging`
+        removes once the process is gone): two threads of a Dask worker storing the same run
+        at once write apart."""
+        return self._dir(self.root / TMP) / f"{name}~{threading.get_ident()}.{os.getpid()}@{output._host()}"
 
     def get(self, key: str) -> RunEntry | None:
         """The entry of run `key`, checked whole (its manifest, the lengths, every member's CRC),
