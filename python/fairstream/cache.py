@@ -37,10 +37,11 @@ computed again, never served.
 **Bundles.** A worker stores the small runs of one call together (`RunCache.bundling`): one file,
 a bundle (`fairstream.runfile`), holds their run files, and each run's ``runs/<k[:2]>/<key>.run``
 is a hard link to it, checked as above with the bundle's record of that run alone. Creating a
-file costs a file system far more than naming one (up to a millisecond on a fresh ext4 disk,
-several on a network file system; a link takes about 0.02 ms), and a sweep of one-second runs
-stores a thousand. A run is still one name, found, removed and pruned by itself; its size is the
-bundle's shared among its names, and a bundle's space is freed with its last name.
+file costs a file system far more than naming one (up to a millisecond of the kernel's time on
+a freshly booted VM, a round trip to the server on a network file system; a link takes about
+0.02 ms), and a sweep of one-second runs stores a thousand. A run is still one name, found,
+removed and pruned by itself; its size is the bundle's shared among its names, and a bundle's
+space is freed with its last name.
 
 Last use is the entry's modification time (a hit touches it): `prune` removes entries by age of
 last use, down to a size (least recently used first), or those of other builds (`stale`), which
@@ -435,6 +436,7 @@ class RunCache:
                 if manifest.get("bundle"):
                     if key not in manifest["members"]:
                         raise runfile.CorruptEntry("a bundle that does not hold this run")
+                    runfile.read_member(f, manifest, key)  # the run's record whole, its manifest too
                     bundle, run = manifest, runfile.Window(f, manifest, key)
                     manifest = runfile.read_manifest(run)
                     problem = _check(manifest, key) or _crc(runfile.verify(run, manifest))
