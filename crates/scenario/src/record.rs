@@ -1,5 +1,7 @@
 //! The `[record]` table: interval-series bin width and optional recorders.
 
+use std::collections::HashSet;
+
 use fairstream_core::{Duration, LinkId};
 use fairstream_proto::ProtocolConfig;
 use fairstream_records::{MetricSelection, PacketEvent, PacketEvents};
@@ -94,14 +96,13 @@ fn read_link_series(r: &mut Section<'_, '_>, net: &Network) -> Result<Option<Vec
         r.set("link_series", Value::Boolean(true));
         return Ok(None);
     }
-    let names: Vec<String> = (0..net.links().len())
-        .map(|i| net.link_name(LinkId(i as u32)))
-        .collect();
-    Ok(match read_kept(r, "link_series", &names, "link", true)? {
+    let name = |i: usize| net.link_name(LinkId(i as u32));
+    let every = || (0..net.links().len()).map(name).collect::<Vec<_>>();
+    Ok(match read_kept(r, "link_series", every, "link", true)? {
         Kept::All => None,
         Kept::Off => Some(Vec::new()),
         Kept::Named(kept) => {
-            let listed = kept.iter().map(|&i| Value::String(names[i].clone()));
+            let listed = kept.iter().map(|&i| Value::String(name(i)));
             r.set("link_series", Value::Array(listed.collect()));
             Some(kept.into_iter().map(|i| LinkId(i as u32)).collect())
         }
@@ -116,18 +117,19 @@ enum Kept {
     Named(Vec<usize>),
 }
 
-/// `key` as `true`, `false`, or an array of names among `known` (each a `noun`; repeats are
+/// `key` as `true`, `false`, or an array of names among `known()` (each a `noun`; repeats are
 /// kept once); `default` when absent. An unknown name, an empty array or any other value is an
 /// error naming the field. Leaves `key` resolved as written for a boolean; the caller resolves
-/// a list.
+/// a list. The known names are made only for a list or an error (a network's links are
+/// thousands, and a resolved scenario says `link_series = true`).
 fn read_kept<S: AsRef<str>>(
     r: &mut Section<'_, '_>,
     key: &str,
-    known: &[S],
+    known: impl FnOnce() -> Vec<S>,
     noun: &str,
     default: bool,
 ) -> Result<Kept> {
-    let all_known = || {
+    let all_known = |known: &[S]| {
         let names: Vec<&str> = known.iter().map(AsRef::as_ref).collect();
         names.join("\", \"")
     };
@@ -139,7 +141,7 @@ fn read_kept<S: AsRef<str>>(
                 key,
                 format!(
                     "expected true, false, or an array of the {noun}s to keep, among \"{}\"",
-                    all_known()
+                    all_known(&known())
                 ),
             ));
         }
@@ -150,19 +152,21 @@ fn read_kept<S: AsRef<str>>(
         });
     };
     let listed = r.opt_str_list(key)?.unwrap_or_default();
-    let is_known = |name: &str| known.iter().any(|k| k.as_ref() == name);
-    if let Some((name, span)) = listed.iter().find(|(n, _)| !is_known(n)) {
+    let known = known();
+    let known_names: HashSet<&str> = known.iter().map(AsRef::as_ref).collect();
+    if let Some((name, span)) = listed.iter().find(|(n, _)| !known_names.contains(n)) {
         return Err(r.src.error(
             span.clone(),
             &r.field(key),
             format!(
                 "unknown {noun} `{name}`; the {noun}s are \"{}\"",
-                all_known()
+                all_known(&known)
             ),
         ));
     }
+    let listed: HashSet<&str> = listed.iter().map(|(n, _)| *n).collect();
     let kept: Vec<usize> = (0..known.len())
-        .filter(|&i| listed.iter().any(|(n, _)| *n == known[i].as_ref()))
+        .filter(|&i| listed.contains(known[i].as_ref()))
         .collect();
     if kept.is_empty() {
         return Err(r.error(
@@ -183,22 +187,24 @@ fn names_value(names: &[&'static str]) -> Value {
 /// event.
 fn read_packets(r: &mut Section<'_, '_>) -> Result<(bool, PacketEvents)> {
     let known = PacketEvent::ALL.map(PacketEvent::name);
-    Ok(match read_kept(r, "packets", &known, "event", false)? {
-        Kept::Off => (false, PacketEvents::ALL),
-        Kept::All => (true, PacketEvents::ALL),
-        Kept::Named(kept) if kept.len() == known.len() => {
-            r.set("packets", Value::Boolean(true));
-            (true, PacketEvents::ALL)
-        }
-        Kept::Named(kept) => {
-            let names: Vec<&'static str> = kept.iter().map(|&i| known[i]).collect();
-            r.set("packets", names_value(&names));
-            let kept = PacketEvent::ALL
-                .into_iter()
-                .filter(|e| names.contains(&e.name()));
-            (true, kept.collect())
-        }
-    })
+    Ok(
+        match read_kept(r, "packets", || known.to_vec(), "event", false)? {
+            Kept::Off => (false, PacketEvents::ALL),
+            Kept::All => (true, PacketEvents::ALL),
+            Kept::Named(kept) if kept.len() == known.len() => {
+                r.set("packets", Value::Boolean(true));
+                (true, PacketEvents::ALL)
+            }
+            Kept::Named(kept) => {
+                let names: Vec<&'static str> = kept.iter().map(|&i| known[i]).collect();
+                r.set("packets", names_value(&names));
+                let kept = PacketEvent::ALL
+                    .into_iter()
+                    .filter(|e| names.contains(&e.name()));
+                (true, kept.collect())
+            }
+        },
+    )
 }
 
 /// `metrics`: `true` (every metric), `false`, or the list of the metrics to keep, by their names
@@ -209,13 +215,15 @@ fn read_metrics(r: &mut Section<'_, '_>) -> Result<(bool, MetricSelection)> {
         .iter()
         .map(|m| m.name)
         .collect();
-    Ok(match read_kept(r, "metrics", &known, "metric", false)? {
-        Kept::Off => (false, MetricSelection::All),
-        Kept::All => (true, MetricSelection::All),
-        Kept::Named(kept) => {
-            let names: Vec<&'static str> = kept.iter().map(|&i| known[i]).collect();
-            r.set("metrics", names_value(&names));
-            (true, MetricSelection::Named(names))
-        }
-    })
+    Ok(
+        match read_kept(r, "metrics", || known.clone(), "metric", false)? {
+            Kept::Off => (false, MetricSelection::All),
+            Kept::All => (true, MetricSelection::All),
+            Kept::Named(kept) => {
+                let names: Vec<&'static str> = kept.iter().map(|&i| known[i]).collect();
+                r.set("metrics", names_value(&names));
+                (true, MetricSelection::Named(names))
+            }
+        },
+    )
 }
