@@ -885,7 +885,7 @@ class H2hReal(Experiment):
         links: list[dict[str, Any]] = []
         flows: list[dict[str, Any]] = []
         record = dict(base.get("record", {}))
-        series: list[str] | None = None  # the links whose series are kept, when named
+        series: list[str] = []  # the links whose series are kept, when the base names them
         longest = 0.0
         keys = []
         for clip in clips:
@@ -898,15 +898,16 @@ class H2hReal(Experiment):
                 nodes += n
                 links += lk
                 flows += fl
-                if kept is not None:
-                    series = [*(series or []), *kept]
+                series += kept or []
         scenario = {
             "name": "h2h-real",
             "duration": f"{longest:.1f}s",
             "seed": int(base["seed"]),
             "topology": {"nodes": nodes, "link": links},
             "flow": flows,
-            "record": record if series is None else {**record, "link_series": series},
+            "record": {**record, "link_series": series}
+            if isinstance(record.get("link_series"), list)
+            else record,
         }
         return [
             Point(kind, {"kind": kind, "emulate": kind == "emulated", "pairs": keys}, scenario)
