@@ -270,8 +270,8 @@ def _split_by(frame: pl.DataFrame, by: list[str]) -> dict[tuple[Any, ...], pl.Da
         return {}
     keys = frame.select(by)
     changed = pl.any_horizontal(pl.col(c).ne_missing(pl.col(c).shift(1)) for c in by)
-    starts = keys.select(pl.int_range(pl.len()).filter(changed.fill_null(True)))[:, 0].to_list()
-    if starts[:1] != [0]:
+    starts = keys.select(pl.int_range(pl.len()).filter(changed))[:, 0].to_list()
+    if starts[:1] != [0]:  # a first row whose values are all null is not `changed`
         starts.insert(0, 0)
     addresses = keys[starts].rows()
     if len(set(addresses)) != len(addresses):  # some value's rows are not together
