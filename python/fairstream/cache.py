@@ -287,7 +287,13 @@ class RunEntry:
     every member's CRC as it found the entry; a member read later is checked again only when the
     entry was made without that check (`verified` False)."""
 
-    def __init__(self, path: Path, manifest: dict[str, Any], verified: bool = False, bundle: Any = None):
+    def __init__(
+        self,
+        path: Path,
+        manifest: dict[str, Any],
+        verified: bool = False,
+        bundle: dict[str, Any] | None = None,
+    ):
         self.path = path
         self.manifest = manifest
         self.verified = verified

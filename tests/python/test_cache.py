@@ -140,8 +140,8 @@ def test_a_corrupt_or_partial_entry_is_computed_again_never_served(tmp_path: Pat
     assert _only_entry(store).read_bytes() != bytes(data)  # and stored whole again
 
 
-def _specs(store: RunCache, rates: list[str]) -> list[RunSpec]:
-    """One-second runs of the small scenario at each UDP rate, keyed for `store`."""
+def _specs(rates: list[str]) -> list[RunSpec]:
+    """One-second runs of the small scenario at each UDP rate, keyed as the cache keys them."""
     specs = []
     for rate in rates:
         text = tomlio.dumps(small_scenario(duration="1s", udp_rate=rate))
@@ -153,7 +153,7 @@ def _specs(store: RunCache, rates: list[str]) -> list[RunSpec]:
 
 def test_a_calls_small_runs_are_one_bundle_each_run_under_its_own_name(tmp_path: Path) -> None:
     store = RunCache(tmp_path / "cache")
-    specs = _specs(store, ["0.2Mbps", "0.4Mbps", "0.6Mbps"])
+    specs = _specs(["0.2Mbps", "0.4Mbps", "0.6Mbps"])
     outcomes = execute_chunk(Chunk(tuple(specs), store))
     paths = [store.path(s.key) for s in specs]  # type: ignore[arg-type]
     stats = [p.stat() for p in paths]
@@ -193,7 +193,7 @@ def test_an_interrupted_call_stores_the_runs_it_finished_before_it_stops(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = RunCache(tmp_path / "cache")
-    specs = _specs(store, ["0.2Mbps", "0.4Mbps", "0.6Mbps"])
+    specs = _specs(["0.2Mbps", "0.4Mbps", "0.6Mbps"])
     real = campaign.execute
 
     def third_interrupted(spec: RunSpec, cache_: RunCache | None) -> Outcome:
