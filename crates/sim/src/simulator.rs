@@ -4,8 +4,8 @@
 //! Events (same-instant events run in the order of the run's [`TieRule`]):
 //! - `Arrive`: a packet finished propagating along a link and reaches the link's far node,
 //!   which delivers it (if it is the packet's destination) or enqueues it on the next hop
-//!   (first showing it to the queue of the link back the other way, if that queue watches
-//!   returning packets, as an ERICA port does). A link delivers in the order it transmits, so
+//!   (first showing a backward RM cell to the queue of the link back the other way, if that
+//!   queue watches returning packets, as an ERICA port does). A link delivers in the order it transmits, so
 //!   its arrivals wait in a calendar lane of their own (one heap entry per link, not per packet
 //!   in flight; the order of events is the one heap's);
 //! - `LinkWake`: a link's transmitter may start its next packet (it finished one and more
@@ -541,10 +541,10 @@ impl Simulator {
         self.trace_event(PacketEvent::Receive, link, slot, now);
         if self.watching
             && let Some(port) = self.returning[link]
+            && let Some((vc, rm)) =
+                fairstream_proto::abr::backward_rm(&mut self.arena[slot as usize])
         {
-            self.links[port as usize]
-                .queue
-                .on_returning(&mut self.arena[slot as usize]);
+            self.links[port as usize].queue.on_returning(vc, rm);
         }
         self.cursors[slot as usize].next += 1;
         self.forward(slot, now);

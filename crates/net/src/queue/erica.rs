@@ -4,8 +4,8 @@
 //! Every ABR cell offered to the port counts towards its input rate (ERICA's averaging interval
 //! ends on time or cells); a forward RM cell records its VC's CCR. The port writes its explicit
 //! rate into the *backward* RM cells of the VCs it carries forward: those cells come back over the
-//! opposite link, so the driver hands every packet that arrives at this port's node from its far
-//! end to [`EricaPort::on_returning`], which lowers a BRM's ER to the port's (never raises it).
+//! opposite link, so the driver hands every backward RM cell that arrives at this port's node from
+//! its far end to [`EricaPort::on_returning`], which lowers its ER to the port's (never raises it).
 //!
 //! Packet discard: with *partial* packet discard (PPD), once a cell of a PDU is dropped, the
 //! port drops that PDU's remaining cells except its end-of-PDU cell (which keeps the next PDU
@@ -14,7 +14,7 @@
 //! policy, only when the FIFO is full. Packets that are not cells pass as in a drop-tail FIFO.
 
 use fairstream_core::{Bitrate, Instant};
-use fairstream_proto::abr::{CellBody, Erica, EricaParams, RmDirection};
+use fairstream_proto::abr::{CellBody, Erica, EricaParams, RmCell, RmDirection};
 use fairstream_proto::{Header, Packet};
 use fairstream_records::{Column, ColumnKind, Declared, SeriesTable, Value};
 
@@ -249,15 +249,11 @@ impl EricaPort {
         result
     }
 
-    /// A packet arrived at this port's node from the port's far end: a backward RM cell gets
-    /// the port's explicit rate (if lower than its own).
-    pub fn on_returning(&mut self, packet: &mut Packet) {
-        if let Header::Cell(cell) = &mut packet.header
-            && let CellBody::Rm(rm) = &mut cell.body
-            && rm.dir == RmDirection::Backward
-        {
-            self.erica.mark(cell.vc, rm);
-        }
+    /// A backward RM cell of `vc` arrived at this port's node from the port's far end
+    /// ([`fairstream_proto::abr::backward_rm`]): it gets the port's explicit rate (if lower than
+    /// its own).
+    pub fn on_returning(&mut self, vc: u32, rm: &mut RmCell) {
+        self.erica.mark(vc, rm);
     }
 
     /// The next cell to send.
@@ -280,7 +276,7 @@ impl EricaPort {
 mod tests {
     use fairstream_core::{DataSize, Duration, FlowId};
     use fairstream_proto::Direction;
-    use fairstream_proto::abr::{CELL_SIZE, CellHeader, RmCell};
+    use fairstream_proto::abr::{CELL_SIZE, CellHeader, RmCell, backward_rm};
 
     use super::*;
 
@@ -319,6 +315,13 @@ mod tests {
             },
             Bitrate::mbps(10),
         )
+    }
+
+    /// What the driver does with a packet reaching the port's node from its far end.
+    fn returning(p: &mut EricaPort, packet: &mut Packet) {
+        if let Some((vc, rm)) = backward_rm(packet) {
+            p.on_returning(vc, rm);
+        }
     }
 
     /// Offers `cells` at `now`; returns which were taken.
@@ -363,7 +366,7 @@ mod tests {
                 Bitrate::mbps(10),
             )),
         );
-        p.on_returning(&mut brm);
+        returning(&mut p, &mut brm);
         let Header::Cell(CellHeader {
             body: CellBody::Rm(marked),
             ..
@@ -381,7 +384,7 @@ mod tests {
                 Bitrate::kbps(100),
             )),
         );
-        p.on_returning(&mut low);
+        returning(&mut p, &mut low);
         let Header::Cell(CellHeader {
             body: CellBody::Rm(kept),
             ..
@@ -399,7 +402,7 @@ mod tests {
                 Bitrate::mbps(10),
             )),
         );
-        p.on_returning(&mut frm);
+        returning(&mut p, &mut frm);
         assert_eq!(
             frm.header,
             cell(

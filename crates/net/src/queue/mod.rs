@@ -7,8 +7,8 @@
 //! waiting for tokens), or empty. Queues hold [`QueuedPacket`]s: an opaque slot index into
 //! the driver's packet arena plus its size and arrival time; at enqueue a discipline also sees
 //! the packet itself, header included, and may rewrite it; a discipline that marks packets
-//! travelling the other way (an ERICA port's backward RM cells) also sees, through
-//! [`Queue::on_returning`], every packet that reaches its node from its link's far end.
+//! travelling the other way (an ERICA port) also sees, through [`Queue::on_returning`], every
+//! backward RM cell that reaches its node from its link's far end.
 
 mod droptail;
 mod erica;
@@ -18,6 +18,7 @@ mod tbf;
 
 use fairstream_core::{Bitrate, DataSize, Duration, Instant, RngStream};
 use fairstream_proto::Packet;
+use fairstream_proto::abr::RmCell;
 use fairstream_records::{Column, Declared, SeriesTable, Value};
 
 pub use droptail::{DropTail, LimitCounting};
@@ -255,12 +256,14 @@ impl Queue {
         matches!(self, Self::Erica(_))
     }
 
-    /// A packet reached this queue's node over the link that runs the other way (from this
-    /// queue's far end): a discipline may rewrite it (an ERICA port marks backward RM cells).
+    /// A backward RM cell of `vc` ([`fairstream_proto::abr::backward_rm`]) reached this queue's
+    /// node over the link that runs the other way (from this queue's far end): an ERICA port
+    /// marks it with its explicit rate. The driver looks at the packet first, so that the
+    /// other packets (nearly all) do not touch the queue.
     #[inline]
-    pub fn on_returning(&mut self, packet: &mut Packet) {
+    pub fn on_returning(&mut self, vc: u32, rm: &mut RmCell) {
         if let Self::Erica(q) = self {
-            q.on_returning(packet);
+            q.on_returning(vc, rm);
         }
     }
 

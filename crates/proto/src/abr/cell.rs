@@ -92,6 +92,18 @@ impl HeaderKind for CellHeader {
     }
 }
 
+/// A backward RM cell's virtual circuit and RM fields (to be marked by the switch ports it
+/// passes on its way back); `None` for any other packet.
+pub fn backward_rm(packet: &mut crate::Packet) -> Option<(u32, &mut RmCell)> {
+    match &mut packet.header {
+        crate::Header::Cell(CellHeader {
+            vc,
+            body: CellBody::Rm(rm),
+        }) if rm.dir == RmDirection::Backward => Some((*vc, rm)),
+        _ => None,
+    }
+}
+
 /// The number of the virtual circuit that carries `flow`'s packets travelling `direction`:
 /// `2 · flow` for the data, `2 · flow + 1` for what the receiver sends back.
 pub fn vc_id(flow: FlowId, direction: Direction) -> u32 {
@@ -146,6 +158,47 @@ impl Reassembler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_backward_rm_cell_is_handed_to_the_ports_it_returns_through() {
+        let packet = |header| crate::Packet {
+            flow: FlowId(3),
+            direction: Direction::Reverse,
+            size: CELL_SIZE,
+            payload: 0,
+            sent_at: fairstream_core::Instant::ZERO,
+            header,
+        };
+        let rm = |dir| RmCell {
+            dir,
+            ci: false,
+            ni: false,
+            er: Bitrate::mbps(10),
+            ccr: Bitrate::mbps(5),
+            mcr: Bitrate::ZERO,
+        };
+        let cell = |body| crate::Header::Cell(CellHeader { vc: 7, body });
+        let mut brm = packet(cell(CellBody::Rm(rm(RmDirection::Backward))));
+        let (vc, marked) = backward_rm(&mut brm).expect("a backward RM cell");
+        assert_eq!(vc, 7);
+        marked.er = Bitrate::mbps(1);
+        let crate::Header::Cell(CellHeader {
+            body: CellBody::Rm(written),
+            ..
+        }) = brm.header
+        else {
+            unreachable!()
+        };
+        assert_eq!(written.er, Bitrate::mbps(1), "marked in the packet itself");
+        let mut others = [
+            packet(cell(CellBody::Rm(rm(RmDirection::Forward)))),
+            packet(cell(CellBody::Data { pdu: 1, end: true })),
+            packet(crate::Header::Udp(crate::cbr::UdpDatagram { seq: 1 })),
+        ];
+        for p in &mut others {
+            assert!(backward_rm(p).is_none(), "{:?}", p.header);
+        }
+    }
 
     #[test]
     fn a_pdu_takes_its_bytes_and_trailer_in_whole_cells() {

@@ -22,7 +22,7 @@ pub mod vc;
 
 pub use cell::{
     AAL5_TRAILER, CELL_PAYLOAD, CELL_SIZE, CellBody, CellHeader, Reassembler, RmCell, RmDirection,
-    cells_for_pdu, vc_id,
+    backward_rm, cells_for_pdu, vc_id,
 };
 pub use erica::{Erica, EricaParams, EricaVariant};
 pub use source::{AbrParams, AbrParamsError, AbrSource, CellKind, turn_around};
