@@ -203,9 +203,9 @@ pub struct AbrVc {
     discards: u64,
     discards_recorded: u64,
     acr_recorded: Option<fairstream_core::Bitrate>,
-    /// When the wrapped endpoint was last drained, and its deadline then: it changes only when
-    /// this end calls it, so neither is asked again for every cell.
-    pulled_at: Option<Instant>,
+    /// Whether the wrapped endpoint has been drained (after its last call), and its deadline
+    /// then: it changes only when this end calls it, so neither is asked again for every cell.
+    drained: bool,
     inner_timeout: Option<Instant>,
 }
 
@@ -240,7 +240,7 @@ impl AbrVc {
             discards: 0,
             discards_recorded: 0,
             acr_recorded: None,
-            pulled_at: None,
+            drained: false,
         }
     }
 
@@ -267,7 +267,7 @@ impl AbrVc {
     /// Moves what the wrapped endpoint wants to send into the source buffer, and notes its
     /// deadline.
     fn pull(&mut self, now: Instant) {
-        self.pulled_at = Some(now);
+        self.drained = true;
         while let Some(packet) = self.inner.poll_transmit(now) {
             let size = packet.size.as_bytes();
             if self.buffered + size > self.buffer_limit {
@@ -342,26 +342,35 @@ impl AbrVc {
         }
     }
 
-    fn on_cell(&mut self, now: Instant, cell: &CellHeader, metrics: &mut dyn MetricSink) {
+    /// Takes an arriving cell; returns whether it called the wrapped endpoint (with the PDU it
+    /// ended).
+    fn on_cell(&mut self, now: Instant, cell: &CellHeader, metrics: &mut dyn MetricSink) -> bool {
         match cell.body {
             CellBody::Rm(rm) if rm.dir == RmDirection::Forward => {
                 // The far end's FRM: back it goes, on the far end's VC, the way it came from.
                 self.turned.push_back((cell.vc, turn_around(rm, false)));
+                false
             }
             CellBody::Rm(rm) => {
                 self.source.on_brm(&rm);
                 metrics.record(now, EXPLICIT_RATE.bps(rm.er));
+                false
             }
-            CellBody::Data { end: false, .. } => self.reassembler.on_cell(),
+            CellBody::Data { end: false, .. } => {
+                self.reassembler.on_cell();
+                false
+            }
             CellBody::Data { pdu, end: true } => {
                 let Some(packet) = self.inbox.take(pdu) else {
                     // Never sent as such: its cells make a broken PDU.
                     self.reassembler.discard_pending();
-                    return;
+                    return false;
                 };
-                if self.reassembler.on_end_of_pdu(packet.size.as_bytes()) {
+                let whole = self.reassembler.on_end_of_pdu(packet.size.as_bytes());
+                if whole {
                     self.inner.handle_packet(now, &packet, metrics);
                 }
+                whole
             }
         }
     }
@@ -369,25 +378,31 @@ impl AbrVc {
 
 impl Endpoint for AbrVc {
     fn handle_packet(&mut self, now: Instant, packet: &Packet, metrics: &mut dyn MetricSink) {
-        if let Header::Cell(cell) = &packet.header {
-            self.on_cell(now, cell, metrics);
+        // Only a cell that ends a PDU delivered whole calls the wrapped endpoint, and only then
+        // is it drained again.
+        if let Header::Cell(cell) = &packet.header
+            && self.on_cell(now, cell, metrics)
+        {
+            self.pull(now);
         }
-        self.pull(now);
         self.record(now, metrics);
     }
 
     fn handle_timeout(&mut self, now: Instant, metrics: &mut dyn MetricSink) {
+        // Most timeouts are the source's cell slots, which leave the wrapped endpoint as it was:
+        // it is called, and drained, only when its own deadline is due (as a driver would call
+        // it on its own).
         if self.inner_timeout.is_some_and(|t| t <= now) {
             self.inner.handle_timeout(now, metrics);
+            self.pull(now);
         }
-        self.pull(now);
         self.record(now, metrics);
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
         // The wrapped endpoint was drained at the end of the last call that could change it;
-        // only a driver's first call (or one at a later time) asks it again.
-        if self.pulled_at != Some(now) {
+        // only a driver's first call asks it here.
+        if !self.drained {
             self.pull(now);
         }
         if let Some((vc, brm)) = self.turned.pop_front() {
