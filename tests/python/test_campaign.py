@@ -600,6 +600,28 @@ def test_warming_up_starts_the_workers_now_and_hands_back_only_the_callers_calls
         assert batch.finished == {"mine": 3}
 
 
+def _polars_threads(_: object) -> int:
+    import polars as pl
+
+    return pl.thread_pool_size()
+
+
+@pytest.mark.parametrize(("env", "threads"), [(None, 1), ("2", 2)])
+def test_a_batchs_workers_run_polars_on_one_thread_unless_told_otherwise(
+    monkeypatch: pytest.MonkeyPatch, env: str | None, threads: int
+) -> None:
+    """The workers are one per core already: their polars runs on one thread, unless
+    `POLARS_MAX_THREADS` is set."""
+    from fairstream.parallel import Batch
+
+    if env is None:
+        monkeypatch.delenv("POLARS_MAX_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("POLARS_MAX_THREADS", env)
+    with Batch(2) as batch:
+        assert batch.map(_polars_threads, [0, 1]) == [threads, threads]
+
+
 def test_ctrl_c_while_a_batch_maps_says_nothing_ran() -> None:
     """Ctrl-C while the workers do what a caller needs before it runs anything (a campaign's
     planning, `Batch.map`) raises `Interrupted` saying so, not a count of runs."""
