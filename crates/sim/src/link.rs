@@ -8,17 +8,21 @@ use crate::{LinkSpec, PERTURBATION_PACKET};
 /// Run-time state of one link.
 ///
 /// Laid out in the order written, starting on a cache line, with what every packet touches
-/// first (transmitter, rate, occupancy, counters, then the queue on a line of its own), so that a
-/// packet's enqueue and transmission touch as few cache lines as they can when thousands of links
-/// do not fit in the cache (B2's shape with 1024 flows has 4098 links): three, on a lossless
-/// drop-tail link, whose error model is never read.
+/// first (transmitter, rate, counters) on one line, then the occupancy and the rate schedule, then
+/// the queue on a line of its own, so that a packet's enqueue and transmission touch as few cache
+/// lines as they can when thousands of links do not fit in the cache (B2's shape with 1024 flows
+/// has 4098 links): one, for a packet that passes straight through an idle lossless drop-tail
+/// link with a limit in packets (the first line knows the queue is empty), three when it waits
+/// in the queue; the error model is read only on a link that loses packets.
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
 pub(crate) struct Link {
     /// The transmitter is busy until then.
     pub(crate) busy_until: Instant,
     pub(crate) delay: Duration,
-    pub(crate) capacity: RateSchedule,
+    /// The rate, when the link's is constant (see `constant_rate`).
+    rate: Bitrate,
+    pub(crate) counters: LinkCounters,
     /// A wake-up of the transmitter is in the calendar (at most one at a time). The engine
     /// keeps the invariant: a packet waits in the queue only while the transmitter is busy
     /// and a wake-up is due when it frees, or a wake-up is due when the queue may send.
@@ -26,14 +30,46 @@ pub(crate) struct Link {
     /// The link loses nothing (its error model is none): a transmission need not look at the
     /// model, two cache lines further on.
     pub(crate) lossless: bool,
+    /// The rate never changes: `rate` is it, and `capacity` is not read per packet.
+    constant_rate: bool,
+    /// What an empty queue does with a packet offered to an idle transmitter.
+    straight: Straight,
+    /// Packets waiting in the queue as of its last change ([`Link::note_queue`], after every
+    /// enqueue and dequeue that changes it): what each packet asks, here rather than on the
+    /// queue's line.
+    waiting: u32,
     /// Time-weighted queue occupancy in packets.
     occupancy: Occupancy,
-    pub(crate) counters: LinkCounters,
+    pub(crate) capacity: RateSchedule,
     pub(crate) queue: Queue,
     pub(crate) error: ErrorModel,
     pub(crate) error_rng: RngStream,
     pub(crate) from: NodeId,
     pub(crate) to: NodeId,
+}
+
+/// Whether a packet offered to an idle transmitter while the queue is empty may pass straight
+/// to it ([`Queue::passes_straight_through`]), found once from the empty queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Straight {
+    /// Any packet does (a drop-tail queue with room for a packet).
+    Always,
+    /// None does (a discipline that decides at enqueue).
+    Never,
+    /// The queue decides by the packet's size (a drop-tail queue limited in bytes).
+    BySize,
+}
+
+impl Straight {
+    fn of(queue: &Queue) -> Self {
+        if queue.passes_straight_through(u32::MAX) {
+            Self::Always
+        } else if queue.passes_straight_through(1) {
+            Self::BySize
+        } else {
+            Self::Never
+        }
+    }
 }
 
 /// Cumulative counters of a link.
@@ -56,12 +92,17 @@ impl Link {
             let mut rng = RngStream::derive(seed, "delay-perturbation", index as u64);
             extra = Duration::from_secs_f64(rng.uniform() * perturb * mtu_time);
         }
+        let queue = spec.build_queue(seed, index);
         Self {
             from: spec.from,
             to: spec.to,
+            rate,
+            constant_rate: spec.capacity.is_constant(),
             capacity: spec.capacity.clone(),
             delay: spec.delay + extra,
-            queue: spec.build_queue(seed, index),
+            straight: Straight::of(&queue),
+            waiting: 0,
+            queue,
             error: spec.error.clone(),
             error_rng: LinkSpec::error_rng(seed, index),
             busy_until: Instant::ZERO,
@@ -75,8 +116,8 @@ impl Link {
     /// The rate in force at `now`.
     #[inline]
     pub(crate) fn rate_at(&self, now: Instant) -> Bitrate {
-        if self.capacity.is_constant() {
-            self.capacity.base()
+        if self.constant_rate {
+            self.rate
         } else {
             self.capacity.rate_at(now)
         }
@@ -90,7 +131,28 @@ impl Link {
     /// Accounts the queue length after a change at `now`.
     #[inline]
     pub(crate) fn note_queue(&mut self, now: Instant) {
-        self.occupancy.set(now, self.queue.len_packets() as u64);
+        let waiting = self.queue.len_packets();
+        self.waiting = waiting as u32;
+        self.occupancy.set(now, waiting as u64);
+    }
+
+    /// Whether packets wait in the queue (read from the link's first line).
+    #[inline]
+    pub(crate) fn backlogged(&self) -> bool {
+        debug_assert_eq!(self.waiting as usize, self.queue.len_packets());
+        self.waiting > 0
+    }
+
+    /// Whether a packet of `size` bytes offered now to the idle transmitter may go to it
+    /// directly, the queue left as it is ([`Queue::passes_straight_through`]).
+    #[inline]
+    pub(crate) fn passes_straight_through(&self, size: u32) -> bool {
+        !self.backlogged()
+            && match self.straight {
+                Straight::Always => true,
+                Straight::Never => false,
+                Straight::BySize => self.queue.passes_straight_through(size),
+            }
     }
 
     /// Mean queue length in packets over `[0, end]`.
@@ -111,10 +173,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_packet_touches_three_lines_of_a_lossless_drop_tail_link() {
-        assert!(offset_of!(Link, lossless) < 64, "the transmitter's line");
-        let counters_end = offset_of!(Link, counters) + size_of::<LinkCounters>();
-        assert!(offset_of!(Link, occupancy) >= 64 && counters_end <= 128);
+    fn a_packet_passing_an_idle_lossless_drop_tail_link_touches_one_of_its_lines() {
+        let end = |offset: usize, size: usize| offset + size;
+        for (field, offset, size) in [
+            (
+                "busy_until",
+                offset_of!(Link, busy_until),
+                size_of::<Instant>(),
+            ),
+            ("delay", offset_of!(Link, delay), size_of::<Duration>()),
+            ("rate", offset_of!(Link, rate), size_of::<Bitrate>()),
+            (
+                "counters",
+                offset_of!(Link, counters),
+                size_of::<LinkCounters>(),
+            ),
+            ("wake_scheduled", offset_of!(Link, wake_scheduled), 1),
+            ("lossless", offset_of!(Link, lossless), 1),
+            ("constant_rate", offset_of!(Link, constant_rate), 1),
+            (
+                "straight",
+                offset_of!(Link, straight),
+                size_of::<Straight>(),
+            ),
+            ("waiting", offset_of!(Link, waiting), size_of::<u32>()),
+        ] {
+            assert!(end(offset, size) <= 64, "{field} on the transmitter's line");
+        }
+        assert!(offset_of!(Link, occupancy) >= 64 && offset_of!(Link, capacity) >= 64);
         assert_eq!(
             offset_of!(Link, queue),
             128,

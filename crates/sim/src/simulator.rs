@@ -429,7 +429,7 @@ impl Simulator {
         let l = &mut self.links[link];
         // Free, and no wake-up due: it would start on the next packet at once.
         let idle = !l.wake_scheduled && now >= l.busy_until;
-        if idle && l.queue.passes_straight_through(queued.size) {
+        if idle && l.passes_straight_through(queued.size) {
             // Enqueueing and starting the transmitter would send it at once and leave the queue
             // as it was (its occupancy's blip lasts no time, so weighs nothing): skip the ring.
             let rate = l.rate_at(now);
@@ -506,7 +506,7 @@ impl Simulator {
             l.counters.packets_corrupted += 1;
         }
         let arrive_at = l.busy_until + l.delay;
-        let backlog = l.queue.len_packets() > 0;
+        let backlog = l.backlogged();
         let busy_until = l.busy_until;
         if backlog {
             l.wake_scheduled = true;
