@@ -173,6 +173,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_empty_queue_says_once_what_passes_straight_through_it() {
+        use fairstream_core::DataSize;
+        use fairstream_net::QueueLimit;
+        use fairstream_net::queue::{DropTail, LimitCounting};
+        let of = |q: DropTail| Straight::of(&Queue::DropTail(q));
+        assert_eq!(of(DropTail::new(QueueLimit::Packets(50))), Straight::Always);
+        let bytes = QueueLimit::Bytes(DataSize::bytes(3000));
+        assert_eq!(of(DropTail::new(bytes)), Straight::BySize);
+        // ns-2's counting holds one packet less: a limit of one holds none waiting.
+        let ns2 = |l| DropTail::with_counting(l, LimitCounting::Ns2);
+        assert_eq!(of(ns2(QueueLimit::Packets(1))), Straight::Never);
+        assert_eq!(of(ns2(QueueLimit::Packets(2))), Straight::Always);
+    }
+
+    #[test]
     fn a_packet_passing_an_idle_lossless_drop_tail_link_touches_one_of_its_lines() {
         let end = |offset: usize, size: usize| offset + size;
         for (field, offset, size) in [
