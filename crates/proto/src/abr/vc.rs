@@ -203,8 +203,9 @@ pub struct AbrVc {
     discards: u64,
     discards_recorded: u64,
     acr_recorded: Option<fairstream_core::Bitrate>,
-    /// Whether the wrapped endpoint has been drained (after its last call), and its deadline
-    /// then: it changes only when this end calls it, so neither is asked again for every cell.
+    /// Whether the wrapped endpoint has been drained once. From then on every call that can
+    /// change it is followed by a drain (`pull`), which also notes its deadline: it changes only
+    /// when this end calls it, so neither is asked again for every cell.
     drained: bool,
     inner_timeout: Option<Instant>,
 }
