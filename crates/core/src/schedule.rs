@@ -75,17 +75,17 @@ impl RateSchedule {
     /// Bits the rate carries over `[from, to)`.
     pub fn bits_between(&self, from: Instant, to: Instant) -> f64 {
         if self.is_constant() {
-            return self.base.as_bps_f64() * to.saturating_since(from).as_secs_f64();
+            return self.base.bits_in(to.saturating_since(from));
         }
         let mut bits = 0.0;
         let mut t = from;
         let mut rate = self.rate_at(from);
         for &(at, r) in self.steps.iter().filter(|&&(at, _)| at > from && at < to) {
-            bits += rate.as_bps_f64() * at.saturating_since(t).as_secs_f64();
+            bits += rate.bits_in(at.saturating_since(t));
             t = at;
             rate = r;
         }
-        bits + rate.as_bps_f64() * to.saturating_since(t).as_secs_f64()
+        bits + rate.bits_in(to.saturating_since(t))
     }
 }
 

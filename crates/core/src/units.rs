@@ -65,6 +65,11 @@ impl Bitrate {
     pub fn as_bps_f64(self) -> f64 {
         self.0 as f64
     }
+    /// Bits this rate carries over `d`, as a real number.
+    #[inline]
+    pub fn bits_in(self, d: Duration) -> f64 {
+        self.as_bps_f64() * d.as_secs_f64()
+    }
     /// Bytes per second as a real number.
     pub fn as_bytes_per_sec(self) -> f64 {
         self.0 as f64 / 8.0
