@@ -13,7 +13,8 @@ use crate::{LinkSpec, PERTURBATION_PACKET};
 /// lines as they can when thousands of links do not fit in the cache (B2's shape with 1024 flows
 /// has 4098 links): one, for a packet that passes straight through an idle lossless drop-tail
 /// link with a limit in packets (the first line knows the queue is empty), three when it waits
-/// in the queue; the error model is read only on a link that loses packets.
+/// in the queue; the error model is read only on a link that loses packets. Closing a series
+/// bin reads only the first line of an idle link with a constant rate.
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
 pub(crate) struct Link {
@@ -160,9 +161,25 @@ impl Link {
         self.occupancy.mean(end)
     }
 
-    /// Bits the link could have carried over `[from, to)` given its schedule.
+    /// Bits the link could have carried over `[from, to)` given its schedule (a constant rate
+    /// read from the first line).
     pub(crate) fn capacity_bits(&self, from: Instant, to: Instant) -> f64 {
-        self.capacity.bits_between(from, to)
+        if self.constant_rate {
+            self.rate.bits_in(to.saturating_since(from))
+        } else {
+            self.capacity.bits_between(from, to)
+        }
+    }
+
+    /// Packets and bytes waiting in the queue; an empty queue is known from the first line,
+    /// without reading the queue's.
+    pub(crate) fn queue_len(&self) -> (usize, u64) {
+        if self.backlogged() {
+            (self.queue.len_packets(), self.queue.len_bytes())
+        } else {
+            debug_assert_eq!(self.queue.len_bytes(), 0, "bytes wait in an empty queue");
+            (0, 0)
+        }
     }
 }
 
@@ -185,6 +202,44 @@ mod tests {
         let ns2 = |l| DropTail::with_counting(l, LimitCounting::Ns2);
         assert_eq!(of(ns2(QueueLimit::Packets(1))), Straight::Never);
         assert_eq!(of(ns2(QueueLimit::Packets(2))), Straight::Always);
+    }
+
+    #[test]
+    fn a_bins_close_reads_what_the_schedule_and_the_queue_would_say() {
+        use fairstream_core::{NodeId, RateSchedule};
+        use fairstream_net::queue::QueuedPacket;
+        let (a, b) = (NodeId(0), NodeId(1));
+        let constant = LinkSpec::new(a, b, Bitrate::mbps(10), Duration::from_millis(5));
+        let mut stepped = constant.clone();
+        let steps = vec![(Instant::ZERO + Duration::from_millis(300), Bitrate::kbps(1))];
+        stepped.capacity = RateSchedule::new(Bitrate::mbps(7), steps);
+        for spec in [&constant, &stepped] {
+            let link = Link::new(spec, 1, 0, 0.0);
+            for (from, to) in [(0, 250), (250, 1250), (1000, 1001)] {
+                let at = |ms| Instant::ZERO + Duration::from_millis(ms);
+                let (from, to) = (at(from), at(to));
+                let bits = spec.capacity.bits_between(from, to);
+                assert_eq!(link.capacity_bits(from, to).to_bits(), bits.to_bits());
+            }
+        }
+        let mut link = Link::new(&constant, 1, 0, 0.0);
+        assert_eq!(link.queue_len(), (0, 0));
+        let Queue::DropTail(q) = &mut link.queue else {
+            panic!("a drop-tail queue")
+        };
+        for (slot, size) in [(0, 1000), (1, 500)] {
+            let pkt = QueuedPacket {
+                slot,
+                size,
+                enqueued_at: Instant::ZERO,
+            };
+            q.enqueue(Instant::ZERO, pkt).expect("room");
+        }
+        link.note_queue(Instant::ZERO);
+        assert_eq!(link.queue_len(), (2, 1500));
+        link.queue.dequeue(Instant::ZERO);
+        link.note_queue(Instant::ZERO);
+        assert_eq!(link.queue_len(), (1, 500));
     }
 
     #[test]

@@ -131,6 +131,8 @@ pub(crate) struct Recorder {
     /// Whether each link's rows go into `link_series` (`RecordConfig::link_series`).
     link_series_kept: Vec<bool>,
     queue_series: Vec<DeclaredSeries>,
+    /// The links whose queue keeps a series of its own (an ERICA port's), in order.
+    series_links: Vec<usize>,
     metrics: Option<MetricRecords>,
     /// Which metrics `metrics` keeps.
     metric_selection: MetricSelection,
@@ -141,15 +143,16 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
-    /// A recorder for `flows` flows and `links` links, recording what `config` asks for; its
-    /// captures are written into `capture_dir` as the run goes (the error names the link whose
-    /// capture cannot be created).
+    /// A recorder for `flows` flows and the run's `links`, recording what `config` asks for;
+    /// its captures are written into `capture_dir` as the run goes (the error names the link
+    /// whose capture cannot be created).
     pub(crate) fn new(
         config: &RecordConfig,
         flows: usize,
-        links: usize,
+        all_links: &[Link],
         capture_dir: &std::path::Path,
     ) -> Result<Self, (usize, std::io::Error)> {
+        let links = all_links.len();
         // Empty where nothing is captured, so that asking costs no load per transmission.
         let slots = if config.pcap.is_empty() { 0 } else { links };
         let mut pcaps: Vec<Option<PcapCapture>> = (0..slots).map(|_| None).collect();
@@ -169,6 +172,10 @@ impl Recorder {
             link_series: LinkSeries::default(),
             link_series_kept: config.link_series_kept(links),
             queue_series: Vec::new(),
+            series_links: (all_links.iter().enumerate())
+                .filter(|(_, l)| l.queue.series_row().is_some())
+                .map(|(i, _)| i)
+                .collect(),
             metrics: config.metrics.then(MetricRecords::default),
             metric_selection: config.metric_selection.clone(),
             trace: config.packets.then(PacketTrace::default),
@@ -312,11 +319,12 @@ impl Recorder {
             let c = l.counters;
             if self.link_series_kept[i] {
                 let s = &mut self.link_series;
+                let (packets, bytes) = l.queue_len();
                 s.link_id.push(i as u32);
                 s.t_start.push(t0);
                 s.t_end.push(t1);
-                s.queue_packets.push(l.queue.len_packets() as u64);
-                s.queue_bytes.push(l.queue.len_bytes());
+                s.queue_packets.push(packets as u64);
+                s.queue_bytes.push(bytes);
                 s.packets_forwarded
                     .push(c.packets_forwarded - prev.packets_forwarded);
                 s.bytes_forwarded
@@ -331,7 +339,9 @@ impl Recorder {
                 s.utilisation.push(if cap > 0.0 { bits / cap } else { 0.0 });
             }
             self.links_at_bin[i] = c;
-            if let Some((table, row)) = l.queue.series_row() {
+        }
+        for &i in &self.series_links {
+            if let Some((table, row)) = links[i].queue.series_row() {
                 let series = match self
                     .queue_series
                     .iter_mut()

@@ -220,12 +220,13 @@ impl Simulator {
             endpoints.push(sender);
             endpoints.push(receiver);
         }
-        let rec = Recorder::new(&net.record, flows.len(), links.len(), capture_dir).map_err(
-            |(link, e)| NetworkError::Capture {
-                link: net.link_name(LinkId(link as u32)),
-                message: format!("{}: {e}", capture_dir.display()),
-            },
-        )?;
+        let rec =
+            Recorder::new(&net.record, flows.len(), &links, capture_dir).map_err(|(link, e)| {
+                NetworkError::Capture {
+                    link: net.link_name(LinkId(link as u32)),
+                    message: format!("{}: {e}", capture_dir.display()),
+                }
+            })?;
         let mut cal = Calendar::with_ties(net.engine.ties, net.seed);
         cal.add_lanes(links.len());
         let mut sim = Self {
