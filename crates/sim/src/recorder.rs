@@ -149,12 +149,15 @@ impl Recorder {
     pub(crate) fn new(
         config: &RecordConfig,
         flows: usize,
-        all_links: &[Link],
+        links: &[Link],
         capture_dir: &std::path::Path,
     ) -> Result<Self, (usize, std::io::Error)> {
-        let links = all_links.len();
         // Empty where nothing is captured, so that asking costs no load per transmission.
-        let slots = if config.pcap.is_empty() { 0 } else { links };
+        let slots = if config.pcap.is_empty() {
+            0
+        } else {
+            links.len()
+        };
         let mut pcaps: Vec<Option<PcapCapture>> = (0..slots).map(|_| None).collect();
         for l in &config.pcap {
             if let Some(p) = pcaps.get_mut(l.index()) {
@@ -166,13 +169,13 @@ impl Recorder {
             counters: vec![FlowCounters::default(); flows],
             summaries: vec![SummaryFolds::default(); flows],
             counters_at_bin: vec![(FlowCounters::default(), 0); flows],
-            links_at_bin: vec![LinkCounters::default(); links],
+            links_at_bin: vec![LinkCounters::default(); links.len()],
             bin_start: Instant::ZERO,
             flow_series: FlowSeries::default(),
             link_series: LinkSeries::default(),
-            link_series_kept: config.link_series_kept(links),
+            link_series_kept: config.link_series_kept(links.len()),
             queue_series: Vec::new(),
-            series_links: (all_links.iter().enumerate())
+            series_links: (links.iter().enumerate())
                 .filter(|(_, l)| l.queue.series_row().is_some())
                 .map(|(i, _)| i)
                 .collect(),

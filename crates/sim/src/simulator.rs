@@ -5,9 +5,9 @@
 //! - `Arrive`: a packet finished propagating along a link and reaches the link's far node,
 //!   which delivers it (if it is the packet's destination) or enqueues it on the next hop
 //!   (first showing a backward RM cell to the queue of the link back the other way, if that
-//!   queue watches returning packets, as an ERICA port does). A link delivers in the order it transmits, so
-//!   its arrivals wait in a calendar lane of their own (one heap entry per link, not per packet
-//!   in flight; the order of events is the one heap's);
+//!   queue watches returning packets, as an ERICA port does). A link delivers in the order it
+//!   transmits, so its arrivals wait in a calendar lane of their own (one heap entry per link,
+//!   not per packet in flight; the order of events is the one heap's);
 //! - `LinkWake`: a link's transmitter may start its next packet (it finished one and more
 //!   wait, or a token bucket said "not before");
 //! - `Depart`: a packet that a sender emitted leaves its host after the host overhead;
