@@ -110,6 +110,7 @@ def test_pinning_empty_axis_labels_changes_no_pixel(tmp_path: Path) -> None:
     plots.save(pinned, tmp_path / "pinned.png")
     assert pinned.axes[3].xaxis.label.get_position() == (0.5, 0.5)  # pinned, not placed
     placed = grid()
+    placed.set_dpi(plots._DPI)  # `save` lays out at the resolution it writes
     placed.tight_layout()
     placed.savefig(tmp_path / "placed.png", dpi=plots._DPI)
     plt.close(placed)

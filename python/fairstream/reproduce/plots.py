@@ -131,7 +131,7 @@ def bars_beside_published(
     """Grouped bars per item: ours beside the published value (Fig. 6 of paper 003); `ranges`
     (low, high per item) adds whiskers to our bars; `also` adds (label, values) series after them
     (a missing value draws no bar)."""
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.5 + 0.6 * len(labels)), 4.0))  # room for each label
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.5 + 0.7 * len(labels)), 4.0))  # room for each label
     xs = range(len(labels))
     width = 0.76 / (2 + len(also))
     yerr = None
@@ -196,6 +196,10 @@ def save(fig: plt.Figure, path: Path) -> Path:
     laid out and written again; overlaps left after that are a `TickLabelOverlap` warning.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    # Laid out at the resolution it is saved at: the layout's draw and the file's then share one
+    # renderer, and text measured for the one is not measured again for the other (about 5 % of
+    # a reproduction's drawing CPU), and the layout is that of the pixels written.
+    fig.set_dpi(_DPI)
     _lay_out(fig)
     fig.savefig(path, dpi=_DPI, pil_kwargs=_PNG)
     overlaps = overlapping_tick_labels(fig)
