@@ -22,16 +22,14 @@ pub enum TcpVariant {
 }
 
 /// Sender parameters. Windows count packets of `packet_size` bytes on the wire.
+///
+/// Laid out in the order written (`repr(C)`): the fields a sender reads on every ACK and every
+/// packet it sends come first and share a cache line (see [`TcpSender`](super::TcpSender)).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
 pub struct TcpConfig {
     /// Reno, NewReno or SACK loss recovery.
     pub variant: TcpVariant,
-    /// Window control: TCP's AIMD (ns-2 `windowOption_ 1`), binomial (`windowOption_ 6`), CUBIC
-    /// or BBR.
-    pub control: Control,
-    /// Size of a full data packet on the wire (40 bytes of it are IP+TCP header, 52 with
-    /// timestamps). ns-2 1000 B + 40.
-    pub packet_size: DataSize,
     /// The timestamps option (RFC 7323): 12 more bytes of header on every segment, and an RTT
     /// sample from every ACK that acknowledges new data (instead of ns-2's one timed packet per
     /// round trip).
@@ -39,23 +37,26 @@ pub struct TcpConfig {
     /// Pace transmissions at Linux's rate (the window per smoothed RTT, ×2 in slow start, ×1.2
     /// after); BBR always paces at its own rate.
     pub pacing: bool,
+    /// Emulate the SYN exchange: packet 0 is a 40-byte SYN (ns-2 `syn_` = true).
+    pub syn: bool,
+    /// Limited transmit on the first two dup-ACKs (ns-2 `singledup_` = 1).
+    pub limited_transmit: bool,
     /// With SACK: set the window during recovery by Proportional Rate Reduction (RFC 6937, with
     /// slow-start reduction bound), as Linux and ns-3 do; otherwise RFC 6675's `cwnd = ssthresh`.
     pub prr: bool,
+    /// Maximum packets sent in one burst (ns-2 `maxburst_`; 0 = unlimited).
+    pub max_burst: u32,
     /// Receiver's advertised window, packets (ns-2 `window_` = 20).
     pub window: u32,
+    /// Size of a full data packet on the wire (40 bytes of it are IP+TCP header, 52 with
+    /// timestamps). ns-2 1000 B + 40.
+    pub packet_size: DataSize,
     /// Hard cap on cwnd, packets (ns-2 `maxcwnd_`; `None` = no cap).
     pub max_cwnd: Option<u32>,
     /// Initial window after the SYN is acknowledged, packets (ns-2 `windowInit_` = 2).
     pub initial_window: u32,
     /// Initial slow-start threshold, packets (`None`: the advertised window, as ns-2 does).
     pub initial_ssthresh: Option<u32>,
-    /// Emulate the SYN exchange: packet 0 is a 40-byte SYN (ns-2 `syn_` = true).
-    pub syn: bool,
-    /// Limited transmit on the first two dup-ACKs (ns-2 `singledup_` = 1).
-    pub limited_transmit: bool,
-    /// Maximum packets sent in one burst (ns-2 `maxburst_`; 0 = unlimited).
-    pub max_burst: u32,
     /// Clock granularity of the RTT estimator (ns-2 `tcpTick_` = 10 ms).
     pub tick: Duration,
     /// Lower bound of the RTO (ns-2 `minrto_` = 200 ms; RFC 6298: 1 s).
@@ -70,6 +71,9 @@ pub struct TcpConfig {
     /// ([`TcpSender::write`](super::TcpSender::write)); the sender then sends only what was
     /// written, and `packets` is not used. `None`: the source of `packets`.
     pub send_buffer: Option<DataSize>,
+    /// Window control: TCP's AIMD (ns-2 `windowOption_ 1`), binomial (`windowOption_ 6`), CUBIC
+    /// or BBR.
+    pub control: Control,
 }
 
 impl Default for TcpConfig {

@@ -31,24 +31,28 @@ const BACKOFF_HARD_LIMIT: u64 = 1 << 40;
 const BACKOFF_FORGET_SRTT: u64 = 8;
 
 /// ns-2's RTT estimator and RTO computation, in ticks of a coarse clock.
+///
+/// Laid out in the order written (`repr(C)`): what [`Self::rto`] and [`Self::srtt`] read, on
+/// every ACK, comes first and fits one cache line.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct RttEstimator {
     /// Clock granularity in nanoseconds (at least 1).
     tick: u64,
-    /// Phase of the emulated clock, nanoseconds in `[0, tick)`.
-    boot_time: u64,
     /// 8 × smoothed RTT, ticks; 0 = no estimate (the next sample seeds it).
     srtt8: i64,
-    /// 4 × RTT mean deviation, ticks.
-    rttvar4: i64,
-    /// The last sample, ticks (0 before any).
-    last_sample: i64,
     /// Un-backed-off, un-clamped RTO (`t_rtxcur_`).
     rtxcur: Duration,
     /// Exponential backoff multiplier: 1, 2, 4, …
     backoff: u64,
     min_rto: Duration,
     max_rto: Duration,
+    /// 4 × RTT mean deviation, ticks.
+    rttvar4: i64,
+    /// The last sample, ticks (0 before any).
+    last_sample: i64,
+    /// Phase of the emulated clock, nanoseconds in `[0, tick)`.
+    boot_time: u64,
 }
 
 impl RttEstimator {
@@ -220,6 +224,22 @@ impl RttEstimator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What [`RttEstimator::rto`] and [`RttEstimator::srtt`] read, on every ACK, lies in the
+    /// estimator's first 48 bytes (one cache line where the sender places it).
+    #[test]
+    fn what_rto_and_srtt_read_leads_the_estimator() {
+        use std::mem::{offset_of, size_of};
+        let ends = [
+            offset_of!(RttEstimator, tick) + size_of::<u64>(),
+            offset_of!(RttEstimator, srtt8) + size_of::<i64>(),
+            offset_of!(RttEstimator, rtxcur) + size_of::<Duration>(),
+            offset_of!(RttEstimator, backoff) + size_of::<u64>(),
+            offset_of!(RttEstimator, min_rto) + size_of::<Duration>(),
+            offset_of!(RttEstimator, max_rto) + size_of::<Duration>(),
+        ];
+        assert_eq!(ends.into_iter().max(), Some(48));
+    }
 
     const MS: u64 = 1_000_000;
 

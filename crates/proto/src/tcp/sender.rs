@@ -90,82 +90,95 @@ struct SackRecovery {
 }
 
 /// A TCP Reno, NewReno or SACK sender in ns-2 one-way mode.
+///
+/// Laid out hot first (`repr(C)`, starting a cache line): what every ACK of a Reno or NewReno
+/// flow reads or writes fills the first six lines, followed by the RTT estimator, the
+/// configuration (whose per-packet fields lead it) and the window control; SACK's and BBR's
+/// state and the counters read once per run come last. With a thousand flows each ACK touches
+/// a different sender, and every further line it touches is a further cache miss
+/// (docs/PERFORMANCE.md, "2026-11-29 (fifth session)").
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct TcpSender {
-    flow: FlowId,
-    config: TcpConfig,
+    // --- line 0
     /// When the application stops handing new data (`None`: never).
     stop: Option<Instant>,
-    rtt: RttEstimator,
-    /// Payload of a full data packet, bytes.
-    data_payload: u32,
-    /// Header bytes of every data segment (IP, TCP and its options).
-    header: u64,
-    /// The window control's running state.
-    cc: Controller,
-    /// BBR's model, when the control is BBR.
-    bbr: Option<Box<Bbr>>,
+    /// Highest packet sent (−1: none).
+    maxseq: i64,
+    highest_ack: i64,
+    last_ack: i64,
+    recover: i64,
+    /// Next new packet to send.
+    t_seqno: i64,
+    /// Application data limit: packets `< curseq` may be sent.
+    curseq: i64,
+    // --- line 1
+    cwnd: f64,
+    ssthresh: i64,
+    /// Advertised window (`wnd_`).
+    wnd: i64,
+    dupacks: i64,
+    dupwnd: i64,
+    rtt_seq: i64,
+    flow: FlowId,
+    /// The TSecr of the ACK being processed (timestamps).
+    ack_ts: u32,
+    started: bool,
+    stopped: bool,
     /// Whether SACK recovery runs (the SACK variant, and always under BBR).
     sack: bool,
+    rtt_active: bool,
+    first_partial: bool,
+    /// No window reduction yet: the first one halves whatever the control (ns-2
+    /// `first_decrease_`).
+    first_decrease: bool,
+    last_cwnd_action: CwndAction,
+    // --- line 2
+    timers: [Option<Instant>; Timer::COUNT],
+    rtt_ts: Instant,
+    /// Payload of a full data packet, bytes.
+    data_payload: u32,
+    // --- line 3
+    reported_cwnd: Option<f64>,
+    reported_ssthresh: Option<i64>,
+    reported_rto: Option<Duration>,
+    reported_pacing: Option<fairstream_core::Bitrate>,
+    // --- line 4
+    stats: EndpointStats,
+    /// The RTT sample of the ACK being processed, for the window control.
+    ack_rtt: Option<Duration>,
+    /// BBR's model, when the control is BBR.
+    bbr: Option<Box<Bbr>>,
+    // --- line 5
+    pacer: Pacer,
+    out: VecDeque<Packet>,
+    /// The application's send buffer, when the application writes its data.
+    app: Option<Box<SendBuffer>>,
+    // --- lines 6 and on
+    rtt: RttEstimator,
+    config: TcpConfig,
+    /// The window control's running state.
+    cc: Controller,
+    // --- read seldom
+    /// Header bytes of every data segment (IP, TCP and its options).
+    header: u64,
+    /// Initial window used when the SYN is acknowledged (forced to 1 if the first packet is
+    /// lost, as ns-2 does).
+    iw: f64,
+    /// The smallest RTT sample so far.
+    min_rtt: Option<Duration>,
+    /// With an RTT sample per ACK, when the next one is recorded.
+    next_rtt_record: Instant,
+    /// RTT samples the estimator took.
+    rtt_samples: u64,
+    timeouts: u64,
+    fast_retransmits: u64,
+    reported_bbr: Option<(u8, u64)>,
     /// The SACK scoreboard (empty otherwise).
     sb: Scoreboard,
     rec: SackRecovery,
     /// Delivery-rate samples (SACK).
     rate: RateEstimator,
-    pacer: Pacer,
-    /// The smallest RTT sample so far.
-    min_rtt: Option<Duration>,
-    /// The TSecr of the ACK being processed (timestamps).
-    ack_ts: u32,
-    /// The RTT sample of the ACK being processed, for the window control.
-    ack_rtt: Option<Duration>,
-
-    cwnd: f64,
-    ssthresh: i64,
-    /// Advertised window (`wnd_`).
-    wnd: i64,
-    /// Initial window used when the SYN is acknowledged (forced to 1 if the first packet is
-    /// lost, as ns-2 does).
-    iw: f64,
-    /// Next new packet to send.
-    t_seqno: i64,
-    /// Highest packet sent (−1: none).
-    maxseq: i64,
-    highest_ack: i64,
-    last_ack: i64,
-    /// Application data limit: packets `< curseq` may be sent.
-    curseq: i64,
-    dupacks: i64,
-    dupwnd: i64,
-    recover: i64,
-    last_cwnd_action: CwndAction,
-    /// No window reduction yet: the first one halves whatever the control (ns-2
-    /// `first_decrease_`).
-    first_decrease: bool,
-    first_partial: bool,
-    rtt_active: bool,
-    rtt_seq: i64,
-    rtt_ts: Instant,
-
-    timers: [Option<Instant>; Timer::COUNT],
-    /// The application's send buffer, when the application writes its data.
-    app: Option<SendBuffer>,
-    started: bool,
-    stopped: bool,
-    out: VecDeque<Packet>,
-
-    stats: EndpointStats,
-    timeouts: u64,
-    fast_retransmits: u64,
-    reported_cwnd: Option<f64>,
-    reported_ssthresh: Option<i64>,
-    reported_rto: Option<Duration>,
-    /// With an RTT sample per ACK, when the next one is recorded.
-    next_rtt_record: Instant,
-    /// RTT samples the estimator took.
-    rtt_samples: u64,
-    reported_pacing: Option<fairstream_core::Bitrate>,
-    reported_bbr: Option<(u8, u64)>,
 }
 
 impl TcpSender {
@@ -241,7 +254,11 @@ impl TcpSender {
             rtt_ts: Instant::ZERO,
             timers,
             app: config.send_buffer.map(|capacity| {
-                SendBuffer::new(capacity, config.segment_payload(), i64::from(config.syn))
+                Box::new(SendBuffer::new(
+                    capacity,
+                    config.segment_payload(),
+                    i64::from(config.syn),
+                ))
             }),
             started: false,
             stopped: never,
@@ -418,12 +435,12 @@ impl TcpSender {
 
     /// The application's send buffer (`None` without [`TcpConfig::send_buffer`]).
     pub fn send_buffer(&self) -> Option<&SendBuffer> {
-        self.app.as_ref()
+        self.app.as_deref()
     }
 
     /// Room in the send buffer (zero without one).
     pub fn free_space(&self) -> u64 {
-        self.app.as_ref().map_or(0, SendBuffer::free)
+        self.app.as_deref().map_or(0, SendBuffer::free)
     }
 
     /// Writes up to `bytes` of application data into the send buffer at `now` and sends what
@@ -1058,6 +1075,39 @@ impl Endpoint for TcpSender {
 mod tests {
     use super::*;
     use crate::{NullSink, VecSink};
+
+    /// The layout [`TcpSender`]'s doc promises: the fields an ACK of a Reno or NewReno flow
+    /// reads in the first six cache lines, then the RTT estimator, then the configuration with
+    /// its per-packet fields in its first 32 bytes (so in the estimator's second line).
+    #[test]
+    fn what_an_ack_reads_fills_the_senders_first_lines() {
+        use std::mem::{align_of, offset_of, size_of};
+        const LINE: usize = 64;
+        assert_eq!(align_of::<TcpSender>(), LINE);
+        let hot_end = offset_of!(TcpSender, app) + size_of::<Option<Box<SendBuffer>>>();
+        assert!(
+            hot_end <= 6 * LINE,
+            "the per-ACK fields end at byte {hot_end}"
+        );
+        assert_eq!(offset_of!(TcpSender, rtt), 6 * LINE);
+        let config = offset_of!(TcpSender, config);
+        let per_packet_end = [
+            offset_of!(TcpConfig, variant) + size_of::<TcpVariant>(),
+            offset_of!(TcpConfig, timestamps) + 1,
+            offset_of!(TcpConfig, pacing) + 1,
+            offset_of!(TcpConfig, syn) + 1,
+            offset_of!(TcpConfig, limited_transmit) + 1,
+            offset_of!(TcpConfig, max_burst) + size_of::<u32>(),
+            offset_of!(TcpConfig, window) + size_of::<u32>(),
+            offset_of!(TcpConfig, packet_size) + size_of::<DataSize>(),
+            offset_of!(TcpConfig, max_cwnd) + size_of::<Option<u32>>(),
+        ]
+        .into_iter()
+        .max()
+        .unwrap();
+        assert_eq!(config / LINE, (config + per_packet_end - 1) / LINE);
+        assert!(offset_of!(TcpSender, cc) > config);
+    }
 
     const MS: u64 = 1_000_000;
 
