@@ -187,7 +187,12 @@ impl FlowProtocol for TcpFlowConfig {
             window: Some(u64::from(window.max(self.sender.initial_window))),
             state_bytes: size_of::<TcpSender>()
                 + TcpSender::QUEUE_CAPACITY * size_of::<Packet>()
-                + TcpSink::QUEUE_CAPACITY * size_of::<Packet>(),
+                + TcpSink::QUEUE_CAPACITY * size_of::<Packet>()
+                + if self.sender.send_buffer.is_some() {
+                    size_of::<crate::tcp::SendBuffer>() // boxed beside the sender
+                } else {
+                    0
+                },
             // The sender's queue of packets to send (a whole window at worst) and the
             // sink's reorder ring (a power of two, up to twice the window, of u64); with SACK
             // the sender's scoreboard ring likewise (with BBR's rate records).
