@@ -7,7 +7,7 @@
 //! metric functions. All logic lives in the Rust crates;
 //! this module only converts types and errors.
 //!
-//! Which build runs: [`build_id`] is a hash of this module's own file, so that a run cache keyed
+//! Which build runs: `build_id` is a hash of this module's own file, so that a run cache keyed
 //! by it (`fairstream.cache`) never serves results computed by another build.
 //!
 //! Ctrl-C: however long a chunk is in simulated time, `advance` takes the GIL back every

@@ -6,7 +6,7 @@
 //! also yields its *resolved* form: the same scenario with every default filled in, which
 //! loads back to the identical run.
 //!
-//! - [`reader`](crate::reader): typed, checked access to one TOML table;
+//! - [`reader`]: typed, checked access to one TOML table;
 //! - `topology`: `[topology]`, explicit or from a helper (dumbbell, parking lot, chain);
 //! - `elements`: queue disciplines and loss models of a link;
 //! - `flows`: the `[[flow]]` tables (what every flow has);

@@ -1,7 +1,7 @@
 //! The engine: pops events off the [`Calendar`], moves packets through links and nodes,
 //! drives the endpoints, and records what happened.
 //!
-//! Events (same-instant events run in the order of the run's [`TieRule`]):
+//! Events (same-instant events run in the order of the run's [`TieRule`](crate::TieRule)):
 //! - `Arrive`: a packet finished propagating along a link and reaches the link's far node,
 //!   which delivers it (if it is the packet's destination) or enqueues it on the next hop
 //!   (first showing a backward RM cell to the queue of the link back the other way, if that

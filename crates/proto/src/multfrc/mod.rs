@@ -33,20 +33,20 @@ pub struct MultfrcConfig {
     /// aggregate: each open connection may send at most its equal share of it.
     pub tfrc: TfrcFlowConfig,
     /// RTT threshold α: n grows while the period's mean RTT is below `(1 + α)·rtt_min`
-    /// (0.2, [proposed]).
+    /// (0.2, \[proposed\]).
     pub alpha: f64,
-    /// Step β: n grows by `β/n` per period, shrinks by `β` (1, [proposed]/[paper?]).
+    /// Step β: n grows by `β/n` per period, shrinks by `β` (1, \[proposed\]/\[paper?\]).
     pub beta: f64,
-    /// Initial n (1, [proposed]).
+    /// Initial n (1, \[proposed\]).
     pub initial: f64,
     /// Most connections ever open (128, the most a sender holds: a safety bound the rule
-    /// itself keeps n well below, [proposed]; it was 20 until 2026-11-27, which capped n at 5 %
+    /// itself keeps n well below, \[proposed\]; it was 20 until 2026-11-27, which capped n at 5 %
     /// error where about 20 connections fill an 11 Mbit/s link).
     pub max_connections: u32,
-    /// The shortest period (`None`: the mean RTT of the last period, [proposed]). A period ends
+    /// The shortest period (`None`: the mean RTT of the last period, \[proposed\]). A period ends
     /// only once every open connection has reported in it and left slow start (see the module).
     pub update_period: Option<Duration>,
-    /// Forget the minimum RTT this often, to follow route changes (`None`: never; [proposed]).
+    /// Forget the minimum RTT this often, to follow route changes (`None`: never; \[proposed\]).
     pub rtt_min_reset: Option<Duration>,
 }
 

@@ -1,5 +1,5 @@
 //! The streamer's parameters, with their defaults and where each comes from (paper 000 where
-//! it says, [chosen] where it does not), and the clip they describe.
+//! it says, \[chosen\] where it does not), and the clip they describe.
 
 use std::sync::Arc;
 
@@ -105,7 +105,7 @@ pub struct SurestreamConfig {
     /// [chosen: 500 ms].
     pub report_interval: Duration,
     /// The level the server starts at (`None`: the top one, as a player on a fast access link
-    /// asks for) [chosen].
+    /// asks for) \[chosen\].
     pub initial_level: Option<usize>,
     /// The UDP server's level rule.
     pub udp: UdpRule,
@@ -119,9 +119,9 @@ pub struct SurestreamConfig {
 }
 
 impl SurestreamConfig {
-    /// The default level rates, kbps (paper 000's range: 20 to 450 kbps) [chosen].
+    /// The default level rates, kbps (paper 000's range: 20 to 450 kbps) \[chosen\].
     pub const DEFAULT_LEVELS_KBPS: [u64; 5] = [20, 45, 100, 225, 450];
-    /// The default frame rate, frames per second [chosen].
+    /// The default frame rate, frames per second \[chosen\].
     pub const DEFAULT_FRAME_RATE: f64 = 15.0;
 
     /// A synthetic encoding: one constant-frame-rate trace per rate, one GOP of `IBBPBBPBB`

@@ -17,13 +17,13 @@
 //! fraction above `loss_down` steps the level down by one, at most once per `down_hold`; no
 //! report for `feedback_timeout` steps it down by one (and again each such time); a loss-free
 //! report at least `up_hold` after the last change steps it up by one. All four constants are
-//! [chosen] (`loss_down` 0.02, `down_hold` 1 s, `up_hold` 10 s, `feedback_timeout` 2 s).
+//! \[chosen\] (`loss_down` 0.02, `down_hold` 1 s, `up_hold` 10 s, `feedback_timeout` 2 s).
 //!
 //! **Levels over TCP** ([`rules::TcpLevels`]): the server sees only its send buffer. It writes
 //! each released frame into the buffer (whole, or as much as fits, the rest when ACKs free
 //! room); its lag is how long ago the oldest frame not yet wholly written was released. A lag
 //! of `lag_down` or more steps the level down by one, at most once per `lag_down`; `up_hold`
-//! after the last change, with no lag at all during it, steps it up by one ([chosen]: 2 s and
+//! after the last change, with no lag at all during it, steps it up by one (\[chosen\]: 2 s and
 //! 10 s). The player sees the bytes TCP delivers in order and a frame's end by the push mark of
 //! the TCP application interface ([`crate::tcp::SendBuffer`]).
 //!

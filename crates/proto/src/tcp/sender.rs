@@ -1,7 +1,7 @@
 //! The TCP sender of ns-2's one-way agents (`Agent/TCP/Reno`, `Agent/TCP/Newreno`;
 //! PROTOCOLS.md §1.3–1.5), as a sans-IO [`Endpoint`]. Reno, NewReno and SACK (RFC 6675, in
 //! [`sack`]) are its loss-recovery variants; how the window grows and shrinks is its
-//! [`WindowControl`](super::control::WindowControl) (TCP's AIMD by default, binomial or CUBIC),
+//! [`WindowControl`] (TCP's AIMD by default, binomial or CUBIC),
 //! or BBR's model. Any control can be paced ([`super::pacing`]).
 //!
 //! Everything counts packets: sequence numbers are packet numbers (packet 0 is a 40-byte SYN
