@@ -1,0 +1,85 @@
+"""How fast two VTP flows even out a head start, in the simulator: the table of VALIDATION.md
+("The simulator evens out a head start as slowly").
+
+Two paths, each from a scenario file of the project, with its flows set to two VTP flows, the
+second started late, and run for 60 s (seed 1):
+
+- ``tbf-10mbit.toml``: the path of tests/python/test_netns_tbf.py (a 10 Mbit/s token bucket
+  behind a veth-like 1 Gbit/s link);
+- ``004-vtp-fair.toml`` at PER 0: paper 004's T-WIRELESS path (72 ms, 11 Mbit/s, 99 packets).
+
+For each start, Jain's index of the two flows' bytes over the 8 s after the second flow's first
+whole second, over the 10 s after that and over 30-60 s, and after how many seconds the two
+one-second rates are within 10 % of each other for three seconds in a row.
+
+    python validation/realnet/vtp_head_start.py
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import fairstream
+import polars as pl
+import tomllib
+
+ROOT = Path(__file__).resolve().parents[2]
+PAPERS = ROOT / "python" / "fairstream" / "scenarios" / "papers"
+PATHS = {
+    "tbf-10mbit": (ROOT / "validation" / "realnet" / "tbf-10mbit.toml", (0.01, 0.37, 1.37, 2.37, 5.37)),
+    "004-vtp-fair, PER 0": (PAPERS / "004-vtp-fair.toml", (1.37, 5.37)),
+}
+DURATION_S = 60
+
+
+def scenario(path: Path, start2: float) -> dict:
+    """The scenario of `path` with two VTP flows, the second starting at `start2` seconds, and
+    no random loss."""
+    doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    first = {k: v for k, v in doc["flow"][0].items() if k != "start"}
+    first.update(protocol="vtp", name="vtp0")
+    doc["flow"] = [first, {**first, "name": "vtp1", "start": f"{start2}s"}]
+    doc["duration"] = f"{DURATION_S}s"
+    doc["seed"] = 1
+    doc["record"] = {"interval": "1s"}  # one row a second: the windows below count seconds
+    for link in doc["topology"].get("link", []):
+        link.pop("loss", None)
+    return doc
+
+
+def jain(a: float, b: float) -> float:
+    return (a + b) ** 2 / (2 * (a * a + b * b))
+
+
+def row(path: Path, start2: float) -> str:
+    series = fairstream.run(scenario(path, start2)).flow_series
+    rates = {
+        f: (series.filter(pl.col("flow") == f).sort("t_start")["throughput_bps"] / 1e6).to_list()
+        for f in ("vtp0", "vtp1")
+    }
+    a, b = rates["vtp0"], rates["vtp1"]
+    first = int(start2) + 1  # the second flow's first whole second
+
+    def over(lo: int, hi: int) -> float:
+        return jain(sum(a[lo:hi]), sum(b[lo:hi]))
+
+    close = [abs(x - y) <= 0.1 * max(x, y) for x, y in zip(a, b, strict=True)]
+    even = next((t for t in range(first, len(close) - 2) if all(close[t : t + 3])), None)
+    after = f"{even - start2:.0f} s" if even is not None else f"> {DURATION_S - start2:.0f} s"
+    return (
+        f"| {start2:.2f} s | {over(first + 1, first + 9):.3f} | {over(first + 9, first + 19):.3f} "
+        f"| {over(30, 60):.3f} | {after} |"
+    )
+
+
+def main() -> None:
+    for name, (path, starts) in PATHS.items():
+        print(f"\n{name}\n")
+        print("| second flow starts | Jain, 8 s after | the 10 s after that | 30-60 s | within 10 % after |")
+        print("|---|---|---|---|---|")
+        for start2 in starts:
+            print(row(path, start2))
+
+
+if __name__ == "__main__":
+    main()
