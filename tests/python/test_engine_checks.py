@@ -176,6 +176,58 @@ def test_the_peak_rate_bucket_spaces_a_burst() -> None:
     assert (a.late, a.early) == (0, 0)
 
 
+def _buckets_step_by_step(
+    tb: TokenBucket, starts: list[int], sizes: list[int]
+) -> tuple[list[int], list[int]]:
+    """The bucket rule one departure at a time, in Python integers (tc-tbf(8)): what the audit's
+    closed form must give; returns each departure's due instant and the final state."""
+    full, peak_full = tb.burst_bytes * audit.NANOBITS_PER_BYTE, tb.mtu_bytes * audit.NANOBITS_PER_BYTE
+    t_c, tokens, peak_tokens, due = 0, full, peak_full, []
+    for t, size in zip(starts, sizes, strict=True):
+        cost = size * audit.NANOBITS_PER_BYTE
+        at = (
+            t_c
+            if tokens >= cost
+            else (t_c + -(-(cost - tokens) // tb.rate_bps) if tb.rate_bps else audit.NEVER_NS)
+        )
+        if tb.peak_bps is not None and peak_tokens < cost:
+            at = max(at, t_c + -(-(cost - peak_tokens) // tb.peak_bps))
+        due.append(min(at, audit.NEVER_NS))
+        dt = max(t - t_c, 0)
+        t_c = max(t, t_c)
+        tokens = min(tokens + tb.rate_bps * dt, full) - cost
+        if tb.peak_bps is not None:
+            peak_tokens = min(peak_tokens + tb.peak_bps * dt, peak_full) - cost
+    return due, [t_c, tokens, peak_tokens]
+
+
+@pytest.mark.parametrize(
+    "tb",
+    [
+        TokenBucket(8_000_000, 3000),
+        TokenBucket(8_000_000, 3000, 16_000_000, 1500),
+        TokenBucket(0, 3000),  # no refill: the burst, then never
+        TokenBucket(400_000_000_000, 65_000, 800_000_000_000, 9000),  # rate × time beyond 64 bits
+    ],
+    ids=["rate", "peak", "zero-rate", "wide"],
+)
+def test_the_bucket_levels_in_closed_form_match_the_rule_step_by_step(tb: TokenBucket) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    gaps = rng.choice([0, 1, 700, 90_000, 3 * MS, 50 * MS], size=4000)
+    starts = np.cumsum(gaps) + (0 if tb.rate_bps < 10**11 else 10**12)  # the wide case runs 1000 s
+    starts[::97] -= 5 * US  # some departures before the previous one: tokens counted from the later
+    sizes = rng.choice([40, 576, 1000, 1500, 9000], size=len(starts))
+    st = audit._initial_buckets(LinkModel("t", 10**12, tbf=tb))
+    assert st is not None
+    due = audit._conformance(tb, st, starts, sizes)
+    want, state = _buckets_step_by_step(tb, starts.tolist(), sizes.tolist())
+    assert due.tolist() == want
+    assert [st.t_c, st.tokens, st.peak_tokens if tb.peak_bps is not None else state[2]] == state
+    assert 0 < int((due > starts).sum()) < len(starts) or tb.rate_bps == 0  # the bucket held some back
+
+
 def test_a_pause_holds_the_queue_and_its_end_releases_it() -> None:
     paused = LinkModel("p", 1_000_000, steps=((10 * MS, 0), (30 * MS, 2_000_000)))
     rows = [(0, 1, "+", 1000), (0, 1, "-", 1000), (9 * MS, 2, "+", 1000), (12 * MS, 3, "+", 1000)]

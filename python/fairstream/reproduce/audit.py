@@ -152,30 +152,90 @@ class LinkAudit:
         }
 
 
+@dataclass(frozen=True)
+class Rows:
+    """Trace rows of one kind (arrivals accepted, or transmissions) of one link, in trace order:
+    each row's instant (ns), packet id and size."""
+
+    t_ns: np.ndarray
+    packet_id: np.ndarray
+    size: np.ndarray
+
+    def __getitem__(self, rows: np.ndarray | slice) -> Rows:
+        return Rows(self.t_ns[rows], self.packet_id[rows], self.size[rows])
+
+    @classmethod
+    def none(cls) -> Rows:
+        return cls(*(np.zeros(0, dtype=np.int64),) * 3)
+
+
+def split_trace(trace: pl.DataFrame) -> dict[int, tuple[Rows, Rows]]:
+    """A trace (columns ``t_ns``, ``packet_id``, ``event``, ``size`` and, for more than one link,
+    ``link_id``) as each link's accepted arrivals (``+`` rows of packets the link did not drop:
+    no ``d`` row of the same packet there) and transmissions (``-`` rows), by link id."""
+    link = pl.col("link_id").cast(pl.Int64) if "link_id" in trace.columns else pl.lit(0, pl.Int64)
+    cols = trace.select(
+        pl.col("t_ns").cast(pl.Int64),
+        pl.col("packet_id").cast(pl.Int64),
+        pl.col("size").cast(pl.Int64),
+        link.alias("link"),
+        *((pl.col("event") == e).alias(e) for e in "+-d"),
+    )
+    rows = Rows(*(cols[c].to_numpy() for c in ("t_ns", "packet_id", "size")))
+    links = cols["link"].to_numpy()
+    width = int(links.max()) + 1 if len(links) else 1
+    if width <= 1 << 16:
+        links = links.astype(np.uint16)  # sorted stably by radix sort, in linear time
+    plus, sent, drop = (cols[e].to_numpy() for e in "+-d")
+    at_link = rows.packet_id * width + links  # a packet at a link, as one number
+    kept = plus.copy()
+    kept[plus] = ~np.isin(at_link[plus], at_link[drop])
+    accepted, transmitted = _by_link(rows, links, kept), _by_link(rows, links, sent)
+    return {
+        link_id: (accepted.get(link_id, Rows.none()), transmitted.get(link_id, Rows.none()))
+        for link_id in np.flatnonzero(np.bincount(links, minlength=1)).tolist()  # every link in the trace
+    }
+
+
+def _by_link(rows: Rows, links: np.ndarray, mask: np.ndarray) -> dict[int, Rows]:
+    """The rows `mask` selects, by link (each link's in trace order)."""
+    which = np.flatnonzero(mask)
+    which = which[np.argsort(links[which], kind="stable")]
+    ids = links[which]
+    starts = np.flatnonzero(np.diff(ids, prepend=-1))
+    ends = [*starts[1:].tolist(), len(ids)]
+    return {
+        link_id: rows[which[i:j]]
+        for link_id, i, j in zip(ids[starts].tolist(), starts.tolist(), ends, strict=True)
+    }
+
+
 def audit_link(
-    rows: pl.DataFrame, model: LinkModel, end_ns: int | None = None, tol_ns: int = TOL_NS
+    rows: pl.DataFrame | tuple[Rows, Rows], model: LinkModel, end_ns: int | None = None, tol_ns: int = TOL_NS
 ) -> LinkAudit:
-    """Audits the trace rows of one link (in trace order) against `model`.
+    """Audits the trace rows of one link (in trace order; or its accepted arrivals and its
+    transmissions, as `split_trace` gives them) against `model`.
 
     `end_ns`: when the run ended; a packet accepted but not sent by then is late if it was due
     before. None skips that check.
     """
+    if isinstance(rows, pl.DataFrame):
+        links = list(split_trace(rows).values())
+        if len(links) > 1:
+            raise ValueError(f"{model.name}: the rows are of {len(links)} links (audit_run splits a run's)")
+        rows = links[0] if links else (Rows.none(), Rows.none())
+    accepted, sent = rows
     out = LinkAudit(model.name)
-    ev = rows.select("t_ns", "packet_id", "event", "size").with_row_index("row")
-    plus = ev.filter(pl.col("event") == "+")
-    dropped = ev.filter(pl.col("event") == "d").select("packet_id")
-    accepted = plus.join(dropped, on="packet_id", how="anti").sort("row")
-    sent = ev.filter(pl.col("event") == "-").sort("row")
-    acc_ids = accepted["packet_id"].to_numpy()
-    sent_ids = sent["packet_id"].to_numpy()
+    acc_ids = accepted.packet_id
+    sent_ids = sent.packet_id
     n = len(sent_ids)
     out.packets = n
     if n > len(acc_ids):
         raise ValueError(f"{model.name}: {n} transmissions but only {len(acc_ids)} packets accepted")
     out.reordered = int(np.count_nonzero(acc_ids[:n] != sent_ids))
-    arrival_of = _arrivals(acc_ids, accepted["t_ns"].to_numpy().astype(np.int64), model.name)
-    actual = sent["t_ns"].to_numpy().astype(np.int64)
-    sizes = sent["size"].to_numpy().astype(np.int64)
+    arrival_of = _arrivals(acc_ids, accepted.t_ns, model.name)
+    actual = sent.t_ns
+    sizes = sent.size
     arrivals = arrival_of(sent_ids)
     if model.constant and model.tbf is None:
         due, _ = _due_constant(actual, arrivals, sizes, model.rate_bps)
@@ -196,7 +256,7 @@ def audit_link(
     out.examples = [(int(sent_ids[i]), int(actual[i]), int(due[i])) for i in bad]
     if end_ns is not None and len(acc_ids) > n:
         head = int(acc_ids[n])
-        head_size = int(accepted["size"][n])
+        head_size = int(accepted.size[n])
         head_due = _next_due(model, int(arrival_of(acc_ids[n : n + 1])[0]), head_size, actual, sizes, state)
         if head_due < end_ns - tol_ns:
             out.stranded = 1
@@ -244,39 +304,57 @@ class _Buckets:
     peak_tokens: int
 
 
-def _conformance(tb: TokenBucket, st: _Buckets, starts: Sequence[int], sizes: Sequence[int]) -> list[int]:
+def _conformance(tb: TokenBucket, st: _Buckets, starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """For each departure in turn, the first instant at which the bucket(s) held its size in
-    tokens (`NEVER_NS` at most), charging `st` with the departure at its actual start (the one
-    place the buckets are modelled; Python integers, since rate × time overflows 64 bits)."""
-    rate, peak = tb.rate_bps, tb.peak_bps
-    full, peak_full = tb.burst_bytes * NANOBITS_PER_BYTE, tb.mtu_bytes * NANOBITS_PER_BYTE
-    t_c, tokens, peak_tokens = st.t_c, st.tokens, st.peak_tokens
-    out: list[int] = []
-    due = out.append
-    # One step per departure, with comparisons written out rather than `min`/`max` calls: this
-    # loop runs once per packet a token bucket sends (about 1 M times in a reproduction).
-    for t, size in zip(starts, sizes, strict=True):
-        cost = size * NANOBITS_PER_BYTE
-        at = t_c
-        if tokens < cost:
-            at = t_c - (tokens - cost) // rate if rate else NEVER_NS  # ceiling division
-        if peak is not None and peak_tokens < cost:
-            peak_at = t_c - (peak_tokens - cost) // peak
-            if peak_at > at:
-                at = peak_at
-        due(at if at < NEVER_NS else NEVER_NS)
-        if t > t_c:
-            dt = t - t_c
-            t_c = t
+    tokens (`NEVER_NS` at most), charging `st` with the departures at their actual starts (the one
+    place the buckets are modelled).
+
+    The bucket is charged at each departure and counts tokens from the previous one (the later
+    of the two instants: `st.t_c` never goes back), so its level after departure k is
+    ``min(level + rate × dt, full) − cost``, for all departures at once by `_levels`."""
+    starts, sizes = np.asarray(starts, dtype=np.int64), np.asarray(sizes, dtype=np.int64)
+    if not len(starts):
+        return np.zeros(0, dtype=np.int64)
+    t_c = np.maximum.accumulate(np.maximum(starts, st.t_c))
+    since = t_c - st.t_c
+    before_t = np.concatenate([[st.t_c], t_c[:-1]])  # where each departure's tokens are counted from
+    rates = [(tb.rate_bps, tb.burst_bytes)] + (
+        [(tb.peak_bps, tb.mtu_bytes)] if tb.peak_bps is not None else []
+    )
+    # rate × time overflows 64 bits at high rates over long runs: Python integers then
+    reach = max(r * int(since[-1]) for r, _ in rates) + int(sizes.sum()) * NANOBITS_PER_BYTE
+    if reach + 2 * max(abs(st.tokens), abs(st.peak_tokens)) >= 1 << 60:
+        since, sizes, before_t = (x.astype(object) for x in (since, sizes, before_t))
+    costs = sizes * NANOBITS_PER_BYTE
+    due, levels = None, []
+    for (rate, depth), level in zip(rates, (st.tokens, st.peak_tokens), strict=False):
+        before, after = _levels(rate, depth * NANOBITS_PER_BYTE, level, since, costs)
+        lacking = before < costs
+        if rate:
+            ready = np.where(lacking, before_t - (before - costs) // rate, before_t)  # ceiling division
         else:
-            dt = 0
-        tokens += rate * dt
-        tokens = (tokens if tokens < full else full) - cost
-        if peak is not None:
-            peak_tokens += peak * dt
-            peak_tokens = (peak_tokens if peak_tokens < peak_full else peak_full) - cost
-    st.t_c, st.tokens, st.peak_tokens = t_c, tokens, peak_tokens
-    return out
+            ready = np.where(lacking, NEVER_NS, before_t)
+        due = ready if due is None else np.maximum(due, ready)
+        levels.append(after)
+    st.t_c = int(t_c[-1])
+    st.tokens = levels[0]
+    if len(levels) > 1:
+        st.peak_tokens = levels[1]
+    return np.minimum(due, NEVER_NS).astype(np.int64)
+
+
+def _levels(rate: int, full: int, level: int, since: np.ndarray, costs: np.ndarray) -> tuple[np.ndarray, int]:
+    """A bucket's level before each departure, and after the last, from `level` at the first
+    one's reference instant, `since` that instant (each departure's, nondecreasing) and each
+    departure's cost: ``after_k = min(after_{k-1} + rate × (since_k − since_{k-1}), full) − cost_k``.
+
+    With ``R_k = rate × since_k`` and ``C_k`` the costs up to k, ``after_k − R_k + C_k`` is a
+    running minimum: of `level` and of ``full − R_j + C_{j-1}`` over j ≤ k."""
+    filled = rate * since
+    charged = np.cumsum(costs)
+    floor = np.minimum.accumulate(np.concatenate([[level], full - filled + (charged - costs)]))[1:]
+    after = floor + filled - charged
+    return np.concatenate([[level], after[:-1]]), int(after[-1])
 
 
 def _unpause(model: LinkModel, t: int) -> int:
@@ -305,7 +383,7 @@ def _due_general(
     rule = np.where(arrivals >= free, 0, 1)  # indices into RULES
     st = _initial_buckets(model)
     if model.tbf is not None and st is not None:
-        conform = np.array(_conformance(model.tbf, st, actual.tolist(), sizes.tolist()), dtype=np.int64)
+        conform = _conformance(model.tbf, st, actual, sizes)
         later = conform > due
         due, rule = np.where(later, conform, due), np.where(later, 2, rule)
     unpaused = model.unpaused(due)
@@ -330,7 +408,9 @@ def _next_due(
     free, st = state
     d = max(arrival, free)
     if model.tbf is not None and st is not None:
-        d = max(d, _conformance(model.tbf, replace(st), [st.t_c], [size])[0])  # a copy: not charged
+        d = max(
+            d, int(_conformance(model.tbf, replace(st), np.array([st.t_c]), np.array([size]))[0])
+        )  # not charged
     return _unpause(model, d)
 
 
@@ -360,16 +440,21 @@ def link_models(run: RunResult) -> dict[str, LinkModel]:
 
 
 def audit_run(run: RunResult, tol_ns: int = TOL_NS) -> list[LinkAudit]:
-    """Audits every link of `run` (which must have recorded ``[record] packets = true``)."""
-    trace = run.packets
-    if trace.is_empty() or "t_ns" not in trace.columns:
+    """Audits every link of `run` (which must have recorded ``[record] packets = true``). Only the
+    columns the audit reads are read from the trace, once, and split by link."""
+    try:
+        rows = run.lazy("packets").select("t_ns", "packet_id", "event", "size", "link_id").collect()
+    except (FileNotFoundError, pl.exceptions.ColumnNotFoundError):
+        rows = None
+    if rows is None or rows.is_empty():
         raise ValueError(f"{run.output_dir}: no packet trace with t_ns (set [record] packets = true)")
     end_ns = round(run.summary["duration_s"] * NS_PER_S)
     models = link_models(run)
     names = {link["link_id"]: link["name"] for link in run.summary["links"]}
-    out = []
-    for (link_id,), rows in trace.partition_by("link_id", maintain_order=True, as_dict=True).items():
-        out.append(audit_link(rows, models[names[int(link_id)]], end_ns, tol_ns))
+    out = [
+        audit_link(both, models[names[link_id]], end_ns, tol_ns)
+        for link_id, both in split_trace(rows).items()
+    ]
     return sorted(out, key=lambda a: a.link)
 
 
