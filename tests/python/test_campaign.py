@@ -639,3 +639,28 @@ def test_ctrl_c_while_a_batch_maps_says_nothing_ran() -> None:
             batch.map(time.sleep, [1.5, 1.5, 1.5], "sleeping")
         timer.join()
         assert not isinstance(stop.value, BatchInterrupted) and batch.finished == {}
+
+
+# --- how runs are cut into calls ------------------------------------------------------------------
+
+
+def test_a_call_holds_runs_of_one_family_as_many_as_its_cost_allows() -> None:
+    from fairstream.campaign import CALL_S, Chunker, Outcome, RunSpec
+
+    specs = [RunSpec("", "x.toml", f"k{i}", family="cheap" if i < 300 else "dear") for i in range(310)]
+    chunker = Chunker(specs, None)
+
+    def answer(chunk: Any, cost_s: float) -> None:
+        chunker.learn(chunk.specs, [Outcome(s.key, "{}", cost_s=cost_s) for s in chunk.specs])
+
+    first = chunker.next()
+    assert len(first.specs) == 1  # a family's cost is unknown until its first call answers
+    answer(first, CALL_S / 40)
+    calls = [chunker.next() for _ in range(8)]
+    sizes = [len(c.specs) for c in calls]
+    assert sizes[:7] == [40] * 7 and sizes[7] == 299 - 7 * 40  # the family's last runs, not the next's
+    assert {s.family for c in calls for s in c.specs} == {"cheap"}
+    dear = chunker.next()
+    assert [s.family for s in dear.specs] == ["dear"]  # a new family: one run until it answers
+    answer(dear, 3 * CALL_S)
+    assert [len(c.specs) for c in iter(chunker.next, None)] == [1] * 9  # a long run goes alone

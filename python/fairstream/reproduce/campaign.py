@@ -342,7 +342,16 @@ class Campaign:
                 keep = str(out / plan.exp.id / _run_where(job)) if self.keep_runs else None
                 label = f"{plan.exp.id}/{job.where}"
                 specs.append(
-                    RunSpec(job.text, job.filename, job.key, None, per_run, keep, (), label, job.emulate)
+                    RunSpec(
+                        job.text,
+                        job.filename,
+                        job.key,
+                        max_memory=per_run,
+                        keep_dir=keep,
+                        label=label,
+                        emulate=job.emulate,
+                        family=plan.exp.id,
+                    )
                 )
         # The simulations first, in parallel; then the emulations, in this process, one at a time
         # with nothing else of the reproduction running (their real time is what they measure).
