@@ -12,6 +12,10 @@ For each start, Jain's index of the two flows' bytes over the 8 s after the seco
 whole second, over the 10 s after that and over 30-60 s, and after how many seconds the two
 one-second rates are within 10 % of each other for three seconds in a row.
 
+Then, on ``tbf-10mbit.toml``, how the first seconds depend on the path's round trip: Jain over
+[2 s, 10 s] (the test's window) of two flows started 1-41 ms apart, with the veth pair's delay
+each way set from 0.01 ms (the file's value before 2026-11-29) to 2 ms.
+
     python validation/realnet/vtp_head_start.py
 """
 
@@ -32,9 +36,14 @@ PATHS = {
 DURATION_S = 60
 
 
-def scenario(path: Path, start2: float) -> dict:
+#: The second flow's starts and the one-way delays of the round-trip table.
+CLOSE_STARTS = (0.001, 0.003, 0.007, 0.010, 0.019, 0.041)
+DELAYS = ("0.01ms", "0.1ms", "0.25ms", "0.5ms", "1ms", "2ms")
+
+
+def scenario(path: Path, start2: float, delay: str | None = None) -> dict:
     """The scenario of `path` with two VTP flows, the second starting at `start2` seconds, and
-    no random loss."""
+    no random loss; with `delay`, every link's delay set to it."""
     doc = tomllib.loads(path.read_text(encoding="utf-8"))
     first = {k: v for k, v in doc["flow"][0].items() if k != "start"}
     first.update(protocol="vtp", name="vtp0")
@@ -44,6 +53,8 @@ def scenario(path: Path, start2: float) -> dict:
     doc["record"] = {"interval": "1s"}  # one row a second: the windows below count seconds
     for link in doc["topology"].get("link", []):
         link.pop("loss", None)
+        if delay is not None:
+            link["delay"] = delay
     return doc
 
 
@@ -72,6 +83,18 @@ def row(path: Path, start2: float) -> str:
     )
 
 
+def close_start_jain(delay: str, start2: float) -> float:
+    """Jain over [2 s, 10 s] of two flows on the test's path, the second started at `start2`."""
+    doc = scenario(PATHS["tbf-10mbit"][0], start2, delay)
+    doc["duration"] = "10s"
+    series = fairstream.run(doc).flow_series
+    a, b = (
+        series.filter(pl.col("flow") == f).sort("t_start")["throughput_bps"].to_list()
+        for f in ("vtp0", "vtp1")
+    )
+    return jain(sum(a[2:10]), sum(b[2:10]))
+
+
 def main() -> None:
     for name, (path, starts) in PATHS.items():
         print(f"\n{name}\n")
@@ -79,6 +102,11 @@ def main() -> None:
         print("|---|---|---|---|---|")
         for start2 in starts:
             print(row(path, start2))
+    print("\ntbf-10mbit, Jain over [2 s, 10 s] by one-way delay and the second flow's start\n")
+    print("| delay each way | " + " | ".join(f"{s * 1000:g} ms" for s in CLOSE_STARTS) + " |")
+    print("|---" * (len(CLOSE_STARTS) + 1) + "|")
+    for delay in DELAYS:
+        print(f"| {delay} | " + " | ".join(f"{close_start_jain(delay, s):.3f}" for s in CLOSE_STARTS) + " |")
 
 
 if __name__ == "__main__":
