@@ -162,10 +162,12 @@ class Rows:
     size: np.ndarray
 
     def __getitem__(self, rows: np.ndarray | slice) -> Rows:
+        """The rows `rows` selects (a mask, indices or a slice)."""
         return Rows(self.t_ns[rows], self.packet_id[rows], self.size[rows])
 
     @classmethod
     def none(cls) -> Rows:
+        """No rows."""
         return cls(*(np.zeros(0, dtype=np.int64),) * 3)
 
 
@@ -408,9 +410,8 @@ def _next_due(
     free, st = state
     d = max(arrival, free)
     if model.tbf is not None and st is not None:
-        d = max(
-            d, int(_conformance(model.tbf, replace(st), np.array([st.t_c]), np.array([size]))[0])
-        )  # not charged
+        uncharged = replace(st)  # a copy: the head has not left
+        d = max(d, int(_conformance(model.tbf, uncharged, np.array([st.t_c]), np.array([size]))[0]))
     return _unpause(model, d)
 
 
