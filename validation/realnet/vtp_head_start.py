@@ -16,6 +16,9 @@ Then, on ``tbf-10mbit.toml``, how the first seconds depend on the path's round t
 [2 s, 10 s] (the test's window) of two flows started 1-41 ms apart, with the veth pair's delay
 each way set from 0.01 ms (the file's value before 2026-11-29) to 2 ms.
 
+Last, beside ``vtp_head_start_kernel.py`` (the kernel's side): Jain over the same seconds for
+head starts of 0, 1 and 2 s, each 1-29 ms late (five offsets), with the file's delay.
+
     python validation/realnet/vtp_head_start.py
 """
 
@@ -39,6 +42,9 @@ DURATION_S = 60
 #: The second flow's starts and the one-way delays of the round-trip table.
 CLOSE_STARTS = (0.001, 0.003, 0.007, 0.010, 0.019, 0.041)
 DELAYS = ("0.01ms", "0.1ms", "0.25ms", "0.5ms", "1ms", "2ms")
+#: The head starts (whole seconds) and the offsets after them of the kernel's comparison.
+HEAD_STARTS = (0, 1, 2)
+OFFSETS = (0.001, 0.003, 0.007, 0.013, 0.029)
 
 
 def scenario(path: Path, start2: float, delay: str | None = None) -> dict:
@@ -83,16 +89,19 @@ def row(path: Path, start2: float) -> str:
     )
 
 
-def close_start_jain(delay: str, start2: float) -> float:
-    """Jain over [2 s, 10 s] of two flows on the test's path, the second started at `start2`."""
+def close_start_jain(delay: str | None, start2: float) -> float:
+    """Jain over the 8 s from the second whole second after `start2` (for a start under 1 s,
+    [2 s, 10 s]: the test's window) of two flows on the test's path, the second started at
+    `start2`; every link's delay `delay` (None: the file's)."""
     doc = scenario(PATHS["tbf-10mbit"][0], start2, delay)
-    doc["duration"] = "10s"
+    doc["duration"] = f"{int(start2) + 10}s"
     series = fairstream.run(doc).flow_series
     a, b = (
         series.filter(pl.col("flow") == f).sort("t_start")["throughput_bps"].to_list()
         for f in ("vtp0", "vtp1")
     )
-    return jain(sum(a[2:10]), sum(b[2:10]))
+    lo = int(start2) + 2
+    return jain(sum(a[lo : lo + 8]), sum(b[lo : lo + 8]))
 
 
 def main() -> None:
@@ -107,6 +116,13 @@ def main() -> None:
     print("|---" * (len(CLOSE_STARTS) + 1) + "|")
     for delay in DELAYS:
         print(f"| {delay} | " + " | ".join(f"{close_start_jain(delay, s):.3f}" for s in CLOSE_STARTS) + " |")
+    print("\ntbf-10mbit, Jain over the 8 s after the second whole second, by head start and offset\n")
+    print("| head start | " + " | ".join(f"+{s * 1000:g} ms" for s in OFFSETS) + " |")
+    print("|---" * (len(OFFSETS) + 1) + "|")
+    for head in HEAD_STARTS:
+        print(
+            f"| {head} s | " + " | ".join(f"{close_start_jain(None, head + s):.3f}" for s in OFFSETS) + " |"
+        )
 
 
 if __name__ == "__main__":
