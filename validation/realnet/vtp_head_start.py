@@ -68,13 +68,18 @@ def jain(a: float, b: float) -> float:
     return (a + b) ** 2 / (2 * (a * a + b * b))
 
 
-def row(path: Path, start2: float) -> str:
-    series = fairstream.run(scenario(path, start2)).flow_series
-    rates = {
-        f: (series.filter(pl.col("flow") == f).sort("t_start")["throughput_bps"] / 1e6).to_list()
+def rates(doc: dict) -> tuple[list[float], list[float]]:
+    """The two flows' rates in each second of the run of `doc`, bit/s."""
+    series = fairstream.run(doc).flow_series
+    a, b = (
+        series.filter(pl.col("flow") == f).sort("t_start")["throughput_bps"].to_list()
         for f in ("vtp0", "vtp1")
-    }
-    a, b = rates["vtp0"], rates["vtp1"]
+    )
+    return a, b
+
+
+def row(path: Path, start2: float) -> str:
+    a, b = rates(scenario(path, start2))
     first = int(start2) + 1  # the second flow's first whole second
 
     def over(lo: int, hi: int) -> float:
@@ -95,11 +100,7 @@ def close_start_jain(delay: str | None, start2: float) -> float:
     `start2`; every link's delay `delay` (None: the file's)."""
     doc = scenario(PATHS["tbf-10mbit"][0], start2, delay)
     doc["duration"] = f"{int(start2) + 10}s"
-    series = fairstream.run(doc).flow_series
-    a, b = (
-        series.filter(pl.col("flow") == f).sort("t_start")["throughput_bps"].to_list()
-        for f in ("vtp0", "vtp1")
-    )
+    a, b = rates(doc)
     lo = int(start2) + 2
     return jain(sum(a[lo : lo + 8]), sum(b[lo : lo + 8]))
 
