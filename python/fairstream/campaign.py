@@ -395,7 +395,7 @@ class Chunker:
         self.costs: dict[str, tuple[float, int]] = {}
 
     def learn(self, specs: Sequence[RunSpec], outcomes: Sequence[Outcome]) -> None:
-        for spec, o in zip(specs, outcomes, strict=False):
+        for spec, o in zip(specs, outcomes, strict=True):
             cost, runs = self.costs.get(spec.family, (0.0, 0))
             self.costs[spec.family] = (cost + o.cost_s, runs + 1)
 

@@ -320,28 +320,25 @@ def _conformance(tb: TokenBucket, st: _Buckets, starts: np.ndarray, sizes: np.nd
     t_c = np.maximum.accumulate(np.maximum(starts, st.t_c))
     since = t_c - st.t_c
     before_t = np.concatenate([[st.t_c], t_c[:-1]])  # where each departure's tokens are counted from
-    rates = [(tb.rate_bps, tb.burst_bytes)] + (
-        [(tb.peak_bps, tb.mtu_bytes)] if tb.peak_bps is not None else []
-    )
     # rate × time overflows 64 bits at high rates over long runs: Python integers then
-    reach = max(r * int(since[-1]) for r, _ in rates) + int(sizes.sum()) * NANOBITS_PER_BYTE
+    reach = max(tb.rate_bps, tb.peak_bps or 0) * int(since[-1]) + int(sizes.sum()) * NANOBITS_PER_BYTE
     if reach + 2 * max(abs(st.tokens), abs(st.peak_tokens)) >= 1 << 60:
         since, sizes, before_t = (x.astype(object) for x in (since, sizes, before_t))
     costs = sizes * NANOBITS_PER_BYTE
-    due, levels = None, []
-    for (rate, depth), level in zip(rates, (st.tokens, st.peak_tokens), strict=False):
-        before, after = _levels(rate, depth * NANOBITS_PER_BYTE, level, since, costs)
+
+    def ready(rate: int, depth_bytes: int, level: int) -> tuple[np.ndarray, int]:
+        """When one bucket held each departure's cost, and its level after the last."""
+        before, after = _levels(rate, depth_bytes * NANOBITS_PER_BYTE, level, since, costs)
         lacking = before < costs
-        if rate:
-            ready = np.where(lacking, before_t - (before - costs) // rate, before_t)  # ceiling division
-        else:
-            ready = np.where(lacking, NEVER_NS, before_t)
-        due = ready if due is None else np.maximum(due, ready)
-        levels.append(after)
+        if not rate:
+            return np.where(lacking, NEVER_NS, before_t), after
+        return np.where(lacking, before_t - (before - costs) // rate, before_t), after  # ceiling division
+
+    due, st.tokens = ready(tb.rate_bps, tb.burst_bytes, st.tokens)
+    if tb.peak_bps is not None:
+        peak_due, st.peak_tokens = ready(tb.peak_bps, tb.mtu_bytes, st.peak_tokens)
+        due = np.maximum(due, peak_due)
     st.t_c = int(t_c[-1])
-    st.tokens = levels[0]
-    if len(levels) > 1:
-        st.peak_tokens = levels[1]
     return np.minimum(due, NEVER_NS).astype(np.int64)
 
 
