@@ -534,7 +534,7 @@ class RunCache:
 
     def _store_bundle(self, runs: list[tuple[str, bytes]]) -> None:
         """Writes `runs` (key, run file) as one bundle under tmp/, links each run's name to it
-        (a link under tmp/, renamed into place: as atomic as any entry), then drops tmp/'s name."""
+        (as atomic as any entry: `_link_into_place`), then drops tmp/'s name."""
         if not runs:
             return
         if len(runs) == 1:  # one run: its run file alone
@@ -545,14 +545,24 @@ class RunCache:
         try:
             runfile.write(bundle, runs, {"format": FORMAT, "bundle": True, "inputs": build_inputs()})
             for key, _ in runs:
-                target = self.path(key)
-                link = self._staging(target.name)
-                link.unlink(missing_ok=True)
-                os.link(bundle, link)
-                os.replace(link, self._dir(target.parent) / target.name)
+                self._link_into_place(bundle, key)
                 self.stored += 1
         finally:
             bundle.unlink(missing_ok=True)
+
+    def _link_into_place(self, written: Path, key: str) -> None:
+        """Gives the whole file `written` run `key`'s name. A new name is one link, made at once
+        (no reader sees it before the file is whole); a name already there (an entry stored
+        again, or a corrupt one) is replaced by a link under tmp/ renamed over it."""
+        target = self.path(key)
+        self._dir(target.parent)
+        try:
+            os.link(written, target)
+        except FileExistsError:
+            link = self._staging(target.name)
+            link.unlink(missing_ok=True)
+            os.link(written, link)
+            os.replace(link, target)
 
     # ----------------------------------------------------------------------- small JSON entries
 

@@ -236,6 +236,24 @@ def test_bundling_is_per_thread(tmp_path: Path) -> None:
     assert store.get("a" * 64) is not None and store.get("c" * 64) is not None
 
 
+def test_a_bundle_stored_over_entries_already_there_replaces_them(tmp_path: Path) -> None:
+    """Runs stored again (``--no-cache``, or two workers racing to one run) take over their
+    names: each is linked to the new bundle in place of the old entry, atomically."""
+    store = RunCache(tmp_path / "cache")
+    keys = ["a" * 64, "b" * 64]
+    for seed in (1, 2):
+        record = cache.RunRecord(f'{{"seed": {seed}}}\n', "duration = 1\n", {}, 0.5, 10)
+        with store.bundling():
+            for key in keys:
+                store.put(key, record)
+        stats = [store.path(k).stat() for k in keys]
+        assert stats[0].st_ino == stats[1].st_ino and stats[0].st_nlink == 2  # one bundle, two names
+        for key in keys:
+            entry = store.get(key)
+            assert entry is not None and entry.summary_text() == f'{{"seed": {seed}}}\n'
+    assert store.stored == 4 and not list((store.root / cache.TMP).iterdir())  # no staging left
+
+
 def test_runfile_refuses_what_is_not_whole(tmp_path: Path) -> None:
     path = tmp_path / "x.run"
     written = runfile.write(path, [("a", b"hello"), ("b", b"world!")], {"key": "k"})
