@@ -3,13 +3,10 @@
 //! joined into a few (how a dataset reads a thousand small runs' tables without a thousand
 //! reads).
 
-use std::io::Cursor;
-
 use arrow_array::RecordBatch;
-use arrow_ipc::CompressionType;
-use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::{IpcWriteOptions, StreamWriter};
-use arrow_schema::{ArrowError, SchemaRef};
+use arrow_ipc::{CompressionType, MessageHeader, root_as_message};
+use arrow_schema::ArrowError;
 
 fn text(e: ArrowError) -> String {
     e.to_string()
@@ -27,8 +24,8 @@ pub fn stream(batch: &RecordBatch, compressed: bool) -> Result<Vec<u8>, String> 
     writer.into_inner().map_err(text)
 }
 
-/// Streams joined by [`join_streams`]: one uncompressed stream, and how many rows each of the
-/// inputs it holds had, in input order.
+/// Streams joined by [`join_streams`]: one stream, and how many rows each of the inputs it holds
+/// had, in input order.
 #[derive(Debug)]
 pub struct Joined {
     /// The joined stream: the inputs' batches one after the other.
@@ -37,59 +34,134 @@ pub struct Joined {
     pub rows: Vec<usize>,
 }
 
-/// The streams, in order, joined: consecutive streams of the same schema become one stream (a
-/// stream of another schema starts the next), so that a sweep's runs, which share their
-/// schemas, are read as one table each. Compressed inputs are read too; the output is not
-/// compressed (it is read at once, in memory). An input that is not an Arrow IPC stream is an
-/// error naming its position.
+/// The streams, in order, joined: consecutive streams whose schema messages are the same bytes
+/// become one stream (a stream of another schema starts the next), so that a sweep's runs, which
+/// share their schemas, are read as one table each. Nothing is decoded: the joined stream is the
+/// first one's schema message, then every input's record batch messages as they are (a
+/// compressed one stays compressed), then the end-of-stream marker. An input that is not an
+/// Arrow IPC stream of record batches is an error naming its position.
 pub fn join_streams<'a>(
     streams: impl IntoIterator<Item = &'a [u8]>,
 ) -> Result<Vec<Joined>, String> {
     let mut out = Vec::new();
-    let mut current: Option<(SchemaRef, StreamWriter<Vec<u8>>, Vec<usize>)> = None;
+    let mut current: Option<(&'a [u8], Joined)> = None;
     for (i, bytes) in streams.into_iter().enumerate() {
-        let bad = |e: ArrowError| format!("stream {i}: {e}");
-        let reader = StreamReader::try_new(Cursor::new(bytes), None).map_err(bad)?;
-        let schema = reader.schema();
-        let (_, writer, rows) = match current.take() {
-            Some(same) if same.0 == schema => current.insert(same),
+        let bad = |e: String| format!("stream {i}: {e}");
+        let mut messages = Messages { bytes, at: 0 };
+        // The same schema message as the stream before: known good, not parsed again (for a
+        // summary table of many columns, that parse was most of the join).
+        let same = current
+            .as_ref()
+            .map(|(schema, _)| *schema)
+            .filter(|s| bytes.starts_with(s));
+        let schema = match same {
+            Some(schema) => {
+                messages.at = schema.len();
+                schema
+            }
+            None => match messages.next_message().map_err(bad)? {
+                Some(m) if m.header == MessageHeader::Schema => m.whole,
+                _ => return Err(bad("no schema first".into())),
+            },
+        };
+        let joined = match current.take() {
+            Some(same) if same.0 == schema => &mut current.insert(same).1,
             other => {
-                if let Some(done) = other {
-                    out.push(finish(done)?);
-                }
-                let writer = StreamWriter::try_new(Vec::new(), &schema).map_err(bad)?;
-                current.insert((schema, writer, Vec::new()))
+                out.extend(other.map(|(_, done)| end_of_stream(done)));
+                let stream = schema.to_vec();
+                let fresh = Joined {
+                    stream,
+                    rows: Vec::new(),
+                };
+                &mut current.insert((schema, fresh)).1
             }
         };
-        let mut n = 0;
-        for batch in reader {
-            let batch = batch.map_err(bad)?;
-            n += batch.num_rows();
-            writer.write(&batch).map_err(bad)?;
+        let mut rows = 0;
+        while let Some(m) = messages.next_message().map_err(bad)? {
+            if m.header != MessageHeader::RecordBatch {
+                return Err(bad(format!("a {:?} message among the batches", m.header)));
+            }
+            rows += m.rows;
+            joined.stream.extend_from_slice(m.whole);
         }
-        rows.push(n);
+        joined.rows.push(rows);
     }
-    if let Some(done) = current {
-        out.push(finish(done)?);
-    }
+    out.extend(current.map(|(_, done)| end_of_stream(done)));
     Ok(out)
 }
 
-/// A joined stream, ended.
-fn finish(
-    (_, writer, rows): (SchemaRef, StreamWriter<Vec<u8>>, Vec<usize>),
-) -> Result<Joined, String> {
-    Ok(Joined {
-        stream: writer.into_inner().map_err(text)?,
-        rows,
-    })
+/// `joined` with the end-of-stream marker written.
+fn end_of_stream(mut joined: Joined) -> Joined {
+    joined.stream.extend_from_slice(&END_OF_STREAM);
+    joined
+}
+
+/// An IPC stream's end: the continuation marker and a zero length.
+const END_OF_STREAM: [u8; 8] = [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0];
+
+/// One message of a stream: its kind, its rows (a record batch's) and all its bytes (prefix,
+/// metadata and body).
+struct Message<'a> {
+    header: MessageHeader,
+    rows: usize,
+    whole: &'a [u8],
+}
+
+/// The messages of a stream, read from its framing (`0xFFFFFFFF`, the metadata's length, the
+/// metadata, the body) up to the end-of-stream marker or the end of the bytes.
+struct Messages<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Messages<'a> {
+    fn next_message(&mut self) -> Result<Option<Message<'a>>, String> {
+        let rest = &self.bytes[self.at..];
+        let word = |k: usize| -> Result<i32, String> {
+            let b = rest.get(k..k + 4).ok_or("cut short")?;
+            Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        if rest.is_empty() {
+            return Ok(None);
+        }
+        // A stream of the format before 0.15 has no continuation marker.
+        let (prefix, length) = match word(0)? {
+            -1 => (8, word(4)?),
+            n => (4, n),
+        };
+        if length == 0 {
+            return Ok(None);
+        }
+        let length = usize::try_from(length).map_err(|_| "a negative length".to_string())?;
+        let meta = rest
+            .get(prefix..prefix + length)
+            .ok_or("cut short in a message's metadata")?;
+        let message = root_as_message(meta).map_err(|e| e.to_string())?;
+        let body = usize::try_from(message.bodyLength()).map_err(|_| "a negative body length")?;
+        let size = (prefix + length)
+            .checked_add(body)
+            .filter(|&n| n <= rest.len())
+            .ok_or("cut short in a message's body")?;
+        let rows = match message.header_as_record_batch() {
+            Some(batch) => usize::try_from(batch.length()).map_err(|_| "a negative row count")?,
+            None => 0,
+        };
+        self.at += size;
+        Ok(Some(Message {
+            header: message.header_type(),
+            rows,
+            whole: &rest[..size],
+        }))
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::io::Cursor;
     use std::sync::Arc;
 
     use arrow_array::{ArrayRef, Float64Array, UInt32Array};
+    use arrow_ipc::reader::StreamReader;
 
     use super::*;
 
@@ -149,6 +221,38 @@ mod tests {
         let rows: Vec<Vec<usize>> = joined.iter().map(|j| j.rows.clone()).collect();
         assert_eq!(rows, vec![vec![1], vec![2, 1], vec![1]]);
         assert_eq!(read(&joined[1].stream)[1], other(&[4]));
+    }
+
+    #[test]
+    fn a_stream_cut_short_or_damaged_is_an_error_or_read_never_a_panic() {
+        let good = stream(&batch(&[1, 2, 3]), false).unwrap();
+        let packed = stream(&batch(&[4]), true).unwrap();
+        // Where its messages end (the schema's, the batch's): a cut there leaves whole messages.
+        let mut messages = Messages {
+            bytes: &good,
+            at: 0,
+        };
+        let mut ends = Vec::new();
+        while messages.next_message().unwrap().is_some() {
+            ends.push(messages.at);
+        }
+        assert_eq!(ends.len(), 2);
+        for cut in 0..good.len() {
+            match join_streams([packed.as_slice(), &good[..cut]]) {
+                Ok(_) => assert!(cut > 0 && ends.contains(&cut), "cut at {cut} read"),
+                Err(e) => {
+                    assert!(e.starts_with("stream 1:"), "{e}");
+                    assert!(!ends.contains(&cut), "cut at {cut}: {e}");
+                }
+            }
+        }
+        for at in 0..good.len() {
+            for flip in [0x01, 0x80, 0xFF] {
+                let mut bad = good.clone();
+                bad[at] ^= flip;
+                let _ = join_streams([bad.as_slice(), good.as_slice()]);
+            }
+        }
     }
 
     #[test]
