@@ -21,32 +21,91 @@ every point comes from the cache. Reported:
 - ``warm_wall_s``: the second, unchanged command, every point from the cache.
 
 The machine should be idle: the 1-minute load is waited for (as `fairstream bench` does) and
-reported with the figures.
+reported with the figures. The whole measure is made `repeat` times (``--repeat``), each round
+with caches of its own: every figure is then the median over the rounds, and ``spread`` holds the
+median, least, greatest and every value of each, since one round on a shared machine can be
+a fifth off the next.
 """
 
 from __future__ import annotations
 
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .bench import BENCHMARKS, load_average, machine, wait_for_idle
 
 
-def measure_sweep(points: int = 1000, *, idle_wait_s: float = 120.0, quiet: bool = False) -> dict[str, Any]:
-    """Runs the sweep twice (cold, then warm) and returns its figures (see the module's doc)."""
-    import polars as pl
+def measure_sweep(
+    points: int = 1000, *, repeat: int = 1, idle_wait_s: float = 120.0, quiet: bool = False
+) -> dict[str, Any]:
+    """Runs the sweep (cold, then warm, then as a call) `repeat` times and returns its figures,
+    each the median over the rounds (see the module's doc)."""
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, not {repeat}")
 
     def say(line: str) -> None:
         if not quiet:
             print(line, file=sys.stderr, flush=True)
 
     idle = wait_for_idle(idle_wait_s, progress=say)
+    rounds = []
+    for n in range(1, repeat + 1):
+        if repeat > 1:
+            say(f"round {n} of {repeat}")
+        rounds.append(_measure_round(points, say))
+    return {
+        **summarise_rounds(rounds),
+        "load_before": idle,
+        "load_after": load_average(),
+        "machine": machine(),
+    }
+
+
+#: The figures of a round that vary from one to the next (the others are the same in every round).
+MEASURED = (
+    "wall_s",
+    "cpu_s",
+    "simulation_s",
+    "sweep_wall_s",
+    "sweep_cpu_s",
+    "sweep_simulation_s",
+    "sweep_cpu_overhead_per_point_ms",
+    "overhead_per_point_ms",
+    "command_overhead_per_point_ms",
+    "cpu_overhead_per_point_ms",
+    "warm_wall_s",
+)
+
+
+def summarise_rounds(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """One row of the rounds' figures: each measured figure the median over the rounds, the
+    others the first round's, with ``rounds`` (how many) and ``spread`` (each measured figure's
+    median, least, greatest and every value, in round order)."""
+    spread = {
+        key: {
+            "median": statistics.median(r[key] for r in rounds),
+            "min": min(r[key] for r in rounds),
+            "max": max(r[key] for r in rounds),
+            "all": [r[key] for r in rounds],
+        }
+        for key in MEASURED
+    }
+    medians = {key: s["median"] for key, s in spread.items()}
+    return {**rounds[0], **medians, "rounds": len(rounds), "spread": spread}
+
+
+def _measure_round(points: int, say: Callable[[str], None]) -> dict[str, Any]:
+    """One round of the measure, with caches of its own."""
+    import polars as pl
+
     cores = os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="fairstream-bench-sweep-") as tmp:
         base = Path(tmp)
@@ -90,9 +149,6 @@ def measure_sweep(points: int = 1000, *, idle_wait_s: float = 120.0, quiet: bool
         "cpu_overhead_per_point_ms": 1000 * (cold["cpu_s"] - simulation) / points,
         "warm_wall_s": warm["wall_s"],
         "warm_from_cache": cached,
-        "load_before": idle,
-        "load_after": load_average(),
-        "machine": machine(),
     }
 
 
@@ -122,19 +178,29 @@ def _timed(argv: list[str], env: dict[str, str]) -> dict[str, float]:
 
 
 def format_sweep(row: dict[str, Any]) -> str:
-    """The figures as a few lines."""
+    """The figures as a few lines (medians over the rounds, with each overhead's range)."""
     load = row["load_before"]
     idle = "idle" if load.get("idle") else "NOT idle: the wall-clock figures are inflated"
+    rounds = row.get("rounds", 1)
+    spread = row.get("spread", {})
+
+    def ms(key: str) -> str:
+        """A per-point figure, with its range over the rounds when there were several."""
+        s = spread.get(key)
+        shown = f"{row[key]:.2f} ms"
+        return shown if rounds < 2 or s is None else f"{shown} [{s['min']:.2f}-{s['max']:.2f}]"
+
     return "\n".join(
         [
-            f"sweep of {row['points']} one-second B3 runs on {row['cores']} cores ({row['events']:,} events)",
+            f"sweep of {row['points']} one-second B3 runs on {row['cores']} cores ({row['events']:,} events)"
+            + (f"; medians of {rounds} rounds, ranges in brackets" if rounds > 1 else ""),
             f"  fairstream.sweep: wall {row['sweep_wall_s']:.2f} s, CPU {row['sweep_cpu_s']:.2f} s, "
             f"simulation {row['sweep_simulation_s']:.3f} s: overhead per point "
-            f"{row['overhead_per_point_ms']:.2f} ms (wall x cores - simulation), "
-            f"{row['sweep_cpu_overhead_per_point_ms']:.2f} ms (CPU - simulation)",
+            f"{ms('overhead_per_point_ms')} (wall x cores - simulation), "
+            f"{ms('sweep_cpu_overhead_per_point_ms')} (CPU - simulation)",
             f"  the command: wall {row['wall_s']:.2f} s, CPU {row['cpu_s']:.2f} s, simulation "
-            f"{row['simulation_s']:.3f} s: overhead per point {row['command_overhead_per_point_ms']:.2f} ms "
-            f"(wall x cores - simulation), {row['cpu_overhead_per_point_ms']:.2f} ms (CPU - simulation)",
+            f"{row['simulation_s']:.3f} s: overhead per point {ms('command_overhead_per_point_ms')} "
+            f"(wall x cores - simulation), {ms('cpu_overhead_per_point_ms')} (CPU - simulation)",
             f"  again, every point from the cache ({row['warm_from_cache']}): {row['warm_wall_s']:.2f} s",
             f"  1-min load before {load.get('load')}, after {row['load_after']} ({idle})",
         ]

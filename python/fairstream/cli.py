@@ -426,7 +426,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--repeat",
         type=int,
         default=3,
-        help="rounds per benchmark, each process fresh; median and range shown (default 3)",
+        help="rounds per benchmark (or of --sweep's whole measure), each process fresh; median and "
+        "range shown (default 3)",
     )
     p.add_argument("--quick", action="store_true", help="2 s durations (a smoke test, not a measurement)")
     p.add_argument("--duration", metavar="D", help='simulate every benchmark for D (e.g. "20s") instead')
@@ -731,7 +732,10 @@ def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             parser.error("--sweep runs one-second B3 runs only; give no benchmarks or --scaling with it")
         from .bench_sweep import format_sweep, measure_sweep
 
-        row = measure_sweep(args.sweep, idle_wait_s=0.0 if args.no_wait else args.idle_wait, quiet=args.quiet)
+        if args.repeat < 1:
+            parser.error("--repeat must be at least 1")
+        idle_wait = 0.0 if args.no_wait else args.idle_wait
+        row = measure_sweep(args.sweep, repeat=args.repeat, idle_wait_s=idle_wait, quiet=args.quiet)
         print(format_sweep(row))
         if args.json:
             import json

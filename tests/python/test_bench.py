@@ -214,6 +214,36 @@ def test_scaling_flows_full_reaches_ten_thousand() -> None:
     validate(bench.scaling_text(10_000), "B2-10000.toml")
 
 
+def test_sweep_rounds_are_summarised_by_their_medians_and_ranges() -> None:
+    from fairstream.bench_sweep import MEASURED, format_sweep, summarise_rounds
+
+    fixed = {"points": 10, "cores": 2, "events": 99, "warm_from_cache": 10}
+    rounds = [{key: float(n) for key in MEASURED} | fixed for n in (3, 1, 2)]
+    rounds[1]["events"] = 5  # not a measured figure: the first round's is kept
+    row = summarise_rounds(rounds)
+    assert row["rounds"] == 3 and row["events"] == 99
+    for key in MEASURED:
+        assert row[key] == 2.0
+        assert row["spread"][key] == {"median": 2.0, "min": 1.0, "max": 3.0, "all": [3.0, 1.0, 2.0]}
+    text = format_sweep({**row, "load_before": {"load": 0.1, "idle": True}, "load_after": 0.1})
+    assert "medians of 3 rounds" in text and "overhead per point 2.00 ms [1.00-3.00]" in text
+    one = summarise_rounds(rounds[:1])
+    assert one["rounds"] == 1 and one["overhead_per_point_ms"] == 3.0
+    assert "[" not in format_sweep({**one, "load_before": {"load": 0.1, "idle": True}, "load_after": 0.1})
+
+
+def test_a_small_sweep_is_measured_round_by_round() -> None:
+    from fairstream.bench_sweep import measure_sweep
+
+    row = measure_sweep(3, repeat=2, idle_wait_s=0.0, quiet=True)
+    assert row["points"] == 3 and row["rounds"] == 2 and row["warm_from_cache"] == 3
+    spread = row["spread"]["overhead_per_point_ms"]
+    assert len(spread["all"]) == 2 and spread["min"] <= row["overhead_per_point_ms"] <= spread["max"]
+    assert all(s > 0 for s in row["spread"]["simulation_s"]["all"])
+    with pytest.raises(ValueError, match="at least 1"):
+        measure_sweep(3, repeat=0, idle_wait_s=0.0, quiet=True)
+
+
 def test_unknown_benchmark() -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["bench", "B9", "--quick"])
