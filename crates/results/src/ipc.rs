@@ -50,32 +50,22 @@ pub fn join_streams<'a>(
         let mut messages = Messages { bytes, at: 0 };
         // The same schema message as the stream before: known good, not parsed again (for a
         // summary table of many columns, that parse was most of the join).
-        let same = current
-            .as_ref()
-            .map(|(schema, _)| *schema)
-            .filter(|s| bytes.starts_with(s));
-        let schema = match same {
-            Some(schema) => {
-                messages.at = schema.len();
-                schema
-            }
-            None => match messages.next_message().map_err(bad)? {
-                Some(m) if m.header == MessageHeader::Schema => m.whole,
-                _ => return Err(bad("no schema first".into())),
-            },
-        };
-        let joined = match current.take() {
-            Some(same) if same.0 == schema => &mut current.insert(same).1,
-            other => {
-                out.extend(other.map(|(_, done)| end_of_stream(done)));
-                let stream = schema.to_vec();
+        match &current {
+            Some((schema, _)) if bytes.starts_with(schema) => messages.at = schema.len(),
+            _ => {
+                let schema = match messages.next_message().map_err(bad)? {
+                    Some(m) if m.header == MessageHeader::Schema => m.whole,
+                    _ => return Err(bad("no schema first".into())),
+                };
+                out.extend(current.take().map(|(_, done)| end_of_stream(done)));
                 let fresh = Joined {
-                    stream,
+                    stream: schema.to_vec(),
                     rows: Vec::new(),
                 };
-                &mut current.insert((schema, fresh)).1
+                current = Some((schema, fresh));
             }
-        };
+        }
+        let (_, joined) = current.as_mut().expect("a stream under way");
         let mut rows = 0;
         while let Some(m) = messages.next_message().map_err(bad)? {
             if m.header != MessageHeader::RecordBatch {
