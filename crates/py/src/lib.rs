@@ -326,7 +326,9 @@ impl Simulation {
         py: Python<'py>,
         name: &str,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        self.table_bytes(py, name, fairstream_results::tables::parquet_bytes)
+        self.table_bytes(py, name, |batch| {
+            fairstream_results::tables::parquet_bytes(name, batch)
+        })
     }
 
     /// The run's summary as the JSON text `summary.json` holds; the run must be finished.

@@ -211,7 +211,65 @@ mod tests {
         for name in ["flow_series", "flow_summary", "link_series"] {
             let batch = tables::batch(name, &out).unwrap().unwrap();
             let file = std::fs::read(dir.join(format!("{name}.parquet"))).unwrap();
-            assert_eq!(tables::parquet_bytes(&batch).unwrap(), file, "{name}");
+            assert_eq!(tables::parquet_bytes(name, &batch).unwrap(), file, "{name}");
+        }
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_packet_traces_clocks_and_counters_are_delta_encoded_and_read_back_unchanged() {
+        use fairstream_records::{PacketEvent, PacketTrace};
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        use parquet::basic::Encoding;
+
+        let rows = 5_000u64;
+        let trace = PacketTrace {
+            t: (0..rows).map(|i| i as f64 * 1.2e-6).collect(),
+            t_ns: (0..rows).map(|i| i * 1_200 + i % 7).collect(),
+            packet_id: (0..rows).map(|i| i / 2 + (i % 3) * 40).collect(),
+            event: (0..rows)
+                .map(|i| PacketEvent::ALL[i as usize % 5])
+                .collect(),
+            link_id: (0..rows).map(|i| (i % 4) as u32).collect(),
+            flow_id: (0..rows).map(|i| (i % 3) as u32).collect(),
+            seq: (0..rows).map(|i| i as i64 / 3 - 1).collect(),
+            size: (0..rows)
+                .map(|i| if i % 2 == 0 { 1_040 } else { 40 })
+                .collect(),
+            reverse: (0..rows).map(|i| i % 2 == 1).collect(),
+        };
+        let out = RunOutput {
+            packet_trace: Some(trace),
+            ..RunOutput::default()
+        };
+        let base = scratch("packets");
+        let dir = base.join("run");
+        write_dir(&dir, &RunInfo::default(), &out).unwrap();
+        let file = std::fs::read(dir.join("packets.parquet")).unwrap();
+        let batch = tables::batch("packets", &out).unwrap().unwrap();
+        assert_eq!(tables::parquet_bytes("packets", &batch).unwrap(), file);
+
+        let opened = std::fs::File::open(dir.join("packets.parquet")).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(opened).unwrap();
+        let row_group = reader.metadata().row_group(0).clone();
+        let batches = reader.with_batch_size(rows as usize).build().unwrap();
+        let read: Vec<_> = batches.map(Result::unwrap).collect();
+        assert_eq!(read.len(), 1, "one batch");
+        assert_eq!(read[0].columns(), batch.columns(), "the values read back");
+        for chunk in row_group.columns() {
+            let name = chunk.column_path().string();
+            let delta = chunk
+                .encodings()
+                .any(|e| e == Encoding::DELTA_BINARY_PACKED);
+            let dictionary = chunk.dictionary_page_offset().is_some();
+            let (plain, delta_expected) = match name.as_str() {
+                "t" => (true, false),
+                "t_ns" | "packet_id" | "seq" => (true, true),
+                // The default: a dictionary, but for booleans, which Parquet packs as bits.
+                _ => (name == "reverse", false),
+            };
+            assert_eq!(dictionary, !plain, "{name}: a dictionary");
+            assert_eq!(delta, delta_expected, "{name}: delta-encoded");
         }
         std::fs::remove_dir_all(&base).unwrap();
     }
