@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -85,8 +85,8 @@ MEASURED = (
 )
 
 
-def summarise_rounds(rounds: list[dict[str, Any]]) -> dict[str, Any]:
-    """One row of the rounds' figures: each measured figure the median over the rounds, the
+def summarise_rounds(rounds: list[dict[str, Any]], measured: Sequence[str] = MEASURED) -> dict[str, Any]:
+    """One row of the rounds' figures: each `measured` figure the median over the rounds, the
     others the first round's, with ``rounds`` (how many) and ``spread`` (each measured figure's
     median, least, greatest and every value, in round order)."""
     spread = {
@@ -96,7 +96,7 @@ def summarise_rounds(rounds: list[dict[str, Any]]) -> dict[str, Any]:
             "max": max(r[key] for r in rounds),
             "all": [r[key] for r in rounds],
         }
-        for key in MEASURED
+        for key in measured
     }
     medians = {key: s["median"] for key, s in spread.items()}
     return {**rounds[0], **medians, "rounds": len(rounds), "spread": spread}
@@ -117,12 +117,12 @@ def _measure_round(points: int, say: Callable[[str], None]) -> dict[str, Any]:
         argv += ["--set", f"seed={seeds}", "-o", str(out), "-q", "--force"]
         env = {**os.environ, "FAIRSTREAM_CACHE": str(base / "cache")}
         say(f"sweep of {points} one-second B3 runs on {cores} cores, cold cache, as a command")
-        cold = _timed(argv, env)
+        cold = timed_command(argv, env)
         runs = pl.read_parquet(out / "data" / "runs.parquet")
         simulation = float(runs["wall_time_s"].sum())
         events = int(runs["events"].sum())
         say("the same sweep again, every point from the cache")
-        warm = _timed(argv, env)
+        warm = timed_command(argv, env)
         cached = int(pl.read_parquet(out / "data" / "runs.parquet")["cached"].sum())
         say("the fairstream.sweep call alone, cold cache")
         api_env = {**env, "FAIRSTREAM_CACHE": str(base / "cache-api")}
@@ -164,23 +164,22 @@ print(time.perf_counter() - started, cpu() - used)
 """
 
 
-def _timed(argv: list[str], env: dict[str, str]) -> dict[str, float]:
-    """Wall and CPU seconds (the process and every child it waited for) of one command."""
+def timed_command(argv: list[str], env: dict[str, str], ok: Sequence[int] = (0,)) -> dict[str, float]:
+    """Wall and CPU seconds (the process and every child it waited for) of one command; an exit
+    code not in `ok` is a RuntimeError with its error output."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise RuntimeError(f"the sweep failed ({proc.returncode}): {proc.stderr.strip()}")
+    if proc.returncode not in ok:
+        raise RuntimeError(f"{' '.join(argv[1:5])} failed ({proc.returncode}): {proc.stderr.strip()}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall_s": wall, "cpu_s": cpu}
 
 
 def format_sweep(row: dict[str, Any]) -> str:
     """The figures as a few lines (medians over the rounds, with each overhead's range)."""
-    load = row["load_before"]
-    idle = "idle" if load.get("idle") else "NOT idle: the wall-clock figures are inflated"
     rounds = row.get("rounds", 1)
     spread = row.get("spread", {})
 
@@ -202,6 +201,18 @@ def format_sweep(row: dict[str, Any]) -> str:
             f"{row['simulation_s']:.3f} s: overhead per point {ms('command_overhead_per_point_ms')} "
             f"(wall x cores - simulation), {ms('cpu_overhead_per_point_ms')} (CPU - simulation)",
             f"  again, every point from the cache ({row['warm_from_cache']}): {row['warm_wall_s']:.2f} s",
-            f"  1-min load before {load.get('load')}, after {row['load_after']} ({idle})",
+            load_line(row),
         ]
     )
+
+
+def load_line(row: dict[str, Any]) -> str:
+    """The line saying how busy the machine was before and after a measure, and whether it was
+    idle."""
+
+    def shown(load: float | None) -> str:
+        return "unknown" if load is None else f"{load:.2f}"
+
+    before = row["load_before"]
+    idle = "idle" if before.get("idle") else "NOT idle: the wall-clock figures are inflated"
+    return f"  1-min load before {shown(before.get('load'))}, after {shown(row['load_after'])} ({idle})"

@@ -455,6 +455,14 @@ def build_parser() -> argparse.ArgumentParser:
         "overhead per point beside the simulations' own time",
     )
     p.add_argument(
+        "--reproduce",
+        action="store_true",
+        help="instead: reproduce the experiments given as BENCH (default: every one that only "
+        "simulates) with a cold run cache, then again unchanged: wall x cores over the simulations' "
+        "own time, what is kept, and whether the second output is the first's (with --quick: short "
+        "runs, a smoke test)",
+    )
+    p.add_argument(
         "--idle-wait",
         type=float,
         default=120.0,
@@ -728,8 +736,10 @@ def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     from .bench_format import format_report, format_scaling
 
     if args.sweep is not None:
-        if args.ids or args.scaling:
-            parser.error("--sweep runs one-second B3 runs only; give no benchmarks or --scaling with it")
+        if args.ids or args.scaling or args.reproduce:
+            parser.error(
+                "--sweep runs one-second B3 runs only; give no benchmarks, --scaling or --reproduce with it"
+            )
         from .bench_sweep import format_sweep, measure_sweep
 
         if args.repeat < 1:
@@ -743,6 +753,8 @@ def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             _output_target(args.json, "file")
             args.json.write_text(json.dumps(row, indent=2) + "\n", encoding="utf-8")
         return 0
+    if args.reproduce:
+        return _bench_reproduce(args, parser)
     ids = [i.upper() for i in args.ids] or [b.id for b in BENCHMARKS.values() if b.default]
     unknown = [i for i in ids if i not in BENCHMARKS]
     if unknown:
@@ -790,6 +802,35 @@ def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         write_json(args.json, rows, meta)
     disagree = [r["benchmark"] for r in rows if r.get("agreement") and not r["agreement"]["agree"]]
     return 1 if disagree and not meta["duration"] else 0
+
+
+def _bench_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``fairstream bench --reproduce [ID ...]``: the cost of a reproduction beyond its runs."""
+    from .bench_reproduce import format_reproduce, measure_reproduce
+    from .reproduce import EXPERIMENTS
+
+    if args.scaling or args.duration is not None:
+        parser.error("--reproduce measures a reproduction; give no --scaling or --duration with it")
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    unknown = [i for i in args.ids if i not in EXPERIMENTS]
+    if unknown:
+        parser.error(f"unknown experiment(s) {', '.join(unknown)}; known: {', '.join(EXPERIMENTS)}")
+    if args.json is not None:
+        _output_target(args.json, "file")
+    row = measure_reproduce(
+        args.ids,
+        quick=args.quick,
+        repeat=args.repeat,
+        idle_wait_s=0.0 if args.no_wait else args.idle_wait,
+        quiet=args.quiet,
+    )
+    print(format_reproduce(row))
+    if args.json:
+        import json
+
+        args.json.write_text(json.dumps(row, indent=2) + "\n", encoding="utf-8")
+    return 0
 
 
 def _flow_counts(text: str) -> tuple[int, ...]:
