@@ -34,8 +34,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .bench import load_average, machine, wait_for_idle
-from .bench_sweep import load_line, summarise_rounds, timed_command
+from .bench_sweep import load_line, measure_in_rounds, timed_command
 
 #: The figures of a round that vary from one to the next.
 MEASURED = (
@@ -72,28 +71,17 @@ def measure_reproduce(
     """Reproduces `ids` (default: `simulated_experiments`) cold, then again unchanged, `repeat`
     times, and returns the figures, each the median over the rounds (see the module's doc).
     `quick` passes ``--quick`` on: short runs, a smoke test rather than a measurement."""
-    if repeat < 1:
-        raise ValueError(f"repeat must be at least 1, not {repeat}")
-    ids = list(ids) if ids else simulated_experiments()
-
-    def say(line: str) -> None:
-        if not quiet:
-            print(line, file=sys.stderr, flush=True)
-
-    idle = wait_for_idle(idle_wait_s, progress=say)
-    rounds = []
-    for n in range(1, repeat + 1):
-        if repeat > 1:
-            say(f"round {n} of {repeat}")
-        rounds.append(_measure_round(ids, quick, say))
-    return {
-        **summarise_rounds(rounds, MEASURED),
-        "identical": all(r["identical"] for r in rounds),
-        "differing": sorted({name for r in rounds for name in r["differing"]}),
-        "load_before": idle,
-        "load_after": load_average(),
-        "machine": machine(),
-    }
+    chosen = list(ids) if ids else simulated_experiments()
+    row, rounds = measure_in_rounds(
+        lambda say: _measure_round(chosen, quick, say),
+        MEASURED,
+        repeat=repeat,
+        idle_wait_s=idle_wait_s,
+        quiet=quiet,
+    )
+    row["identical"] = all(r["identical"] for r in rounds)
+    row["differing"] = sorted({name for r in rounds for name in r["differing"]})
+    return row
 
 
 def _measure_round(ids: list[str], quick: bool, say: Any) -> dict[str, Any]:

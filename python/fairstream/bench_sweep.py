@@ -48,6 +48,24 @@ def measure_sweep(
 ) -> dict[str, Any]:
     """Runs the sweep (cold, then warm, then as a call) `repeat` times and returns its figures,
     each the median over the rounds (see the module's doc)."""
+    row, _ = measure_in_rounds(
+        lambda say: _measure_round(points, say), MEASURED, repeat=repeat, idle_wait_s=idle_wait_s, quiet=quiet
+    )
+    return row
+
+
+def measure_in_rounds(
+    measure_round: Callable[[Callable[[str], None]], dict[str, Any]],
+    measured: Sequence[str],
+    *,
+    repeat: int,
+    idle_wait_s: float,
+    quiet: bool,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Waits up to `idle_wait_s` for an idle machine, then makes `measure_round` (given a
+    function that prints a progress line unless `quiet`) `repeat` times. Returns the rounds'
+    figures summarised by `summarise_rounds` (the `measured` ones the medians), with the load
+    before and after and the machine, and each round's figures."""
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1, not {repeat}")
 
@@ -60,13 +78,14 @@ def measure_sweep(
     for n in range(1, repeat + 1):
         if repeat > 1:
             say(f"round {n} of {repeat}")
-        rounds.append(_measure_round(points, say))
-    return {
-        **summarise_rounds(rounds),
+        rounds.append(measure_round(say))
+    row = {
+        **summarise_rounds(rounds, measured),
         "load_before": idle,
         "load_after": load_average(),
         "machine": machine(),
     }
+    return row, rounds
 
 
 #: The figures of a round that vary from one to the next (the others are the same in every round).
