@@ -25,6 +25,9 @@ reported with the figures. The whole measure is made `repeat` times (``--repeat`
 with caches of its own: every figure is then the median over the rounds, and ``spread`` holds the
 median, least, greatest and every value of each, since one round on a shared machine can be
 a fifth off the next.
+
+The rounds (`measure_in_rounds`), their summary and the timed command are shared with
+``fairstream bench --reproduce`` (`fairstream.bench_reproduce`).
 """
 
 from __future__ import annotations

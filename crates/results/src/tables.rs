@@ -101,11 +101,11 @@ pub fn parquet_bytes(name: &str, batch: &RecordBatch) -> Result<Vec<u8>, String>
 /// How one column of a table is encoded in Parquet where the default (a dictionary, falling
 /// back to plain values when it grows too big) does not suit it.
 #[derive(Clone, Copy, Debug)]
-pub struct ColumnEncoding {
+struct ColumnEncoding {
     /// The column's name.
-    pub column: &'static str,
+    column: &'static str,
     /// Its encoding, without a dictionary: `None` for plain values.
-    pub encoding: Option<Encoding>,
+    encoding: Option<Encoding>,
 }
 
 /// The packet trace's clocks and counters: nearly every value differs from every other, so a
@@ -134,7 +134,7 @@ const PACKET_TRACE_ENCODINGS: &[ColumnEncoding] = &[
 
 /// The columns of table `name` encoded otherwise than by default: the packet trace's
 /// ([`PACKET_TRACE_ENCODINGS`]); no other table's.
-pub fn encodings(name: &str) -> &'static [ColumnEncoding] {
+fn encodings(name: &str) -> &'static [ColumnEncoding] {
     match name {
         "packets" => PACKET_TRACE_ENCODINGS,
         _ => &[],
