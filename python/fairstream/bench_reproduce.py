@@ -13,7 +13,8 @@ into a second directory, from the same cache. Reported:
 - ``ratio``: wall × cores ÷ simulation, the issue's measure (every core's time the command held,
   over the time the simulations needed: 1 would be no cost beyond them), and ``cpu_ratio``, CPU ÷
   simulation, which does not count a core left idle nor time another process took;
-- ``output_mb`` and ``cache_mb``: what the cold command left in its directory and in the cache;
+- ``output_mb`` and ``cache_mb``: what the cold command left in its directory and in the cache
+  (the bytes ``fairstream cache info`` counts);
 - ``warm_wall_s``: the second command, every run and experiment from the cache; ``identical``:
   whether its directory holds the same files as the first's, byte for byte but for the report's
   line saying when and from which directory it was written, and ``differing``, the files that
@@ -31,10 +32,12 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .bench_sweep import load_line, measure_in_rounds, timed_command
+from .cache import RunCache
 
 #: The figures of a round that vary from one to the next.
 MEASURED = (
@@ -84,7 +87,7 @@ def measure_reproduce(
     return row
 
 
-def _measure_round(ids: list[str], quick: bool, say: Any) -> dict[str, Any]:
+def _measure_round(ids: list[str], quick: bool, say: Callable[[str], None]) -> dict[str, Any]:
     """One round of the measure, with a cache and directories of its own."""
     cores = os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="fairstream-bench-reproduce-") as tmp:
@@ -98,12 +101,13 @@ def _measure_round(ids: list[str], quick: bool, say: Any) -> dict[str, Any]:
 
         # Exit code 1: an experiment failed its checks, which the measure does not judge.
         say(f"{len(ids)} experiments reproduced on {cores} cores, cold run cache")
-        cold = timed_command(argv(base / "cold"), env, ok=(0, 1))
+        cold = timed_command(argv(base / "cold"), env, "the reproduction", ok=(0, 1))
         say("the same reproduction again, unchanged")
-        warm = timed_command(argv(base / "warm"), env, ok=(0, 1))
+        warm = timed_command(argv(base / "warm"), env, "the reproduction again", ok=(0, 1))
         runs, simulation = simulation_time(cache)
         differing = differing_files(base / "cold", base / "warm")
-        output_mb, cache_mb = tree_bytes(base / "cold") / 1e6, tree_bytes(cache) / 1e6
+        output_mb = tree_bytes(base / "cold") / 1e6
+        cache_mb = RunCache(cache).info(builds=False)["bytes"] / 1e6  # as `fairstream cache info`
     return {
         "experiments": len(ids),
         "ids": ids,
@@ -125,8 +129,6 @@ def _measure_round(ids: list[str], quick: bool, say: Any) -> dict[str, Any]:
 
 def simulation_time(cache: Path) -> tuple[int, float]:
     """(runs, their simulation seconds summed) over the run entries of the cache at `cache`."""
-    from .cache import RunCache
-
     store = RunCache(cache)
     runs, total = 0, 0.0
     for kind, path, _ in store.entries():
@@ -157,8 +159,8 @@ def differing_files(first: Path, second: Path) -> list[str]:
 
 
 def tree_bytes(root: Path) -> int:
-    """Bytes of the files under `root`, each file once however many names it has (the run cache
-    links a bundle's runs to one file)."""
+    """Bytes of the files under `root`, each file once however many names it has (a
+    reproduction's `h2h-*` experiments link one dataset's files)."""
     seen: set[tuple[int, int]] = set()
     total = 0
     for p in root.rglob("*"):

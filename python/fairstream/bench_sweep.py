@@ -139,12 +139,12 @@ def _measure_round(points: int, say: Callable[[str], None]) -> dict[str, Any]:
         argv += ["--set", f"seed={seeds}", "-o", str(out), "-q", "--force"]
         env = {**os.environ, "FAIRSTREAM_CACHE": str(base / "cache")}
         say(f"sweep of {points} one-second B3 runs on {cores} cores, cold cache, as a command")
-        cold = timed_command(argv, env)
+        cold = timed_command(argv, env, "the sweep")
         runs = pl.read_parquet(out / "data" / "runs.parquet")
         simulation = float(runs["wall_time_s"].sum())
         events = int(runs["events"].sum())
         say("the same sweep again, every point from the cache")
-        warm = timed_command(argv, env)
+        warm = timed_command(argv, env, "the sweep again")
         cached = int(pl.read_parquet(out / "data" / "runs.parquet")["cached"].sum())
         say("the fairstream.sweep call alone, cold cache")
         api_env = {**env, "FAIRSTREAM_CACHE": str(base / "cache-api")}
@@ -186,16 +186,18 @@ print(time.perf_counter() - started, cpu() - used)
 """
 
 
-def timed_command(argv: list[str], env: dict[str, str], ok: Sequence[int] = (0,)) -> dict[str, float]:
+def timed_command(
+    argv: list[str], env: dict[str, str], what: str, ok: Sequence[int] = (0,)
+) -> dict[str, float]:
     """Wall and CPU seconds (the process and every child it waited for) of one command; an exit
-    code not in `ok` is a RuntimeError with its error output."""
+    code not in `ok` is a RuntimeError naming `what` failed, with its error output."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in ok:
-        raise RuntimeError(f"{' '.join(argv[1:5])} failed ({proc.returncode}): {proc.stderr.strip()}")
+        raise RuntimeError(f"{what} failed ({proc.returncode}): {proc.stderr.strip()}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall_s": wall, "cpu_s": cpu}
 

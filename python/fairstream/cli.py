@@ -809,8 +809,8 @@ def _bench_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) 
     from .bench_reproduce import format_reproduce, measure_reproduce
     from .reproduce import EXPERIMENTS
 
-    if args.scaling or args.duration is not None:
-        parser.error("--reproduce measures a reproduction; give no --scaling or --duration with it")
+    if args.scaling or args.scaling_flows or args.scaling_ns3 or args.duration is not None:
+        parser.error("--reproduce measures a reproduction; give no --scaling options or --duration with it")
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     unknown = [i for i in args.ids if i not in EXPERIMENTS]

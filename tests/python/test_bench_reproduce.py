@@ -95,7 +95,23 @@ def test_the_default_is_every_experiment_that_only_simulates() -> None:
 
 
 def test_unknown_experiments_and_other_measures_are_refused() -> None:
-    for argv in (["bench", "--reproduce", "no-such-experiment"], ["bench", "--reproduce", "--sweep"]):
+    for argv in (
+        ["bench", "--reproduce", "no-such-experiment"],
+        ["bench", "--reproduce", "--sweep"],
+        ["bench", "--reproduce", "--scaling-flows", "8,64"],
+    ):
         with pytest.raises(SystemExit) as exit_info:
             main(argv)
         assert exit_info.value.code == 2
+
+
+def test_a_command_that_fails_is_named_with_its_errors_and_accepted_codes_pass() -> None:
+    import sys
+
+    from fairstream.bench_sweep import timed_command
+
+    fail = [sys.executable, "-c", "import sys; sys.stderr.write('broken'); sys.exit(3)"]
+    with pytest.raises(RuntimeError, match=r"the thing failed \(3\): broken"):
+        timed_command(fail, dict(os.environ), "the thing")
+    timed = timed_command(fail, dict(os.environ), "the thing", ok=(0, 3))
+    assert timed["wall_s"] > 0 and timed["cpu_s"] >= 0
