@@ -144,6 +144,10 @@ def _output_target(path: Path, kind: str = "directory") -> Path:
             raise ValueError(f"{path}: is a file, not a directory; results are a directory of files")
         if kind == "file" and path.is_dir():
             raise ValueError(f"{path}: is a directory, not a file")
+        if kind == "file":  # replaced in place: the file itself must be writable
+            if not os.access(path, os.W_OK):
+                raise ValueError(f"{path}: cannot be written (permission denied or read-only)")
+            return path
         here = path
     else:
         here = path.absolute().parent
@@ -744,13 +748,14 @@ def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
         if args.repeat < 1:
             parser.error("--repeat must be at least 1")
+        if args.json is not None:
+            _output_target(args.json, "file")
         idle_wait = 0.0 if args.no_wait else args.idle_wait
         row = measure_sweep(args.sweep, repeat=args.repeat, idle_wait_s=idle_wait, quiet=args.quiet)
         print(format_sweep(row))
         if args.json:
             import json
 
-            _output_target(args.json, "file")
             args.json.write_text(json.dumps(row, indent=2) + "\n", encoding="utf-8")
         return 0
     if args.reproduce:

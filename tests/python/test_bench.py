@@ -36,6 +36,7 @@ def test_bench_quick_without_ns3_prints_fairstream_alone(
 ) -> None:
     monkeypatch.setattr(bench_ns3, "available", lambda: False)
     out = tmp_path / "bench.json"
+    out.write_text("an earlier bench's figures", encoding="utf-8")  # replaced
     assert main(["bench", "--quick", "--repeat", "1", "--quiet", "--no-wait", "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "pip install 'fairstream[ns3]'" in text

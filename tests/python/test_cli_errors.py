@@ -232,12 +232,16 @@ def test_an_output_directory_that_cannot_be_written_is_bad_input(
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o500)
+    read_only = tmp_path / "read-only.json"
+    read_only.write_text("kept", encoding="utf-8")
+    read_only.chmod(0o400)
     if os.access(locked, os.W_OK):  # root writes anywhere: deny it as a read-only mount would
         real = os.access
+        denied = (locked, read_only)
         monkeypatch.setattr(
             os,
             "access",
-            lambda p, mode, **kw: False if Path(p) == locked and mode & os.W_OK else real(p, mode),
+            lambda p, mode, **kw: False if Path(p) in denied and mode & os.W_OK else real(p, mode),
         )
     try:
         for argv in (
@@ -246,11 +250,18 @@ def test_an_output_directory_that_cannot_be_written_is_bad_input(
             ["reproduce", "collapse", "-o", str(locked / "out")],
             ["report", str(locked)],
             ["bench", "B1", "--json", str(locked / "b.json")],
+            ["bench", "--sweep", "10", "--no-wait", "--json", str(locked / "b.json")],
+            ["bench", "--reproduce", "collapse", "--no-wait", "--json", str(locked / "b.json")],
         ):
             assert call(argv) == BAD_INPUT, argv
             err = capsys.readouterr().err
             assert "cannot write" in err and "Traceback" not in err, err
         assert list(locked.iterdir()) == []
+        for argv in (["bench", "B1"], ["bench", "--sweep", "10", "--no-wait"]):
+            assert call([*argv, "--json", str(read_only)]) == BAD_INPUT, argv
+            err = capsys.readouterr().err
+            assert f"{read_only}: cannot be written" in err and "Traceback" not in err, err
+        assert read_only.read_text(encoding="utf-8") == "kept"
     finally:
         locked.chmod(0o700)
 
