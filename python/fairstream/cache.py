@@ -55,6 +55,7 @@ import hashlib
 import io
 import json
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -677,7 +678,7 @@ class RunCache:
     # ----------------------------------------------------------------------- info and pruning
 
     def entries(self) -> Iterator[tuple[str, Path, os.stat_result]]:
-        """(kind, path, stat) of every entry: kind ``run`` or ``experiment``."""
+        """(kind, path, stat) of every entry: kind ``run``, ``experiment`` or ``plan``."""
         for kind, sub in (("run", RUNS), ("experiment", EXPERIMENTS), ("plan", PLANS)):
             base = self.root / sub
             if not base.is_dir():
@@ -692,12 +693,33 @@ class RunCache:
                         continue
                     yield kind, path, st
 
-    def entry_size(self, kind: str, path: Path, st: os.stat_result) -> int:
-        if kind == "run":  # a bundle's size, shared among its runs' names
-            return st.st_size // max(1, st.st_nlink)
-        if kind == "plan":
-            return st.st_size
-        return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    def _inventory(self) -> tuple[list[_Entry], dict[tuple[int, int], int]]:
+        """Every entry with its files, and how many names each file (device, inode) has among
+        the entries: a bundle is named by each of its runs, and the ``h2h-*`` experiments'
+        entries link one dataset. Names outside the cache (an output directory's links) are not
+        counted: to the cache such a file is its own."""
+        found = []
+        names: dict[tuple[int, int], int] = {}
+        for kind, path, st in self.entries():
+            if kind == "experiment":
+                files = []
+                for f in path.rglob("*"):
+                    fst = f.lstat()
+                    if stat.S_ISREG(fst.st_mode):
+                        files.append(((fst.st_dev, fst.st_ino), fst.st_size))
+            else:
+                files = [((st.st_dev, st.st_ino), st.st_size)]
+            for inode, _ in files:
+                names[inode] = names.get(inode, 0) + 1
+            found.append(_Entry(kind, path, st, files))
+        return found, names
+
+    def _sized_entries(self) -> list[tuple[str, Path, os.stat_result, float]]:
+        """(kind, path, stat, bytes) of every entry, a file with several names in the cache
+        shared among them (`_inventory`): the entries' bytes add up to the space the cache
+        takes."""
+        found, names = self._inventory()
+        return [(e.kind, e.path, e.st, sum(n / names[i] for i, n in e.files)) for e in found]
 
     def entry_build(self, kind: str, path: Path) -> str | None:
         """The build id an entry was computed by (None when unreadable)."""
@@ -720,22 +742,25 @@ class RunCache:
         recent last use, and (with `builds`) how many entries this build can use."""
         found: dict[str, dict[str, Any]] = {}
         current = build().id if builds else None
-        for kind, path, st in self.entries():
+        for kind, path, st, size in self._sized_entries():
             k = found.setdefault(
-                kind, {"entries": 0, "bytes": 0, "usable": 0, "oldest": None, "newest": None}
+                kind, {"entries": 0, "bytes": 0.0, "usable": 0, "oldest": None, "newest": None}
             )
             k["entries"] += 1
-            k["bytes"] += self.entry_size(kind, path, st)
+            k["bytes"] += size
             k["oldest"] = st.st_mtime if k["oldest"] is None else min(k["oldest"], st.st_mtime)
             k["newest"] = st.st_mtime if k["newest"] is None else max(k["newest"], st.st_mtime)
             if builds and self.entry_build(kind, path) == current:
                 k["usable"] += 1
+        total = sum(k["bytes"] for k in found.values())
+        for k in found.values():
+            k["bytes"] = round(k["bytes"])
         tmp = self.root / TMP
         return {
             "root": str(self.root),
             "build": current,
             "kinds": found,
-            "bytes": sum(k["bytes"] for k in found.values()),
+            "bytes": round(total),
             "staging": len(os.listdir(tmp)) if tmp.is_dir() else 0,
         }
 
@@ -751,28 +776,44 @@ class RunCache:
         (`stale`), then the least recently used until the cache holds at most `max_bytes`, and
         what dead processes left in tmp/; returns (entries removed, bytes freed)."""
         now = time.time() if now is None else now
+        found, names = self._inventory()
+        total = sum({inode: size for e in found for inode, size in e.files}.values())
         removed = freed = 0
-        keep: list[tuple[float, int, str, Path]] = []
+
+        def remove(entry: _Entry) -> None:
+            # The space comes back with a file's last name in the cache.
+            nonlocal removed, freed
+            _remove_entry(entry.kind, entry.path)
+            removed += 1
+            for inode, size in entry.files:
+                names[inode] -= 1
+                freed += 0 if names[inode] else size
+
+        keep = []
         current = build().id if stale else None
-        for kind, path, st in self.entries():
-            size = self.entry_size(kind, path, st)
-            old = older_than_s is not None and now - st.st_mtime > older_than_s
-            other = stale and self.entry_build(kind, path) != current
-            if old or other:
-                _remove_entry(kind, path)
-                removed, freed = removed + 1, freed + size
+        for entry in found:
+            old = older_than_s is not None and now - entry.st.st_mtime > older_than_s
+            if old or (stale and self.entry_build(entry.kind, entry.path) != current):
+                remove(entry)
             else:
-                keep.append((st.st_mtime, size, kind, path))
+                keep.append(entry)
         if max_bytes is not None:
-            total = sum(size for _, size, _, _ in keep)
-            for _, size, kind, path in sorted(keep, key=lambda e: e[0]):
-                if total <= max_bytes:
+            for entry in sorted(keep, key=lambda e: e.st.st_mtime):
+                if total - freed <= max_bytes:
                     break
-                _remove_entry(kind, path)
-                total -= size
-                removed, freed = removed + 1, freed + size
+                remove(entry)
         clear_staging(self.root)
         return removed, freed
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """An entry as `RunCache._inventory` finds it: its files as ((device, inode), bytes)."""
+
+    kind: str
+    path: Path
+    st: os.stat_result
+    files: list[tuple[tuple[int, int], int]]
 
 
 def _check(manifest: dict[str, Any], key: str) -> str | None:

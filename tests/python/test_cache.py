@@ -305,6 +305,29 @@ def test_prune_by_age_and_size_least_recently_used_first(tmp_path: Path) -> None
     assert [p.exists() for p in entries] == [False, False, True]
 
 
+def test_info_and_prune_count_a_file_experiment_entries_share_once(tmp_path: Path) -> None:
+    store = RunCache(tmp_path / "cache")
+    out = tmp_path / "out"
+    for name, size in (("data/shared.parquet", 6000), ("own-a.json", 100), ("own-b.json", 300)):
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_bytes(b"x" * size)
+    store.put_dir("a" * 64, out, ["data/shared.parquet", "own-a.json"])
+    store.put_dir("b" * 64, out, ["data/shared.parquet", "own-b.json"])  # links the same file
+    on_disk = 6000 + 100 + 300 + sum(p.stat().st_size for p in store.root.rglob("manifest.json"))
+    assert (out / "data/shared.parquet").stat().st_nlink == 3  # two entries and the output
+    info = store.info()
+    assert info["kinds"]["experiment"]["entries"] == 2
+    assert info["bytes"] == info["kinds"]["experiment"]["bytes"] == on_disk
+    assert store.prune(max_bytes=on_disk) == (0, 0)
+    (first,) = (p for p in store.root.rglob("manifest.json") if (p.parent / "own-a.json").exists())
+    # The least recently used entry goes; the file the other still names stays, and is not freed.
+    os.utime(first, (time.time() - 60, time.time() - 60))
+    own = 100 + first.stat().st_size
+    assert store.prune(max_bytes=on_disk - 1) == (1, own)
+    assert not first.exists() and store.info()["bytes"] == on_disk - own
+    assert store.prune(max_bytes=6000) == (1, on_disk - own)  # the last name: all of it
+
+
 def test_a_staging_file_of_a_dead_process_is_removed(tmp_path: Path) -> None:
     store = RunCache(tmp_path / "cache")
     tmp = store.root / cache.TMP
