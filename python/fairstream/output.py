@@ -44,22 +44,6 @@ if TYPE_CHECKING:
 #: the fairstream version, whether the results are complete and the entries it wrote.
 MARKER = ".fairstream"
 
-#: What a run directory holds; one that holds only these (and no marker) was written by a
-#: fairstream from before the marker, and is replaced like a marked one.
-RUN_ENTRIES = frozenset(
-    {
-        "scenario.resolved.toml",
-        "summary.json",
-        "flow_series.parquet",
-        "flow_summary.parquet",
-        "link_series.parquet",
-        "port_series.parquet",
-        "metrics.parquet",
-        "packets.parquet",
-        "pcap",
-    }
-)
-
 #: A staging or set-aside sibling: ``.NAME.partial-PID@HOST`` or ``.NAME.old-PID@HOST``.
 _SIBLING = re.compile(r"^\..+\.(?:partial|old)-(?P<pid>[0-9]+)@(?P<host>[^/@]+)$")
 
@@ -107,9 +91,7 @@ def _check_replaceable(given: Path, target: Path, command: str, force: bool) -> 
         return
     again = f"choose another directory, or give --force to replace {given} whole"
     marker = read_marker(target)
-    if marker is None:
-        if command == "run" and set(entries) <= RUN_ENTRIES:
-            return  # a run directory written before the marker existed
+    if marker is None:  # whatever its files are called, fairstream cannot tell it wrote them
         raise OutputError(
             f"{given} exists and holds files fairstream did not write (e.g. `{entries[0]}`); {again}"
         )

@@ -206,12 +206,24 @@ def test_an_empty_working_directory_is_filled_in_place(
     assert output.read_marker(here)["command"] == "run"
 
 
-def test_a_run_directory_from_before_the_marker_is_replaced(scenario_file: Path, tmp_path: Path) -> None:
-    out = tmp_path / "old"
-    assert main(["run", str(scenario_file), "-o", str(out), "-q"]) == 0
-    (out / output.MARKER).unlink()
-    assert main(["run", str(scenario_file), "-o", str(out), "-q", "--seed", "5"]) == 0
-    assert json.loads((out / "summary.json").read_text())["seed"] == 5
+def test_a_directory_without_the_marker_is_kept_whatever_its_files_are_called(
+    scenario_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    captures = tmp_path / "captures"
+    (captures / "pcap").mkdir(parents=True)
+    (captures / "pcap" / "mine.pcap").write_text("precious", encoding="utf-8")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "summary.json").write_text('{"mine": 1}', encoding="utf-8")
+    old = tmp_path / "old"
+    assert main(["run", str(scenario_file), "-o", str(old), "-q"]) == 0
+    (old / output.MARKER).unlink()  # a run's files, but nothing says fairstream wrote them
+    for out, kept in ((captures, "pcap/mine.pcap"), (mine, "summary.json"), (old, "summary.json")):
+        before = (out / kept).read_bytes()
+        assert main(["run", str(scenario_file), "-o", str(out), "-q", "--seed", "5"]) == 2
+        assert "did not write" in capsys.readouterr().err and (out / kept).read_bytes() == before
+    assert main(["run", str(scenario_file), "-o", str(old), "-q", "--seed", "5", "--force"]) == 0
+    assert json.loads((old / "summary.json").read_text())["seed"] == 5
 
 
 def test_a_failure_while_writing_leaves_the_earlier_results_and_no_staging(
