@@ -25,7 +25,7 @@ mod units;
 
 pub use ids::{FlowId, LinkId, NodeId};
 pub use occupancy::Occupancy;
-pub use parse::UnitError;
+pub use parse::{UnitError, escape_controls};
 pub use ring::pop_front_rewinding;
 pub use rng::{RngStream, SplitMix64};
 pub use schedule::RateSchedule;

@@ -57,6 +57,7 @@ impl MemoryLimit {
     /// (bytes); units B, kB, MB, GB, TB (powers of 1000) and KiB, MiB, GiB, TiB (of 1024).
     pub fn parse_bytes(text: &str) -> Result<u64, String> {
         let t = text.trim();
+        let text = fairstream_core::escape_controls(text);
         let split = t
             .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-')))
             .unwrap_or(t.len());
