@@ -8,7 +8,9 @@ use crate::{
     Direction, Endpoint, EndpointStats, FlowCtx, Header, IP_UDP_HEADER, MetricSink, Packet,
 };
 
-/// Fixed on/off periods: send for `on`, stay silent for `off`, repeat.
+/// Fixed on/off periods: send for `on`, stay silent for `off`, repeat. The packet clock runs
+/// only while on: a gap that an on period ends continues in the next one, so the mean rate is
+/// the rate × `on` ÷ (`on` + `off`) whatever the periods' length against a packet's gap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OnOff {
     /// Length of a sending period.
@@ -53,8 +55,11 @@ pub struct CbrSource {
     /// When the source falls silent (`None`: never).
     stop: Option<Instant>,
     /// Start of the current stretch of constant rate (an on period, or a schedule step);
-    /// packet `k` of it leaves at `base + k·interval`.
+    /// packet `k` of it leaves at `base + carry + k·interval`.
     base: Instant,
+    /// What the previous on period left of the gap it ended in (zero after a schedule step,
+    /// which restarts the packet clock).
+    carry: Duration,
     /// The rate in force since `base`.
     rate: Bitrate,
     k: u64,
@@ -75,6 +80,7 @@ impl CbrSource {
         let mut source = Self {
             flow: ctx.id,
             base: ctx.start,
+            carry: Duration::ZERO,
             rate: config.rate.rate_at(ctx.start),
             next_at: ctx.start,
             config,
@@ -110,19 +116,28 @@ impl CbrSource {
                     self.config.packet_size.as_bits() as u128 * 1_000_000_000u128 * self.k as u128
                         / self.rate.as_bps() as u128;
                 self.base
+                    .saturating_add(self.carry)
                     .saturating_add(Duration::from_nanos(offset.min(u64::MAX as u128) as u64))
             };
             if let Some(on_off) = self.config.on_off
                 && t.saturating_since(self.base) >= on_off.on
                 && !self.rate.is_zero()
             {
-                self.restart(self.base + on_off.on + on_off.off);
+                let end = self.base.saturating_add(on_off.on);
+                let next = end.saturating_add(on_off.off);
+                // The gap in progress goes on in the next on period, unless a rate step came
+                // before it, which restarts the packet clock.
+                let carry = match self.config.rate.next_change_after(self.base) {
+                    Some(change) if change <= next => Duration::ZERO,
+                    _ => t.saturating_since(end),
+                };
+                self.restart(next, carry);
                 continue;
             }
             if let Some(change) = self.config.rate.next_change_after(self.base)
                 && change <= t
             {
-                self.restart(change);
+                self.restart(change, Duration::ZERO);
                 continue;
             }
             if t == Instant::MAX {
@@ -135,11 +150,13 @@ impl CbrSource {
         }
     }
 
-    /// Starts a new stretch at `at` with the rate the schedule gives then.
-    fn restart(&mut self, at: Instant) {
+    /// Starts a new stretch at `at` with the rate the schedule gives then, its first packet
+    /// `carry` after it.
+    fn restart(&mut self, at: Instant, carry: Duration) {
         self.base = at;
+        self.carry = carry;
         self.k = 0;
-        self.next_at = at;
+        self.next_at = at.saturating_add(carry);
         self.rate = self.config.rate.rate_at(at);
     }
 }
@@ -283,6 +300,42 @@ mod tests {
                 .all(|t| t.as_secs_f64() < 1.0 || (2.0..3.0).contains(&t.as_secs_f64()))
         );
         assert_eq!(src.poll_timeout(), None);
+    }
+
+    #[test]
+    fn on_periods_shorter_than_a_gap_keep_the_mean_rate() {
+        // 1 Mbit/s of 1000-byte packets: one every 8 ms.
+        let with = |on_ms: u64, off_ms: u64| {
+            let cfg = CbrConfig {
+                on_off: Some(OnOff {
+                    on: Duration::from_millis(on_ms),
+                    off: Duration::from_millis(off_ms),
+                }),
+                ..Default::default()
+            };
+            let mut src = CbrSource::new(&FlowCtx::at_zero(FlowId(0), 1), cfg);
+            drain(&mut src, Instant::from_nanos(2_000_000_000 - 1))
+        };
+        let plain = drain(
+            &mut CbrSource::new(&FlowCtx::at_zero(FlowId(0), 1), CbrConfig::default()),
+            Instant::from_nanos(2_000_000_000 - 1),
+        );
+        assert_eq!(plain.len(), 250);
+        // Never off: plain CBR, packet for packet.
+        assert_eq!(with(1, 0), plain);
+        assert_eq!(with(3, 0), plain);
+        // On half the time: half the packets, each leaving in an on period.
+        for (on, off) in [(4, 4), (1, 1), (100, 100), (3, 5)] {
+            let sent = with(on, off);
+            let expected = 250.0 * on as f64 / (on + off) as f64;
+            assert!(
+                (sent.len() as f64 - expected).abs() <= 1.0,
+                "on {on} ms, off {off} ms: {} packets, not {expected}",
+                sent.len()
+            );
+            let cycle = (on + off) * 1_000_000;
+            assert!(sent.iter().all(|t| t.as_nanos() % cycle < on * 1_000_000));
+        }
     }
 
     #[test]
