@@ -572,26 +572,35 @@ class RunCache:
 
     def get_json(self, kind: str, key: str) -> Any:
         """The JSON entry `key` of `kind` (a reproduction's planned scenarios), or None (also for
-        one that does not parse: it is computed again). Not read under ``refresh``."""
+        one whose header does not parse or whose value fails its SHA-256: it is computed again).
+        Not read under ``refresh``."""
         if self.refresh:
             return None
         path = self.json_path(kind, key)
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            head, _, value = path.read_bytes().partition(b"\n")
+            doc = json.loads(head)
+            if not isinstance(doc, dict) or doc.get("key") != key or doc.get("format") != FORMAT:
+                return None
+            if doc.get("sha256") != hashlib.sha256(value).hexdigest():
+                self.discarded.append(f"{path}: its value fails its SHA-256")
+                return None
+            found = json.loads(value)
         except (OSError, ValueError):
             return None
-        if not isinstance(doc, dict) or doc.get("key") != key or "value" not in doc:
-            return None
         _touch(path)
-        return doc["value"]
+        return found
 
     def put_json(self, kind: str, key: str, value: Any) -> None:
-        """Stores `value` as the JSON entry `key` of `kind`, atomically."""
+        """Stores `value` as the JSON entry `key` of `kind`, atomically: a line of JSON saying
+        what it is (with the value's SHA-256, which `get_json` checks), then the value's JSON."""
         target = self.json_path(kind, key)
         tmp = self._staging(target.name)
-        doc = {"format": FORMAT, "key": key, "inputs": build_inputs(), "value": value}
+        text = json.dumps(value).encode()
+        digest = hashlib.sha256(text).hexdigest()
+        head = {"format": FORMAT, "key": key, "inputs": build_inputs(), "sha256": digest}
         try:
-            tmp.write_text(json.dumps(doc), encoding="utf-8")
+            tmp.write_bytes(json.dumps(head).encode() + b"\n" + text)
             os.replace(tmp, self._dir(target.parent) / target.name)
         except BaseException:
             tmp.unlink(missing_ok=True)
@@ -728,7 +737,8 @@ class RunCache:
                 with open(path, "rb") as f:
                     manifest = runfile.read_manifest(f)
             elif kind == "plan":
-                manifest = json.loads(path.read_text(encoding="utf-8"))
+                with open(path, "rb") as f:
+                    manifest = json.loads(f.readline())
             else:
                 manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
         except (OSError, ValueError, KeyError):

@@ -2,12 +2,14 @@
 
 ::
 
-    MAGIC | member bytes ... | manifest (JSON) | manifest length (8 bytes, big-endian) | MAGIC
+    MAGIC | member bytes ... | manifest (JSON) | manifest's CRC-32 (4 bytes) | manifest length (8)
+          | MAGIC                                            (integers big-endian)
 
 The manifest (the caller's fields, plus ``members``: name -> [offset, size, CRC-32]) comes last,
 so a member is written as it is read (a pcap capture streams through) and the file is written in
 one pass. A file cut short (a writer killed part-way) has no trailer, or one whose lengths do not
-add up to the file's size; a member altered since fails its CRC-32. Either is a `CorruptEntry`,
+add up to the file's size; a member or the manifest altered since fails its CRC-32. Each is a
+`CorruptEntry`,
 never data. (A ZIP would do the same; this is one ``open`` and one ``write`` per small run, which
 matters when a sweep stores thousands of one-second runs.)
 
@@ -30,8 +32,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
-MAGIC = b"FSRUN01\n"
-_TRAILER = 8 + len(MAGIC)
+#: A file of the format before the manifest had a CRC-32 starts ``FSRUN01``: it is no run file
+#: to this one, and computed again.
+MAGIC = b"FSRUN02\n"
+_TRAILER = 4 + 8 + len(MAGIC)
 _BLOCK = 1 << 20
 
 
@@ -77,6 +81,7 @@ def _write_to(
     written = {**manifest, "members": index}
     text = json.dumps(written, separators=(",", ":")).encode()
     f.write(text)
+    f.write(zlib.crc32(text).to_bytes(4, "big"))
     f.write(len(text).to_bytes(8, "big"))
     f.write(MAGIC)
     return written
@@ -111,14 +116,17 @@ def read_manifest(f: BinaryIO | Window) -> dict[str, Any]:
         raise CorruptEntry("not a run file (no magic at its start)")
     f.seek(size - _TRAILER)
     trailer = f.read(_TRAILER)
-    if trailer[8:] != MAGIC:
+    if trailer[12:] != MAGIC:
         raise CorruptEntry("cut short (no trailer)")
-    length = int.from_bytes(trailer[:8], "big")
+    length = int.from_bytes(trailer[4:12], "big")
     if length > size - len(MAGIC) - _TRAILER:
         raise CorruptEntry("cut short (its manifest is longer than the file)")
     f.seek(size - _TRAILER - length)
+    text = f.read(length)
+    if zlib.crc32(text) != int.from_bytes(trailer[:4], "big"):
+        raise CorruptEntry("its manifest fails its CRC")
     try:
-        manifest = json.loads(f.read(length))
+        manifest = json.loads(text)
     except ValueError as err:
         raise CorruptEntry(f"its manifest is not JSON ({err})") from None
     members = manifest.get("members") if isinstance(manifest, dict) else None

@@ -276,6 +276,40 @@ def test_runfile_refuses_what_is_not_whole(tmp_path: Path) -> None:
             runfile.copy_member(f, manifest, "a", tmp_path / "a")
         with pytest.raises(runfile.CorruptEntry):
             runfile.read_member(f, manifest, "a")
+    # One bit of the manifest flipped (a member's name, "key"): never read as another manifest.
+    for was, now in ((b'"b":', b'"c":'), (b'"key":"k"', b'"key":"j"')):
+        assert was in whole
+        path.write_bytes(whole.replace(was, now))
+        with open(path, "rb") as f, pytest.raises(runfile.CorruptEntry, match="manifest fails its CRC"):
+            runfile.read_manifest(f)
+
+
+def test_a_run_entry_whose_manifest_is_altered_is_computed_again(tmp_path: Path) -> None:
+    store = RunCache(tmp_path / "cache")
+    first = fairstream.run(small_scenario(duration="1s"), cache=store)
+    (entry,) = (store.root / cache.RUNS).rglob("*.run")
+    data = entry.read_bytes()
+    assert data.count(b'"flow_series"') == 1
+    entry.write_bytes(data.replace(b'"flow_series"', b'"flow_sdries"'))
+    again = fairstream.run(small_scenario(duration="1s"), cache=store)
+    assert store.hits == 0 and store.stored == 2 and len(store.discarded) == 1
+    assert again.flow_series.equals(first.flow_series)
+
+
+def test_a_planned_reproduction_altered_by_one_byte_is_planned_again(tmp_path: Path) -> None:
+    store = RunCache(tmp_path / "cache")
+    plan = [['rate = "10Mbps"\n', "x.toml", "resolved", "k" * 64, 1.0e6]]
+    store.put_json(cache.PLANS, "p" * 64, plan)
+    assert store.get_json(cache.PLANS, "p" * 64) == plan
+    path = store.json_path(cache.PLANS, "p" * 64)
+    whole = path.read_bytes()
+    path.write_bytes(whole.replace(b"10Mbps", b"11Mbps"))  # still JSON, still a plan
+    assert store.get_json(cache.PLANS, "p" * 64) is None
+    assert store.discarded and "SHA-256" in store.discarded[-1]
+    assert store.get_json(cache.PLANS, "q" * 64) is None
+    path.write_bytes(whole)
+    assert store.get_json(cache.PLANS, "p" * 64) == plan
+    assert store.info()["kinds"]["plan"]["usable"] == 1
 
 
 def test_a_new_build_computes_everything_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
