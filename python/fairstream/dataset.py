@@ -90,6 +90,9 @@ class DatasetWriter:
         self.tables = [t for t in (*SMALL_TABLES, *LARGE_TABLES) if t in set(tables)]
         self.replicas = replicas
         self._rows: dict[tuple[int, int], dict[str, Any]] = {}
+        #: Each point's parameters, apart from its row: a parameter may be named as a column of
+        #: the runs table (``seed``), whose value is then the parameter's in its own column.
+        self._params: dict[tuple[int, int], dict[str, Any]] = {}
         self._frames: dict[str, dict[tuple[int, int], pl.DataFrame | bytes]] = {t: {} for t in self.tables}
         self._links: dict[tuple[int, int], list[dict[str, Any]]] = {}  # link_summary, from summaries
         #: Each table's frames read so far, in point order, and (point, rows) of each point in them.
@@ -124,7 +127,7 @@ class DatasetWriter:
         if at in self._rows:
             raise ValueError(f"point {index} (replica {replica}) was added already")
         row = {"point": index, "key": key, **({"replica": replica} if self.replicas else {})}
-        row.update({p: _scalar(params.get(p)) for p in self.params})
+        self._params[at] = {p: _scalar(params.get(p)) for p in self.params}
         info = dict(run or {})
         row.update(
             {
@@ -197,8 +200,9 @@ class DatasetWriter:
             start += len(its)
 
     def _columns(self, tables: Iterable[pl.DataFrame]) -> dict[str, str]:
-        """Parameter name -> column name (prefixed where a table has a column of that name)."""
-        taken = {"point", "key", "replica"}
+        """Parameter name -> column name (prefixed where a table, the runs table included, has a
+        column of that name)."""
+        taken = {"point", "key", "replica", *RUN_COLUMNS}
         for frame in tables:
             taken.update(frame.columns)
         return {p: f"param.{p}" if p in taken else p for p in self.params}
@@ -220,13 +224,13 @@ class DatasetWriter:
         lead = [*index_cols, *columns.values()]
 
         def lead_of(at: tuple[int, int]) -> dict[str, Any]:
-            row = self._rows[at]
-            return {**{c: row[c] for c in index_cols}, **{columns[p]: row[p] for p in self.params}}
+            row, params = self._rows[at], self._params[at]
+            return {**{c: row[c] for c in index_cols}, **{columns[p]: params[p] for p in self.params}}
 
         lead_frame = _frame([lead_of(at) for at in order], lead)
         position = {at: i for i, at in enumerate(order)}
-        run_cols = [*index_cols, *self.params, *RUN_COLUMNS]
-        runs = _frame([self._rows[at] for at in order], run_cols).rename(columns)
+        run_cols = [*lead, *RUN_COLUMNS]
+        runs = _frame([{**lead_of(at), **self._rows[at]} for at in order], run_cols)
         runs = runs.with_columns(pl.col("emu").cast(pl.String))  # null but for emulated runs
         _write(runs, self.directory / f"{RUNS_TABLE}.parquet")
         for name, (rows, heights) in tables.items():
@@ -408,9 +412,15 @@ class Dataset:
 
     def frame(self, name: str = "flow_summary") -> pl.DataFrame:
         """Table `name` as a tidy frame: one row per observation, one column per parameter
-        (named as the parameter)."""
-        renamed = {col: p for p, col in self.params.items() if col != p}
-        return self.table(name).rename(renamed)
+        (named as the parameter, unless the table has a column of that name: then as in the
+        file, ``param.<name>``)."""
+        table = self.table(name)
+        names = self._param_names(table.columns)
+        return table.rename({col: names[p] for p, col in self.params.items() if names[p] != col})
+
+    def _param_names(self, columns: Sequence[str]) -> dict[str, str]:
+        """Parameter -> its column in `frame` of a table with `columns`."""
+        return {p: p if col == p or p not in columns else col for p, col in self.params.items()}
 
     def _address(self, replica: int, key: str) -> tuple[Any, ...]:
         return (key, replica) if "replica" in self.index else (key,)
@@ -457,11 +467,14 @@ class Dataset:
         import polars as pl
 
         frame = self.frame(name)
-        params = list(self.params)
+        names = self._param_names(self.table(name).columns)
+        params = [names[p] for p in self.params]
         own = _own_dims(name, frame.columns)
-        points = self.frame(RUNS_TABLE)
-        if "replica" in self.index:
-            points = points.filter(pl.col("replica") == 0)
+        # The points' parameters, named as in `frame`: every point a coordinate, rows or none.
+        every = self.runs.select(
+            "point", *self.index[2:], *(pl.col(col).alias(names[p]) for p, col in self.params.items())
+        )
+        points = every.filter(pl.col("replica") == 0) if "replica" in self.index else every
         grid = bool(params) and _is_grid(points, params)
         dims = [*(params if grid else ["point"]), *(["replica"] if "replica" in self.index else []), *own]
         skip = {"point", "key", "replica", *params, *own, "flow_id", "link_id"}
@@ -469,12 +482,20 @@ class Dataset:
             c for c, t in frame.schema.items() if c not in skip and (t.is_numeric() or t == pl.Boolean)
         ]
         keep = [c for c in (variables or numeric) if c in frame.columns]
-        coords = {d: frame[d].unique(maintain_order=True).to_list() for d in dims}
+        coords = {
+            d: (every if d not in own else frame)[d].unique(maintain_order=True).to_list() for d in dims
+        }
         where = tuple(
             np.array([{v: i for i, v in enumerate(coords[d])}[v] for v in frame[d].to_list()], dtype=np.intp)
             for d in dims
         )
         shape = tuple(len(coords[d]) for d in dims)
+        cells = np.unique(np.ravel_multi_index(where, shape)).size if frame.height else 0
+        if cells != frame.height:
+            raise ValueError(
+                f"{self.directory}: table {name} has {frame.height} rows for {cells} cells of "
+                f"({', '.join(dims)}); it is no array along them: read it with frame({name!r})"
+            )
         data = {}
         for column in keep:
             values = np.full(shape, np.nan)

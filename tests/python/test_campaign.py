@@ -19,6 +19,7 @@ from typing import Any
 
 import fairstream
 import fairstream.campaign
+import numpy as np
 import polars as pl
 import pytest
 from conftest import small_scenario
@@ -578,6 +579,65 @@ def test_to_xarray_lays_a_grid_out_on_its_parameters(tmp_path: Path) -> None:
     )
     series = result.to_xarray("flow_series", ["throughput_bps"])
     assert set(series.sizes) == {"flow.1.rate", "seed", "flow", "t_start"}
+
+
+def test_parameters_named_as_columns_keep_their_own_values_and_every_point_its_cell(
+    tmp_path: Path,
+) -> None:
+    """A reproduction's parameters named `seed` (a runs-table column) and `flow` (a series
+    column): replica rows keep the parameter's value beside the run's own seed, `frame` and
+    `to_xarray` read them without a clash, a point with no rows is a cell of NaN, and a table with
+    many rows per cell (the packet trace) is refused by `to_xarray` rather than folded."""
+    pytest.importorskip("xarray")
+    from fairstream.dataset import Dataset, DatasetWriter
+
+    writer = DatasetWriter(tmp_path / "ds", ["seed", "flow"], ["flow_series", "packets"], replicas=True)
+    index = 0
+    for seed in (1, 2):
+        for flow in ("a", "b"):
+            for replica in (0, 1):
+                rows = 0 if (seed, flow) == (2, "b") else 2  # one point records no series
+                series = pl.DataFrame(
+                    {
+                        "flow": ["tcp0"] * rows,
+                        "t_start": [0.0, 1.0][:rows],
+                        "throughput_bps": [float(seed)] * rows,
+                    }
+                )
+                packets = pl.DataFrame({"t": [0.0, 0.5, 0.7], "seq": [1, 2, 3]})
+                summary = {"seed": seed + 1000 * replica}
+                writer.add(
+                    index,
+                    f"k{index}",
+                    {"seed": seed, "flow": flow},
+                    summary,
+                    {"flow_series": series, "packets": packets},
+                    replica=replica,
+                )
+            index += 1
+    writer.close()
+    ds = Dataset(tmp_path / "ds")
+    assert ds.params == {"seed": "param.seed", "flow": "param.flow"}
+    runs = ds.runs.sort("replica", "point")
+    assert runs["param.seed"].to_list() == [1, 1, 2, 2] * 2
+    assert runs["seed"].to_list() == [1, 1, 2, 2, 1001, 1001, 1002, 1002]
+    tidy = ds.frame("flow_series")
+    assert {"param.flow", "flow", "seed"} <= set(tidy.columns)
+    assert tidy.filter(pl.col("replica") == 1)["seed"].unique().to_list() == [1, 2]
+    xr_ds = ds.to_xarray("flow_series")
+    assert dict(xr_ds.sizes) == {"seed": 2, "param.flow": 2, "replica": 2, "flow": 1, "t_start": 2}
+    cell = xr_ds["throughput_bps"].sel({"seed": 2, "param.flow": "b", "replica": 1})
+    assert np.isnan(cell.values).all()
+    assert (
+        float(
+            xr_ds["throughput_bps"].sel(
+                {"seed": 2, "param.flow": "a", "replica": 1, "t_start": 1.0, "flow": "tcp0"}
+            )
+        )
+        == 2.0
+    )
+    with pytest.raises(ValueError, match="no array along them"):
+        ds.to_xarray("packets")
 
 
 def test_experiments_in_the_registry_have_stable_keys() -> None:
