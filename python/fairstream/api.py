@@ -114,7 +114,7 @@ def run(
     if store is not None:
         from .cache import run_key
 
-        key = run_key(sim.resolved_toml(), seed)
+        key = run_key(sim.resolved_toml())
         entry = store.get(key)
         if entry is not None:
             if progress is True:

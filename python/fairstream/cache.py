@@ -127,11 +127,9 @@ def build_inputs() -> dict[str, str]:
     return {"version": b.version, "build": b.id}
 
 
-def run_key(
-    resolved: str, seed: int | None = None, of: Build | None = None, *, emulated: bool = False
-) -> str:
-    """The key of a run of the resolved scenario `resolved` with `seed` (None: the scenario's
-    own), by build `of` (default this one's): 64 hex digits.
+def run_key(resolved: str, of: Build | None = None, *, emulated: bool = False) -> str:
+    """The key of a run of the resolved scenario `resolved` (which holds its seed, whether the
+    file or ``--seed`` gave it), by build `of` (default this one's): 64 hex digits.
 
     `emulated`: a run through the emulator (`fairstream.emulate`) rather than the simulator. It is
     a measurement in real time, not a computation: the same scenario emulated twice gives two
@@ -143,7 +141,6 @@ def run_key(
         "format": FORMAT,
         "version": of.version,
         "build": of.id,
-        "seed": seed,
         "scenario": resolved,
         "files": read_files(resolved),
     }

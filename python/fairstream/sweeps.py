@@ -240,7 +240,7 @@ def _run(
             "index": p.index,
             "dir": f"{RUNS_DIR if keep[p.index] else DATA_DIR}/{p.index:04d}",
             "overrides": p.overrides,
-            "run_key": run_key(p.resolved, seed) if store is not None else None,
+            "run_key": run_key(p.resolved) if store is not None else None,
         }
         for p in checked
     ]

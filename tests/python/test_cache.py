@@ -34,7 +34,13 @@ def test_a_run_is_keyed_by_its_resolved_scenario_seed_and_build() -> None:
     assert run_key(_core.validate(tomlio.dumps(spelled), "other-name.toml")) == key
     changed = small_scenario(udp_rate="0.5Mbps")
     assert run_key(_core.validate(tomlio.dumps(changed), "s.toml")) != key
-    assert run_key(resolved, seed=3) != key
+    seeded = small_scenario()
+    seeded["seed"] = 3
+    three = run_key(_core.validate(tomlio.dumps(seeded), "s.toml"))
+    assert three != key
+    # The seed given apart (`--seed 3`, `seed=3`) is the seed in the file: one run, one key.
+    apart = _core.Simulation(tomlio.dumps(small_scenario()), "s.toml", 3, None, None)
+    assert run_key(apart.resolved_toml()) == three
     assert run_key(resolved, of=Build(_core.__version__, "another build")) != key
 
 
