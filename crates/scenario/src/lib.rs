@@ -180,7 +180,7 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
     part_fields.at.push((Part::Flows, most_flows.1));
     top.set("flow", Value::Array(resolved_flows));
 
-    let record_out = record::read_record(record_section.as_mut(), &mut net)?;
+    let record_out = record::read_record(record_section.as_mut(), &top, &mut net)?;
     let in_record = |key: &str| match &record_section {
         Some(r) if key != "interval" || r.raw(key).is_some() => r.error(key, ""),
         Some(_) => top.error("duration", ""),

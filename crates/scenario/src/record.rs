@@ -21,9 +21,14 @@ pub(crate) const RECORD_KEYS: &[&str] = &["interval", "metrics", "packets", "pca
 /// Reads `[record]` (absent: defaults) into `net.record`; returns the resolved table.
 pub(crate) fn read_record(
     section: Option<&mut Section<'_, '_>>,
+    top: &Section<'_, '_>,
     net: &mut Network,
 ) -> Result<toml::Table> {
     let Some(r) = section else {
+        // The defaults' series are bounded too: the run's length is then what to change.
+        if let Some(message) = too_many_series_rows(net, net.record.interval) {
+            return Err(top.error("duration", message));
+        }
         let mut out = toml::Table::new();
         out.insert(
             "interval".into(),
@@ -51,21 +56,26 @@ pub(crate) fn read_record(
         r.set("pcap", Value::Array(Vec::new()));
     }
     net.record.link_series = read_link_series(r, net)?;
+    if let Some(message) = too_many_series_rows(net, interval) {
+        return Err(r.error("interval", message));
+    }
+    Ok(r.take_resolved())
+}
+
+/// Why the interval series of `net` at `interval` are refused (more than [`MAX_SERIES_ROWS`]
+/// rows), or `None`.
+fn too_many_series_rows(net: &Network, interval: Duration) -> Option<String> {
     let series_links = net.record.series_links(net.links().len());
     let bins = net.duration.as_nanos().div_ceil(interval.as_nanos());
     let rows = u128::from(bins) * (net.flows().len() + series_links) as u128;
-    if rows > MAX_SERIES_ROWS {
-        return Err(r.error(
-            "interval",
-            format!(
-                "at {interval} the interval series would hold {rows} rows ({bins} bins × {} flows and \
-                 links), more than {MAX_SERIES_ROWS}; widen the interval, shorten the run or keep \
-                 fewer links' series (`link_series`)",
-                net.flows().len() + series_links
-            ),
-        ));
-    }
-    Ok(r.take_resolved())
+    (rows > MAX_SERIES_ROWS).then(|| {
+        format!(
+            "at {interval} the interval series would hold {rows} rows ({bins} bins × {} flows and \
+             links), more than {MAX_SERIES_ROWS}; widen the interval (`record.interval`), shorten \
+             the run or keep fewer links' series (`record.link_series`)",
+            net.flows().len() + series_links
+        )
+    })
 }
 
 /// The link called `name` (`"N1->N2"`), listed under `key`; an unknown name is an error at

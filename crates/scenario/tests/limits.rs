@@ -102,6 +102,15 @@ fn a_million_flows_are_refused_at_their_count() {
     // With the default interval the series alone would be too long: refused when read.
     let e = load(&text.replace("interval = \"10s\"", ""), "big.toml", None).unwrap_err();
     assert_eq!(e.field, "record.interval", "{e}");
+    // And with no [record] table at all: the run's length is where to look.
+    let e = load(
+        &text.replace("[record]\ninterval = \"10s\"\n", ""),
+        "big.toml",
+        None,
+    )
+    .unwrap_err();
+    assert_eq!((e.field.as_str(), e.line), ("duration", 2), "{e}");
+    assert!(e.message.contains("more than 20000000"), "{e}");
 }
 
 #[test]
