@@ -76,6 +76,22 @@ pub(crate) fn read_flow(
     let from = f.req_str("from", "a node name")?;
     let to = f.req_str("to", "a node name")?;
     let start = read_start(f)?;
+    // Not an error: a run shortened for a quick look (a reproduction's `--quick`, a sweep over
+    // `duration`) may end before a late flow's start. But never silently.
+    let latest = start.latest().saturating_since(Instant::ZERO);
+    if latest >= end {
+        warnings.push(f.error(
+            "start",
+            format!(
+                "{latest} is not before the end of the run ({end}): {} never send",
+                if matches!(start, FlowStart::At(_)) {
+                    "it will"
+                } else {
+                    "some of its draws"
+                }
+            ),
+        ));
+    }
     let stop: Option<Duration> = f.opt_unit("stop")?;
     if let Some(stop) = stop
         && stop > end

@@ -211,6 +211,7 @@ fn explicit(top: &mut Section<'_, '_>, net: &mut Network) -> Result<NodeIndex> {
     let mut keys = vec!["between", "from", "to", "name"];
     keys.extend_from_slice(LINK_PARAM_KEYS);
     let mut resolved = Vec::new();
+    let mut link_names = std::collections::HashSet::new();
     for mut link in top.tables("link", &keys)? {
         let node = |link: &mut Section<'_, '_>, key: &str, name: &str, span| {
             index.get(name).copied().ok_or_else(|| {
@@ -254,14 +255,38 @@ fn explicit(top: &mut Section<'_, '_>, net: &mut Network) -> Result<NodeIndex> {
             ));
         }
         let name = link.opt_str("name", "a link name")?.map(str::to_string);
+        if name.as_deref().is_some_and(str::is_empty) {
+            return Err(link.error("name", "a link's name must not be empty"));
+        }
         let p = link_params(&mut link)?;
         let mut spec = p.spec(a, b);
         spec.name = name.clone();
-        net.add_link(spec);
+        let first = net.add_link(spec);
         if both {
             let mut back = p.spec(b, a);
-            back.name = name.map(|n| format!("{n}:reverse"));
+            back.name = name.as_ref().map(|n| format!("{n}:reverse"));
             net.add_link(back);
+        }
+        // A link is chosen by its name (`record.pcap`, `record.link_series`) and reported by it:
+        // two of one name would be one in every table.
+        for id in first.index()..net.links().len() {
+            let shown = net.link_name(fairstream_core::LinkId(id as u32));
+            if !link_names.insert(shown.clone()) {
+                let key = if name.is_some() {
+                    "name"
+                } else if both {
+                    "between"
+                } else {
+                    "to"
+                };
+                return Err(link.error(
+                    key,
+                    format!(
+                        "a second link named `{shown}`; links are named `FROM->TO` unless they say \
+                         otherwise, so give one of them a `name` of its own"
+                    ),
+                ));
+            }
         }
         resolved.push(Value::Table(link.take_resolved()));
     }

@@ -463,3 +463,54 @@ fn red_takes_auto_or_a_number_for_its_derived_parameters() {
     let e = err(&red("w_q = true"));
     assert_eq!(e.field, "topology.link[0].queue.w_q");
 }
+
+#[test]
+fn a_flow_that_would_start_at_or_after_the_end_loads_with_a_warning_at_its_start() {
+    for (start, says) in [
+        ("\"10s\"", "it will never send"),
+        ("\"11s\"", "it will never send"),
+        (
+            "{ uniform = [\"5s\", \"10s\"] }",
+            "some of its draws never send",
+        ),
+    ] {
+        let text = GOOD.replace("to = \"b\"", &format!("to = \"b\"\nstart = {start}"));
+        let s = load(&text, "late.toml", None).unwrap();
+        let [w] = s.warnings.as_slice() else {
+            panic!("{:?}", s.warnings)
+        };
+        assert_eq!((w.field.as_str(), w.line), ("flow[0].start", 17), "{w}");
+        assert!(w.message.contains(says), "{w}");
+    }
+    let early = GOOD.replace(
+        "to = \"b\"",
+        "to = \"b\"\nstart = { uniform = [\"5s\", \"9.9s\"] }",
+    );
+    assert!(load(&early, "ok.toml", None).unwrap().warnings.is_empty());
+}
+
+#[test]
+fn two_links_of_one_name_are_refused_at_the_second() {
+    let second = |extra: &str| {
+        GOOD.replace(
+            "[[flow]]",
+            &format!("[[topology.link]]\nbetween = [\"b\", \"c\"]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n{extra}\n[[flow]]"),
+        )
+    };
+    let named = |first: &str, other: &str| {
+        second(&format!("name = \"{other}\"\n")).replace(
+            "queue = { kind",
+            &format!("name = \"{first}\"\nqueue = {{ kind"),
+        )
+    };
+    let e = err(&named("x", "x"));
+    assert_eq!(e.field, "topology.link[1].name", "{e}");
+    assert!(e.message.contains("a second link named `x`"), "{e}");
+    let e = err(&second("name = \"a->b\"\n")); // the first link's own name, by default
+    assert_eq!(e.field, "topology.link[1].name", "{e}");
+    let e = err(&second("name = \"\"\n"));
+    assert!(e.message.contains("must not be empty"), "{e}");
+    let parallel = second("").replace("between = [\"b\", \"c\"]", "between = [\"a\", \"b\"]");
+    assert_eq!(err(&parallel).field, "topology.link[1].between");
+    assert!(load(&named("x", "y"), "ok.toml", None).is_ok());
+}
