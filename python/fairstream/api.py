@@ -231,12 +231,13 @@ def advance(sim: Any, callback: ProgressCallback | None = None, steps: int = STE
 def write_results(
     sim: Any, output_dir: str | os.PathLike[str], *, force: bool = False, target: Path | None = None
 ) -> Path:
-    """Writes a finished run's results into `output_dir`; returns the path given.
+    """Writes a run's results into `output_dir`; returns the path given.
 
     The files are staged beside the directory and renamed into place complete, with the marker
-    that lets a later run replace them (`fairstream.output.staged`). `target`: what
-    `output.prepare` returned before the run.
+    that lets a later run replace them (`fairstream.output.staged`), which says whether the run
+    was (an interrupted one's says ``"complete": false``). `target`: what `output.prepare`
+    returned before the run.
     """
-    with output.staged(output_dir, "run", force, target=target) as tmp:
+    with output.staged(output_dir, "run", force, target=target, complete=bool(sim.complete)) as tmp:
         sim.write_results(str(tmp))
     return Path(output_dir)

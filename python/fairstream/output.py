@@ -143,7 +143,12 @@ def add_entries(directory: str | os.PathLike[str], names: Iterable[str]) -> None
 
 @contextmanager
 def staged(
-    path: str | os.PathLike[str], command: str, force: bool = False, *, target: Path | None = None
+    path: str | os.PathLike[str],
+    command: str,
+    force: bool = False,
+    *,
+    target: Path | None = None,
+    complete: bool = True,
 ) -> Iterator[Path]:
     """Yields an empty staging directory for `command`'s results; when the block completes, the
     marker is written and the staging directory replaces the target (`prepare`, checked again
@@ -152,6 +157,8 @@ def staged(
     the results so far are then put in place, the marker saying ``"complete": false``.
 
     `target`: what `prepare` returned before the run (saves resolving the path again).
+    `complete`: False when what the block writes is known to be partial (an interrupted run's
+    results so far, written after the interruption): the marker then says so.
     """
     target = prepare(path, command, force) if target is None else target
     parent = target.parent
@@ -162,7 +169,7 @@ def staged(
     tmp.mkdir()
     try:
         yield tmp
-        _put_in_place(tmp, target, Path(path), command, force, complete=True)
+        _put_in_place(tmp, target, Path(path), command, force, complete=complete)
     except Interrupted as stop:
         # Ctrl-C (fairstream.interrupt): what ran so far goes into place all the same, marked
         # incomplete, and the exception names where it went.

@@ -277,11 +277,13 @@ def test_the_api_keeps_an_interrupted_runs_results_and_says_where(tmp_path: Path
         fairstream.run(scenario, output_dir=out, progress=interrupt_at_chunk(2), cache=False)
     assert info.value.partial == str(out) and "INCOMPLETE" in str(info.value)
     assert summary(out)["complete"] is False and (out / "INCOMPLETE").is_file()
+    assert fairstream.output.read_marker(out)["complete"] is False  # the marker says it too
     with pytest.raises(fairstream.Interrupted) as info:
         fairstream.run(scenario, progress=interrupt_at_chunk(2))
     assert info.value.partial is None and "nothing written" in str(info.value)
     fairstream.run(small_scenario(duration="1s"), output_dir=out)
     assert summary(out)["complete"] is True and not (out / "INCOMPLETE").exists()
+    assert fairstream.output.read_marker(out)["complete"] is True
 
 
 class _Finalized:
