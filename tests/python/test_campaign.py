@@ -459,6 +459,13 @@ def test_a_dataset_point_reads_as_its_run_directory(tmp_path: Path) -> None:
             assert a.table(table).equals(b.table(table)), (i, table)
     flows = lean.frame("flow_summary")
     assert flows.columns[:4] == ["point", "key", "flow.1.rate", "seed"] and flows.height == 8
+    # Run directories written from the cache are marked as those computed are.
+    again = fairstream.sweep(scenario, grid, tmp_path / "again", jobs=1, keep_runs=True)
+    assert all(again.run(i).summary == kept.run(i).summary for i in range(4))
+    for out in ("kept", "again"):
+        for i in range(4):
+            marker = fairstream.output.read_marker(tmp_path / out / "runs" / f"{i:04d}")
+            assert marker is not None and marker["command"] == "run" and marker["complete"], (out, i)
 
 
 def test_a_dataset_joins_its_points_tables_in_point_order_whatever_their_form(tmp_path: Path) -> None:
