@@ -196,7 +196,7 @@ def _memory_size(text: str) -> int:
 #: Help of --max-memory, shared by run, sweep and reproduce.
 _MAX_MEMORY_HELP = (
     "refuse, before it starts, a run estimated to need more memory than SIZE (e.g. 8GB, 512MiB; "
-    "default: the memory available, shared among the runs going on at once)"
+    "default: the memory available; each run is held to it, not to a share of it)"
 )
 
 
@@ -278,7 +278,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", help="check scenario files")
     p.add_argument("files", nargs="+", type=Path, metavar="FILE")
-    p.add_argument("--resolved", action="store_true", help="print each scenario with every default filled in")
+    p.add_argument(
+        "--resolved",
+        action="store_true",
+        help="print each scenario with every default filled in (on stdout; `FILE: ok` to stderr)",
+    )
     p.set_defaults(func=_cmd_validate)
 
     p = sub.add_parser("sweep", help="run a grid of overrides of a scenario in parallel")
@@ -586,9 +590,11 @@ def _cmd_validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
             _error(f"{parser.prog}", _message(err))
             failed += 1
             continue
-        print(f"{path}: ok")
-        if args.resolved:
+        if args.resolved:  # the scenario alone on stdout: `> resolved.toml` gives a scenario file
+            print(f"{path}: ok", file=sys.stderr)
             print(resolved)
+        else:
+            print(f"{path}: ok")
     return BAD_INPUT if failed else OK
 
 

@@ -190,3 +190,16 @@ def test_output_targets_are_checked_before_the_run_and_links_followed(
     link.symlink_to(real)
     assert main(["run", str(scenario), "-o", str(link), "--quiet"]) == 0
     assert link.is_symlink() and (real / "summary.json").is_file()
+
+
+def test_validate_resolved_writes_the_scenario_alone_on_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = write(tmp_path / "s.toml", small_scenario(duration="1s"))
+    assert main(["validate", "--resolved", str(scenario)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == f"{scenario}: ok\n"
+    resolved = tmp_path / "r.toml"
+    resolved.write_text(captured.out, encoding="utf-8")
+    assert main(["validate", "--resolved", str(resolved)]) == 0  # a scenario file, the same one
+    assert capsys.readouterr().out == captured.out
