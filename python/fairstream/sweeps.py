@@ -178,8 +178,12 @@ def sweep(
     target = output.prepare(output_dir, "sweep", force)
     base_text, filename = load(scenario)
     _core.validate(base_text, filename)
-    base = tomlio.loads(base_text)
+    # A relative trace is taken from the scenario file's directory; each point's "file" below is
+    # a label ("s.toml with flow.0.rate=1 Mbit/s") whose directory is no such thing.
+    home = os.path.dirname(os.path.abspath(filename))
+    base = _absolute_traces(tomlio.loads(base_text), home)
     points = grid_points(grid)
+    located = [{path: _absolute_traces(value, home, path) for path, value in p.items()} for p in points]
     per_run = memory_per_run(limit, jobs, len(points), scheduler)
     store = _run_cache(cache)
     batch = Batch(jobs, scheduler, calls_hint=len(points))
@@ -187,7 +191,7 @@ def sweep(
         batch.warm_up()  # the workers start while the points are planned
         labels = [", ".join(f"{k}={v}" for k, v in overrides.items()) for overrides in points]
         files = [f"{filename} with {label}" for label in labels]
-        planned = plan_points(base, points, files, per_run)  # every point valid, or nothing runs
+        planned = plan_points(base, located, files, per_run)  # every point valid, or nothing runs
         checked = [
             _Point(i, overrides, text, file, label, resolved)
             for i, (overrides, (text, resolved), file, label) in enumerate(
@@ -201,6 +205,34 @@ def sweep(
         raise
     batch.close()
     return result
+
+
+def _absolute_traces(node: Any, home: str, path: str = "") -> Any:
+    """`node` (a scenario, or the value set at `path` in one) with every relative trace file
+    (``trace = "clip.csv"``, ``trace = { video = "clip.mp4" }``) made absolute from `home`."""
+
+    def absolute(file: Any) -> Any:
+        relative = isinstance(file, str) and file and not os.path.isabs(file)
+        return os.path.join(home, file) if relative else file
+
+    last = path.rsplit(".", 1)[-1]
+    if last == "trace" and isinstance(node, str):
+        return absolute(node)
+    if last == "video" and path.endswith("trace.video"):
+        return absolute(node)
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            if k == "trace" and isinstance(v, str):
+                out[k] = absolute(v)
+            elif k == "trace" and isinstance(v, dict) and "video" in v:
+                out[k] = {**v, "video": absolute(v["video"])}
+            else:
+                out[k] = _absolute_traces(v, home)
+        return out
+    if isinstance(node, list):
+        return [_absolute_traces(v, home) for v in node]
+    return node
 
 
 @dataclass(frozen=True)

@@ -173,3 +173,34 @@ def test_every_set_in_the_docs_parses() -> None:
     for example in examples:
         path, values = parse_assignment(example)
         assert path and values
+
+
+def test_relative_traces_are_found_from_the_scenarios_directory_whatever_the_points_labels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A point's label ("s.toml with flow.0.rate=1 Mbit/s") names no directory: a relative
+    trace, in the file or set by the sweep, is still taken from the scenario file's."""
+    home = tmp_path / "study"
+    (home / "clips").mkdir(parents=True)
+    for name, size in (("a.csv", 1000), ("b.csv", 1200)):
+        (home / "clips" / name).write_text(
+            "time,type,bytes\n" + "".join(f"{i / 25},{'IPPP'[i % 4]},{size}\n" for i in range(50)),
+            encoding="utf-8",
+        )
+    text = (
+        'name = "clip"\nduration = "2s"\n[topology]\nnodes = ["a", "b"]\n[[topology.link]]\n'
+        'between = ["a", "b"]\nrate = "10Mbps"\ndelay = "20ms"\n'
+        '[[flow]]\nprotocol = "cbr"\nfrom = "a"\nto = "b"\nrate = "1Mbps"\n'
+        '[[flow]]\nprotocol = "mpegapp"\nfrom = "a"\nto = "b"\ntrace = "clips/a.csv"\n'
+    )
+    (home / "s.toml").write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # not the scenario's directory
+    result = fairstream.sweep(
+        "study/s.toml",
+        {"flow.0.rate": ["1 Mbit/s", "2 Mbit/s"], "flow.1.trace": ["clips/a.csv", "clips/b.csv"]},
+        tmp_path / "out",
+        jobs=1,
+    )
+    assert [p["overrides"]["flow.1.trace"] for p in result.points] == ["clips/a.csv", "clips/b.csv"] * 2
+    sent = result.flows.filter(pl.col("name") == "mpegapp1").sort("point")["bytes_sent"].to_list()
+    assert len(sent) == 4 and sent[0] < sent[1] and sent[2] < sent[3]  # b's frames are larger
