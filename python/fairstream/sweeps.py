@@ -107,9 +107,12 @@ def parse_value(raw: str) -> Any:
     """
     raw = raw.strip()
     try:
-        return tomlio.loads(f"v = {raw}")["v"]
+        value = tomlio.loads(f"v = {raw}")["v"]
     except tomlio.TOMLDecodeError as err:
         reason = str(err).split(" (at ", 1)[0]  # its line and column are of our wrapper, not of `raw`
+    else:
+        _check_scenario_value(value, raw)
+        return value
     if "," in raw:
         array = "[" + ", ".join(_toml_word(w) for w in raw.strip("[]").split(",")) + "]"
         if raw.startswith("["):
@@ -121,6 +124,25 @@ def parse_value(raw: str) -> Any:
     if raw[:1] in "[{\"'":
         raise ValueError(f"`{raw}` is not a TOML value: {reason}")
     return raw
+
+
+def _check_scenario_value(value: Any, raw: str) -> None:
+    """A ValueError for a TOML value no scenario holds: a date or time (which TOML has, and
+    scenarios never use), or an integer beyond 64 bits."""
+    import datetime
+
+    if isinstance(value, list):
+        for v in value:
+            _check_scenario_value(v, raw)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _check_scenario_value(v, raw)
+    elif isinstance(value, datetime.date | datetime.time):
+        raise ValueError(
+            f"`{raw}` is a TOML date or time, which no scenario field takes; quote it for a string"
+        )
+    elif isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        raise ValueError(f"`{raw}` is an integer beyond 64 bits, which no scenario field takes")
 
 
 def _toml_word(word: str) -> str:
@@ -139,6 +161,16 @@ def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
         if isinstance(values, str) or not isinstance(values, Sequence) or len(values) == 0:
             raise ValueError(f"sweep values of `{path}` must be a non-empty list")
     paths = list(grid)
+    fields = {p: tuple(str(int(part)) if part.isdigit() else part for part in p.split(".")) for p in paths}
+    for a, b in itertools.combinations(paths, 2):
+        fa, fb = fields[a], fields[b]
+        if fa == fb:
+            raise ValueError(f"`{a}` and `{b}` name the same field; give its values once")
+        inner, outer = (a, b) if len(fa) > len(fb) else (b, a)
+        if fields[inner][: len(fields[outer])] == fields[outer]:
+            raise ValueError(
+                f"`{inner}` lies inside `{outer}`, which the sweep sets whole; sweep one or the other"
+            )
     return [dict(zip(paths, combo, strict=True)) for combo in itertools.product(*(grid[p] for p in paths))]
 
 

@@ -33,6 +33,16 @@ def test_parse_assignment_and_values() -> None:
     for bad in ("flow.0.rate", "=1", "x=", "x=[]", "x=[1", 'x="a'):
         with pytest.raises(ValueError):
             parse_assignment(bad)
+    # TOML values no scenario holds: refused here, not failing later as "internal error".
+    for bad, says in (
+        ("seed=1979-05-27", "date or time"),
+        ("name=12:00:00", "date or time"),
+        ("x=[1, 1979-05-27T07:32:00Z]", "date or time"),
+        ("seed=99999999999999999999", "beyond 64 bits"),
+    ):
+        with pytest.raises(ValueError, match=says):
+            parse_assignment(bad)
+    assert parse_assignment('name="1979-05-27"') == ("name", ["1979-05-27"])
 
 
 def test_the_old_comma_list_says_how_to_write_it() -> None:
@@ -204,3 +214,23 @@ def test_relative_traces_are_found_from_the_scenarios_directory_whatever_the_poi
     assert [p["overrides"]["flow.1.trace"] for p in result.points] == ["clips/a.csv", "clips/b.csv"] * 2
     sent = result.flows.filter(pl.col("name") == "mpegapp1").sort("point")["bytes_sent"].to_list()
     assert len(sent) == 4 and sent[0] < sent[1] and sent[2] < sent[3]  # b's frames are larger
+
+
+@pytest.mark.parametrize(
+    ("grid", "says"),
+    [
+        ({"flow.0.rate": ["1Mbps", "3Mbps"], "flow.00.rate": ["2Mbps"]}, "name the same field"),
+        ({"flow.0": [{"protocol": "cbr"}], "flow.0.rate": ["1Mbps"]}, "lies inside `flow.0`"),
+        ({"topology.bottleneck.rate": ["1Mbps"], "topology": [{}]}, "lies inside `topology`"),
+    ],
+)
+def test_paths_that_name_one_field_twice_are_refused(grid: dict, says: str, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=says):
+        fairstream.sweep(small_scenario(duration="1s"), grid, tmp_path / "out", jobs=1)
+    assert not (tmp_path / "out").exists()
+    assert fairstream.sweep(
+        small_scenario(duration="1s"),
+        {"flow.0.window": [10], "flow.1.rate": ["1Mbps"]},
+        tmp_path / "ok",
+        jobs=1,
+    ).points
