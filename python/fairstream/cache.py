@@ -401,6 +401,7 @@ class RunCache:
         self.misses = 0
         self.stored = 0
         self.discarded: list[str] = []
+        self._cleared = False  # whether this object has cleared tmp/ of dead processes' files
         self._made: set[Path] = set()
         #: Per thread (a Dask worker runs calls in threads), while `bundling`: the small runs
         #: to be written as one bundle, (key, run file).
@@ -423,6 +424,9 @@ class RunCache:
         """This thread's staging path for entry file `name` under tmp/ (what `clear_staging`
         removes once the process is gone): two threads of a Dask worker storing the same run
         at once write apart."""
+        if not self._cleared:  # what killed processes left: removed by the next writer
+            self._cleared = True
+            clear_staging(self.root)
         return self._dir(self.root / TMP) / f"{name}~{threading.get_ident()}.{os.getpid()}@{output._host()}"
 
     def get(self, key: str) -> RunEntry | None:
@@ -463,9 +467,19 @@ class RunCache:
         return RunEntry(path, manifest, verified=True, bundle=bundle)
 
     def _discard(self, path: Path, why: str) -> None:
+        """Removes the damaged entry at `path` (whatever is there: a file, or a directory where a
+        file should be), says so, and records it in `discarded`."""
+        self._damaged(path, why)
+        output._rmtree(path)
+
+    def _damaged(self, path: Path, why: str) -> None:
+        import warnings
+
         self.discarded.append(f"{path}: {why}")
-        with contextlib.suppress(OSError):
-            path.unlink()
+        warnings.warn(
+            DamagedEntryWarning(f"{path}: a damaged run cache entry ({why}); removed, computed again"),
+            stacklevel=3,
+        )
 
     def put(self, key: str, record: RunRecord, inputs: Mapping[str, Any] | None = None) -> Path:
         """Stores run `key` from `record`, atomically (written under tmp/ and renamed into
@@ -580,7 +594,7 @@ class RunCache:
             if not isinstance(doc, dict) or doc.get("key") != key or doc.get("format") != FORMAT:
                 return None
             if doc.get("sha256") != hashlib.sha256(value).hexdigest():
-                self.discarded.append(f"{path}: its value fails its SHA-256")
+                self._damaged(path, "its value fails its SHA-256")
                 return None
             found = json.loads(value)
         except (OSError, ValueError):
@@ -678,7 +692,7 @@ class RunCache:
         self.stored += 1
 
     def _discard_dir(self, path: Path, why: str) -> None:
-        self.discarded.append(f"{path}: {why}")
+        self._damaged(path, why)
         output._rmtree(path)
 
     # ----------------------------------------------------------------------- info and pruning
@@ -883,10 +897,14 @@ def clear_staging(base: Path) -> list[Path]:
 
 
 def _remove_entry(kind: str, path: Path) -> None:
-    if kind in ("run", "plan"):
-        path.unlink(missing_ok=True)
-    else:
-        output._rmtree(path)
+    """Removes an entry, whatever is at its name (a file, or a directory put there by hand)."""
+    del kind
+    output._rmtree(path)
+
+
+class DamagedEntryWarning(UserWarning):
+    """A run cache entry was found damaged (cut short, altered, of the wrong kind), removed, and
+    its result computed again; `RunCache.discarded` lists them."""
 
 
 def parse_age(text: str) -> float:

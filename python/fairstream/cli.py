@@ -57,8 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     name = f"{parser.prog} {args.command}"
     from ._core import ScenarioError, ScenarioWarning
+    from .cache import DamagedEntryWarning
 
-    _print_scenario_warnings_plainly(ScenarioWarning)
+    _print_scenario_warnings_plainly((ScenarioWarning, DamagedEntryWarning))
     try:
         return args.func(args, args.command_parser)
     except KeyboardInterrupt as err:  # fairstream.Interrupted says where the results so far are
@@ -211,9 +212,10 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _print_scenario_warnings_plainly(category: type[Warning]) -> None:
+def _print_scenario_warnings_plainly(category: type[Warning] | tuple[type[Warning], ...]) -> None:
     """Shows scenario warnings as one line each, `FILE:LINE:COL: field ...: warning: ...`, like
-    scenario errors, instead of Python's warning format; other warnings keep theirs."""
+    scenario errors, and a damaged cache entry's as `PATH: ...`, instead of Python's warning
+    format; other warnings keep theirs."""
     import warnings
 
     shown = warnings.showwarning

@@ -249,9 +249,13 @@ def _host() -> str:
 
 
 def _rmtree(path: Path) -> None:
-    """Removes the directory `path` if it is there (`shutil`, and with it bz2, lzma and zlib, is
-    imported only when something is to be removed: a plain run removes nothing)."""
-    if path.exists() or path.is_symlink():
+    """Removes what is at `path`, if anything: a directory with all it holds, or a file or a
+    symbolic link (`shutil`, and with it bz2, lzma and zlib, is imported only when a directory
+    is to be removed: a plain run removes nothing)."""
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        with contextlib.suppress(OSError):
+            path.unlink()
+    elif path.exists():
         import shutil
 
         shutil.rmtree(path, ignore_errors=True)

@@ -318,6 +318,35 @@ def test_a_planned_reproduction_altered_by_one_byte_is_planned_again(tmp_path: P
     assert store.info()["kinds"]["plan"]["usable"] == 1
 
 
+def test_an_entry_of_the_wrong_kind_is_healed_and_pruned_and_the_user_told(
+    tmp_path: Path, run_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(tomlio.dumps(small_scenario(duration="1s")), encoding="utf-8")
+    assert main(["run", str(scenario), "-o", str(tmp_path / "a"), "-q"]) == 0
+    (entry,) = (run_cache / cache.RUNS).rglob("*.run")
+    entry.unlink()
+    entry.mkdir()  # a directory where the run file should be
+    (entry / "x").write_text("x", encoding="utf-8")
+    assert main(["run", str(scenario), "-o", str(tmp_path / "b"), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert f"{entry}: a damaged run cache entry" in err and "Warning" not in err, err
+    assert entry.is_file()  # healed: the run computed again and stored under its name
+    assert main(["run", str(scenario), "-o", str(tmp_path / "c"), "-q"]) == 0
+    assert "damaged" not in capsys.readouterr().err
+    store = RunCache(run_cache)
+    experiment = store.dir_path("e" * 64)
+    experiment.parent.mkdir(parents=True)
+    experiment.write_text("a file where a directory should be", encoding="utf-8")
+    with pytest.warns(cache.DamagedEntryWarning):
+        assert store.get_dir("e" * 64) is None
+    store.put_dir("e" * 64, tmp_path / "a", ["summary.json"])
+    assert store.get_dir("e" * 64) == experiment
+    entry.unlink()
+    entry.mkdir()
+    assert store.prune(max_bytes=0)[0] == 2 and not entry.exists() and not experiment.exists()
+
+
 def test_a_new_build_computes_everything_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = RunCache(tmp_path / "cache")
     fairstream.run(small_scenario(duration="1s"), cache=store)
@@ -379,6 +408,9 @@ def test_a_staging_file_of_a_dead_process_is_removed(tmp_path: Path) -> None:
         path.write_bytes(b"half an entry")
     assert cache.clear_staging(store.root) == [dead]
     assert live.exists() and other_host.exists()
+    dead.write_bytes(b"half an entry")
+    fairstream.run(small_scenario(duration="1s"), cache=store)  # the next writer clears it
+    assert not dead.exists() and live.exists() and other_host.exists()
 
 
 def test_cache_info_and_prune_commands(
