@@ -6,6 +6,7 @@ written."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
 from pathlib import Path
@@ -140,3 +141,36 @@ def test_ctrl_c_stops_both_ends_with_results_written_and_exit_130(tmp_path: Path
         assert (tmp_path / side / "INCOMPLETE").is_file()
         summary = json.loads((tmp_path / side / "summary.json").read_text())
         assert summary["flows"][0]["packets_sent" if side == "s" else "packets_delivered"] > 100
+
+
+def test_a_receiver_waiting_for_its_sender_sleeps_rather_than_spins(tmp_path: Path) -> None:
+    """Its CPU time over a second of waiting, read from /proc: a receiver that spun would use
+    the whole second (it did, before it slept while no sender was connected)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    stat = Path("/proc/self/stat")
+    if not stat.is_file():
+        pytest.skip("needs /proc to read a process's CPU time")
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def cpu_s(pid: int) -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+
+    port = _free_port()
+    recv = subprocess.Popen(
+        [sys.executable, "-m", "fairstream", "recv", "--listen", f"127.0.0.1:{port}", "-q"]
+        + ["-o", str(tmp_path / "r")]
+    )
+    try:
+        time.sleep(1.5)  # past the interpreter's start and the first live-line time
+        before, start = cpu_s(recv.pid), time.monotonic()
+        time.sleep(1.0)
+        used, waited = cpu_s(recv.pid) - before, time.monotonic() - start
+    finally:
+        recv.send_signal(signal.SIGINT)
+        recv.wait(timeout=20)
+    assert used < 0.5 * waited, f"{used:.2f} s of CPU in {waited:.2f} s of waiting"

@@ -279,11 +279,12 @@ pub fn run_receiver(
             (live_bytes, live_lost, live_got) = (0, 0, 0);
             next_live += Duration::from_secs(1);
         }
+        // Waiting for a sender, nothing is due: sleep a slice at a time (the live line's time
+        // passed long ago, and waiting towards it would spin a core).
         let deadline = conn
             .as_ref()
-            .and_then(|c| c.ep.poll_timeout())
-            .map_or(next_live, |t| t.min(next_live));
-        pacer::wait_towards(&clock, Some(deadline));
+            .map(|c| c.ep.poll_timeout().map_or(next_live, |t| t.min(next_live)));
+        pacer::wait_towards(&clock, deadline);
     };
     let end = match (&conn, reason) {
         (Some(c), StopReason::PeerSilent(_)) => c.last_heard,
