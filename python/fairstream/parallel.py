@@ -37,9 +37,10 @@ if TYPE_CHECKING:
     from concurrent.futures import Executor, Future
 
 
-def _init_worker() -> None:
-    """The initializer of a batch's worker process: SIGINT as `init_worker` sets it, and polars on
-    one thread unless `POLARS_MAX_THREADS` says otherwise (set before the worker imports polars).
+def _init_worker(parent: int) -> None:
+    """The initializer of a batch's worker process: SIGINT as `init_worker` sets it, polars on
+    one thread unless `POLARS_MAX_THREADS` says otherwise (set before the worker imports polars),
+    and an end of its own once `parent` (the process that started it) is gone.
 
     The workers are already one per core, and their queries are small ones (an experiment's
     evaluation makes thousands, of under a millisecond each): polars' pool of a thread per core
@@ -48,6 +49,23 @@ def _init_worker() -> None:
     """
     os.environ.setdefault("POLARS_MAX_THREADS", "1")
     init_worker()
+    import threading
+
+    threading.Thread(target=_exit_with_parent, args=(parent,), name="parent-watch", daemon=True).start()
+
+
+#: How often a worker checks that the process that started it is still there.
+PARENT_CHECK_S = 0.5
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Ends this worker once its parent is gone (killed with SIGKILL, which no handler sees, the
+    worker would be left waiting for calls that never come): it is then another process's
+    child (init's, or a subreaper's). `parent` is the pid the parent gave, not the worker's
+    parent when it starts: a parent killed while the worker was starting is gone already."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_S)
+    os._exit(1)
 
 
 def default_jobs() -> int:
@@ -217,7 +235,7 @@ class Batch:
 
         context = multiprocessing.get_context("spawn")
         self._executor = ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=context, initializer=_init_worker
+            max_workers=self.workers, mp_context=context, initializer=_init_worker, initargs=(os.getpid(),)
         )
 
     def _fill(self) -> None:

@@ -731,3 +731,39 @@ def test_a_call_holds_runs_of_one_family_as_many_as_its_cost_allows() -> None:
     assert [s.family for s in dear.specs] == ["dear"]  # a new family: one run until it answers
     answer(dear, 3 * CALL_S)
     assert [len(c.specs) for c in iter(chunker.next, None)] == [1] * 9  # a long run goes alone
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to see the workers")
+def test_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
+    """``kill -9`` of the parent alone (not its group): its workers, which no signal reaches,
+    notice and end rather than wait forever for calls."""
+    script = (
+        "import os, sys, time\n"
+        "from fairstream.parallel import Batch\n"
+        "if __name__ == '__main__':\n"
+        "    batch = Batch(2)\n"
+        "    assert batch.map(abs, [-1, -2]) == [1, 2]\n"
+        "    print(*batch._executor._processes, flush=True)\n"
+        "    time.sleep(600)\n"
+    )
+    (tmp_path / "parent.py").write_text(script, encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "parent.py"], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    workers = [int(w) for w in proc.stdout.readline().split()]
+    assert len(workers) == 2
+    proc.kill()
+    proc.wait()
+
+    def running(pid: int) -> bool:  # an ended process its new parent has not reaped is a zombie
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(running(w) for w in workers):
+        time.sleep(0.05)
+    left = [w for w in workers if running(w)]
+    for w in left:
+        os.kill(w, signal.SIGKILL)
+    assert not left, "workers outlived their parent"
