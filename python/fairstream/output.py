@@ -72,6 +72,11 @@ def prepare(path: str | os.PathLike[str], command: str, force: bool = False) -> 
             ) from None
     else:
         target = Path(os.path.abspath(given))
+        for above in target.parents:  # resolving would make the directories it names
+            if above.is_symlink() and not above.exists():
+                raise OutputError(
+                    f"{given}: {above} is a symbolic link to nowhere; point it at a directory or remove it"
+                )
         # A symbolic link among the parents is followed too, so the rename stays in one directory.
         target = target.parent.resolve() / target.name
     if target.exists() and not target.is_dir():

@@ -160,6 +160,17 @@ def test_bad_targets_are_refused_before_anything_runs(
     assert exit_info.value.code == 2 and "empty path" in capsys.readouterr().err
 
 
+def test_a_path_below_a_symbolic_link_to_nowhere_is_refused_and_nothing_made(
+    scenario_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nowhere = tmp_path / "gone" / "deeper"
+    link = tmp_path / "link"
+    link.symlink_to(nowhere)
+    assert main(["run", str(scenario_file), "-o", str(link / "out"), "-q"]) == 2
+    assert "symbolic link to nowhere" in capsys.readouterr().err
+    assert not (tmp_path / "gone").exists() and link.is_symlink()
+
+
 def test_the_api_refuses_an_empty_path() -> None:
     with pytest.raises(ValueError, match="empty path"):
         fairstream.run(small_scenario(duration="100ms"), output_dir="")
