@@ -115,7 +115,7 @@ def run(
         from .cache import run_key
 
         key = run_key(sim.resolved_toml())
-        entry = store.get(key)
+        entry = store.get(key, pin=output_dir is None)  # a result read later reads what was checked
         if entry is not None:
             if progress is True:
                 SimulationProgress(name, sim.duration_s).bar.finish(

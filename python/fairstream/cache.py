@@ -66,7 +66,7 @@ from . import output, runfile
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, BinaryIO
 
     import polars as pl
 
@@ -291,16 +291,28 @@ class RunEntry:
         manifest: dict[str, Any],
         verified: bool = False,
         bundle: dict[str, Any] | None = None,
+        file: BinaryIO | None = None,
     ):
         self.path = path
         self.manifest = manifest
         self.verified = verified
         #: The bundle's manifest when the run is one of a bundle's (its member named by the key).
         self.bundle = bundle
+        #: The file as it was checked, kept open (`RunCache.get(pin=True)`), or None: read by path.
+        self._file = file
+        self._lock = threading.Lock()
+
+    def __del__(self) -> None:
+        if getattr(self, "_file", None) is not None:
+            self._file.close()  # a pinned entry's file, with the entry (no ResourceWarning)
 
     @contextlib.contextmanager
     def _open(self) -> Iterator[Any]:
         """The run file, open: the file, or the run's window in its bundle."""
+        if self._file is not None:
+            with self._lock:  # one file, one offset
+                yield self._file if self.bundle is None else runfile.Window(self._file, self.bundle, self.key)
+            return
         with open(self.path, "rb") as f:
             yield f if self.bundle is None else runfile.Window(f, self.bundle, self.key)
 
@@ -429,42 +441,49 @@ class RunCache:
             clear_staging(self.root)
         return self._dir(self.root / TMP) / f"{name}~{threading.get_ident()}.{os.getpid()}@{output._host()}"
 
-    def get(self, key: str) -> RunEntry | None:
+    def get(self, key: str, *, pin: bool = False) -> RunEntry | None:
         """The entry of run `key`, checked whole (its manifest, the lengths, every member's CRC),
         or None. A corrupt or partial entry is removed (and named in `discarded`). Touches the
-        entry (its last use)."""
+        entry (its last use). `pin`: the entry keeps the file it checked open, and reads it, not
+        its name: what it reads stays what was checked whatever another process does to the
+        cache meanwhile (stores the run again, prunes it), for as long as the entry lives."""
         if self.refresh:
             self.misses += 1
             return None
         path = self.path(key)
         bundle = None
+        problem: str | None = None
+        f = None
         try:
-            with open(path, "rb") as f:
-                manifest = runfile.read_manifest(f)
-                if manifest.get("bundle"):
-                    if key not in manifest["members"]:
-                        raise runfile.CorruptEntry("a bundle that does not hold this run")
-                    # The bundle's CRC of the run's record covers every byte of it, the record's
-                    # own manifest and member CRCs too: checking those members again would read
-                    # the record twice.
-                    runfile.read_member(f, manifest, key)
-                    bundle = manifest
-                    manifest = runfile.read_manifest(runfile.Window(f, manifest, key))
-                    problem = _check(manifest, key)
-                else:
-                    problem = _check(manifest, key) or _crc(runfile.verify(f, manifest))
+            f = open(path, "rb")  # noqa: SIM115  (kept open when pinned)
+            manifest = runfile.read_manifest(f)
+            if manifest.get("bundle"):
+                if key not in manifest["members"]:
+                    raise runfile.CorruptEntry("a bundle that does not hold this run")
+                # The bundle's CRC of the run's record covers every byte of it, the record's own
+                # manifest and member CRCs too: checking those members again would read the
+                # record twice.
+                runfile.read_member(f, manifest, key)
+                bundle = manifest
+                manifest = runfile.read_manifest(runfile.Window(f, manifest, key))
+                problem = _check(manifest, key)
+            else:
+                problem = _check(manifest, key) or _crc(runfile.verify(f, manifest))
         except FileNotFoundError:
             self.misses += 1
             return None
         except (OSError, runfile.CorruptEntry) as err:
             problem = str(err)
+        finally:
+            if f is not None and not (pin and problem is None):
+                f.close()
         if problem:
             self._discard(path, problem)
             self.misses += 1
             return None
         _touch(path)
         self.hits += 1
-        return RunEntry(path, manifest, verified=True, bundle=bundle)
+        return RunEntry(path, manifest, verified=True, bundle=bundle, file=f if pin else None)
 
     def _discard(self, path: Path, why: str) -> None:
         """Removes the damaged entry at `path` (whatever is there: a file, or a directory where a

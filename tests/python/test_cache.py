@@ -347,6 +347,22 @@ def test_an_entry_of_the_wrong_kind_is_healed_and_pruned_and_the_user_told(
     assert store.prune(max_bytes=0)[0] == 2 and not entry.exists() and not experiment.exists()
 
 
+def test_a_result_served_from_the_cache_reads_what_was_served_whatever_happens_to_the_cache(
+    tmp_path: Path,
+) -> None:
+    store = RunCache(tmp_path / "cache")
+    first = fairstream.run(small_scenario(duration="1s"), cache=store)
+    served = fairstream.run(small_scenario(duration="1s"), cache=store)  # nothing read yet
+    assert store.hits == 1
+    again = RunCache(tmp_path / "cache", refresh=True)  # another command stores it anew
+    fairstream.run(small_scenario(duration="1s"), cache=again)
+    assert again.stored == 1
+    RunCache(tmp_path / "cache").prune(max_bytes=0)  # and then the cache is emptied
+    assert not list((tmp_path / "cache" / cache.RUNS).rglob("*.run"))
+    assert served.flow_summary.equals(first.flow_summary)
+    assert served.flow_series.equals(first.flow_series) and served.summary == first.summary
+
+
 def test_a_new_build_computes_everything_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = RunCache(tmp_path / "cache")
     fairstream.run(small_scenario(duration="1s"), cache=store)
