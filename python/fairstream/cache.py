@@ -469,7 +469,7 @@ class RunCache:
                 problem = _check(manifest, key)
             else:
                 problem = _check(manifest, key) or _crc(runfile.verify(f, manifest))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # no entry, or no cache there at all
             self.misses += 1
             return None
         except (OSError, runfile.CorruptEntry) as err:
@@ -561,7 +561,14 @@ class RunCache:
             yield
         finally:
             runs, self._bundles.runs = self._bundles.runs, None
-            self._store_bundle(runs)
+            try:
+                self._store_bundle(runs)
+            except OSError as err:  # a cache that cannot be written costs a warning, not the runs
+                import warnings
+
+                warnings.warn(
+                    f"the run cache ({self.root}) could not store {len(runs)} runs: {err}", stacklevel=3
+                )
 
     def _store_bundle(self, runs: list[tuple[str, bytes]]) -> None:
         """Writes `runs` (key, run file) as one bundle under tmp/, links each run's name to it

@@ -188,7 +188,12 @@ def _kept(
     """A finished run's `Outcome`: its `record` stored in `cache` under the spec's key (with the
     seed and any further `inputs`), the tables the spec asked for handed back as bytes."""
     if cache is not None and spec.key is not None:
-        cache.put(spec.key, record, {"seed": spec.seed, **inputs})
+        try:
+            cache.put(spec.key, record, {"seed": spec.seed, **inputs})
+        except OSError as err:  # as for a single run (`fairstream.api`): a warning, not the run
+            import warnings
+
+            warnings.warn(f"the run cache ({cache.root}) could not store a run: {err}", stacklevel=2)
     tables: dict[str, bytes] = {}
     for name in spec.hand_back:
         data = record.tables.get(name)
@@ -258,7 +263,12 @@ def _scratch(cache: RunCache) -> Path:
     entry is not copied across file systems)."""
     from .cache import TMP
 
-    return cache._dir(cache.root / TMP)
+    try:
+        return cache._dir(cache.root / TMP)
+    except OSError:  # a cache that cannot be written: the run goes on without it
+        import tempfile
+
+        return Path(tempfile.gettempdir())
 
 
 def records_pcap(resolved: str) -> bool:

@@ -471,3 +471,15 @@ def test_the_run_command_takes_a_run_from_the_cache_unless_no_cache(
     assert "from the run cache" not in capsys.readouterr().err
     (again,) = (run_cache / cache.RUNS).rglob("*.run")
     assert again == entry and created() > stored  # computed again, and stored in its place
+
+
+def test_a_sweep_with_a_cache_that_cannot_be_written_runs_and_warns(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory", encoding="utf-8")
+    store = RunCache(blocked / "cache")
+    with pytest.warns(UserWarning, match="could not store"):
+        result = fairstream.sweep(
+            small_scenario(duration="1s"), {"seed": [1, 2]}, tmp_path / "out", jobs=1, cache=store
+        )
+    assert result.flows["point"].unique().to_list() == [0, 1]
+    assert store.discarded == []  # no cache is no damaged entry
