@@ -72,12 +72,10 @@ pub(crate) fn read_queue(link: &mut Section<'_, '_>, rate: Bitrate) -> Result<Qu
         "droptail",
     )?;
     let only = |kinds: &[&str], keys: &[&str], q: &Section<'_, '_>| -> Result<()> {
-        match keys.iter().find(|k| q.raw(k).is_some()) {
-            Some(k) if !kinds.contains(&kind) => {
-                Err(q.error(k, format!("does not apply to a {kind} queue")))
-            }
-            _ => Ok(()),
+        if kinds.contains(&kind) {
+            return Ok(());
         }
+        q.none_of(keys, &format!("a {kind} queue"))
     };
     only(&["red"], RED_KEYS, &q)?;
     only(&["tbf"], TBF_KEYS, &q)?;
@@ -361,10 +359,22 @@ pub(crate) fn read_loss(link: &mut Section<'_, '_>) -> Result<ErrorModel> {
         &["none", "bernoulli", "gilbert-elliott"],
         "bernoulli",
     )?;
+    const GILBERT_ELLIOTT: &[&str] = &["p_good_to_bad", "p_bad_to_good", "loss_good", "loss_bad"];
     let model = match kind {
-        "none" => ErrorModel::None,
-        "bernoulli" => ErrorModel::bernoulli(l.req_unit::<Probability>("per")?),
+        "none" => {
+            l.none_of(&["per"], "a link without loss (kind = \"none\")")?;
+            l.none_of(GILBERT_ELLIOTT, "a link without loss (kind = \"none\")")?;
+            ErrorModel::None
+        }
+        "bernoulli" => {
+            l.none_of(
+                GILBERT_ELLIOTT,
+                "Bernoulli loss (a Gilbert-Elliott model's: kind = \"gilbert-elliott\")",
+            )?;
+            ErrorModel::bernoulli(l.req_unit::<Probability>("per")?)
+        }
         _ => {
+            l.none_of(&["per"], "Gilbert-Elliott loss (its keys: p_good_to_bad, p_bad_to_good, loss_good, loss_bad)")?;
             let gb: Probability = l.req_unit("p_good_to_bad")?;
             let bg: Probability = l.req_unit("p_bad_to_good")?;
             let lg: Probability = l.unit_or("loss_good", Probability::ZERO)?;

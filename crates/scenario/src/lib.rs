@@ -214,7 +214,7 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
 }
 
 /// Keys `[topology]` may hold (explicit form and every helper).
-const TOPOLOGY_KEYS: &[&str] = &[
+pub(crate) const TOPOLOGY_KEYS: &[&str] = &[
     "kind",
     "nodes",
     "link",

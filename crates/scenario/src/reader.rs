@@ -340,6 +340,15 @@ impl<'t, 'i> Section<'t, 'i> {
         Ok(v)
     }
 
+    /// An error at the first of `keys` the table sets, which do not apply to `what` (a kind of
+    /// queue, topology, loss model...): a key the reader would otherwise ignore in silence.
+    pub(crate) fn none_of(&self, keys: &[&str], what: &str) -> Result<()> {
+        match keys.iter().find(|k| self.raw(k).is_some()) {
+            Some(k) => Err(self.error(k, format!("does not apply to {what}"))),
+            None => Ok(()),
+        }
+    }
+
     /// `key` as a sub-table.
     pub(crate) fn opt_table(&self, key: &str, allowed: &[&str]) -> Result<Option<Self>> {
         let Some(v) = self.raw(key) else {

@@ -66,6 +66,34 @@ pub(crate) fn read_topology(top: &mut Section<'_, '_>, net: &mut Network) -> Res
         &["explicit", "dumbbell", "parking_lot", "chain"],
         "explicit",
     )?;
+    // Each kind reads its own keys: another kind's would be ignored in silence.
+    let (keys, what): (&[&str], _) = match kind {
+        "dumbbell" => (
+            &[
+                "hosts",
+                "access",
+                "left_access",
+                "right_access",
+                "bottleneck",
+            ],
+            "a dumbbell (its keys: hosts, access, left_access, right_access, bottleneck)",
+        ),
+        "parking_lot" => (
+            &["routers", "hosts", "access", "backbone"],
+            "a parking lot (its keys: routers, hosts, access, backbone)",
+        ),
+        "chain" => (&["nodes", "link"], "a chain (its keys: nodes, link)"),
+        _ => (
+            &["nodes", "link"],
+            "an explicit topology (its keys: nodes, link; set `kind` for a helper's)",
+        ),
+    };
+    let others: Vec<&str> = crate::TOPOLOGY_KEYS
+        .iter()
+        .copied()
+        .filter(|k| *k != "kind" && !keys.contains(k))
+        .collect();
+    top.none_of(&others, what)?;
     match kind {
         "dumbbell" => dumbbell(top, net),
         "parking_lot" => parking_lot(top, net),

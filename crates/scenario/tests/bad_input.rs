@@ -514,3 +514,67 @@ fn two_links_of_one_name_are_refused_at_the_second() {
     assert_eq!(err(&parallel).field, "topology.link[1].between");
     assert!(load(&named("x", "y"), "ok.toml", None).is_ok());
 }
+
+#[test]
+fn keys_another_kind_reads_are_refused_not_ignored() {
+    let dumbbell = r#"name = "d"
+duration = "1s"
+[topology]
+kind = "dumbbell"
+hosts = 1
+access = { rate = "10Mbps", delay = "1ms" }
+bottleneck = { rate = "1Mbps", delay = "1ms" }
+EXTRA
+[[flow]]
+protocol = "cbr"
+from = "left0"
+to = "right0"
+rate = "100kbps"
+"#;
+    for (extra, field, says) in [
+        (
+            "routers = 7",
+            "topology.routers",
+            "does not apply to a dumbbell",
+        ),
+        (
+            "backbone = { rate = \"1Mbps\", delay = \"1ms\" }",
+            "topology.backbone",
+            "a dumbbell",
+        ),
+        ("nodes = [\"x\"]", "topology.nodes", "a dumbbell"),
+    ] {
+        let e = err(&dumbbell.replace("EXTRA", extra));
+        assert_eq!(e.field, field, "{e}");
+        assert!(e.message.contains(says), "{e}");
+    }
+    let e = err(&GOOD.replace("[[topology.link]]", "hosts = 50\n\n[[topology.link]]"));
+    assert_eq!(e.field, "topology.hosts", "{e}");
+    assert!(e.message.contains("an explicit topology"), "{e}");
+    let lossy = |loss: &str| {
+        GOOD.replace(
+            "delay = \"5ms\"",
+            &format!("delay = \"5ms\"\nloss = {loss}"),
+        )
+    };
+    for (loss, field) in [
+        (
+            "{ kind = \"none\", per = \"50%\" }",
+            "topology.link[0].loss.per",
+        ),
+        (
+            "{ per = \"1%\", loss_bad = 1 }",
+            "topology.link[0].loss.loss_bad",
+        ),
+        (
+            "{ kind = \"gilbert-elliott\", per = \"1%\", p_good_to_bad = 0.1, p_bad_to_good = 0.5 }",
+            "topology.link[0].loss.per",
+        ),
+    ] {
+        let e = err(&lossy(loss));
+        assert_eq!(e.field, field, "{e}");
+        assert!(e.message.contains("does not apply"), "{e}");
+    }
+    assert!(load(&lossy("{ kind = \"none\" }"), "ok.toml", None).is_ok());
+    assert!(load(&dumbbell.replace("EXTRA", ""), "ok.toml", None).is_ok());
+}

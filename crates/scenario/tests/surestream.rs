@@ -247,3 +247,35 @@ fn the_example_scenario_loads_resolves_to_a_fixed_point_and_plays_both_clips() {
         assert!((20_000.0..450_000.0).contains(&mean), "{mean}");
     }
 }
+
+#[test]
+fn the_other_transports_keys_are_refused_and_not_resolved() {
+    for (keys, field) in [
+        ("transport = \"tcp\"\nloss_down = 0.1", "flow[0].loss_down"),
+        (
+            "transport = \"tcp\"\nfeedback_timeout = \"1s\"",
+            "flow[0].feedback_timeout",
+        ),
+        ("send_buffer = \"32KiB\"", "flow[0].send_buffer"),
+        ("transport = \"udp\"\nlag_down = \"1s\"", "flow[0].lag_down"),
+    ] {
+        let e = err(keys);
+        assert_eq!(e.field, field, "{e}");
+        assert!(
+            e.message.contains("does not apply to a streamer over"),
+            "{e}"
+        );
+    }
+    for (transport, own, other) in [
+        ("tcp", "lag_down", "loss_down"),
+        ("udp", "loss_down", "lag_down"),
+    ] {
+        let keys = format!("transport = \"{transport}\"");
+        let s = load(&scenario(300, "10s", &[&keys]), "ok.toml", None).unwrap();
+        assert!(
+            s.resolved.contains(own) && !s.resolved.contains(other),
+            "{}",
+            s.resolved
+        );
+    }
+}

@@ -92,7 +92,21 @@ pub(crate) fn read(
         headers + 1,
         "a streamer packet (its headers and at least one byte)",
     )?;
-    let send_buffer: DataSize = f.unit_or("send_buffer", d.send_buffer)?;
+    // Each transport reads its own rule's keys (and only TCP a send buffer): the other's would
+    // be ignored in silence, and would not belong in the resolved scenario.
+    const UDP_ONLY: &[&str] = &["loss_down", "down_hold", "feedback_timeout"];
+    const TCP_ONLY: &[&str] = &["send_buffer", "lag_down"];
+    let tcp = matches!(transport, Transport::Tcp);
+    if tcp {
+        f.none_of(UDP_ONLY, "a streamer over TCP (a UDP one's rule)")?;
+    } else {
+        f.none_of(TCP_ONLY, "a streamer over UDP (a TCP one's)")?;
+    }
+    let send_buffer: DataSize = if tcp {
+        f.unit_or("send_buffer", d.send_buffer)?
+    } else {
+        d.send_buffer
+    };
     if send_buffer.as_bytes() == 0 {
         return Err(f.error("send_buffer", "must hold at least one byte"));
     }
@@ -102,21 +116,31 @@ pub(crate) fn read(
     }
     let top = rates.len() as i64 - 1;
     let initial_level = f.int_or("initial_level", 0, top, top)? as usize;
-    let udp = UdpRule {
-        loss_down: f
-            .opt_float("loss_down", 0.0, 1.0)?
-            .unwrap_or(d.udp.loss_down),
-        down_hold: f.unit_or("down_hold", d.udp.down_hold)?,
-        up_hold: f.unit_or("up_hold", d.udp.up_hold)?,
-        feedback_timeout: f.unit_or("feedback_timeout", d.udp.feedback_timeout)?,
+    let up_hold = f.unit_or("up_hold", d.udp.up_hold)?;
+    let udp = if tcp {
+        UdpRule { up_hold, ..d.udp }
+    } else {
+        let udp = UdpRule {
+            loss_down: f
+                .opt_float("loss_down", 0.0, 1.0)?
+                .unwrap_or(d.udp.loss_down),
+            down_hold: f.unit_or("down_hold", d.udp.down_hold)?,
+            up_hold,
+            feedback_timeout: f.unit_or("feedback_timeout", d.udp.feedback_timeout)?,
+        };
+        f.set("loss_down", Value::Float(udp.loss_down));
+        if udp.feedback_timeout.is_zero() {
+            return Err(f.error("feedback_timeout", "must be longer than zero"));
+        }
+        udp
     };
-    f.set("loss_down", Value::Float(udp.loss_down));
-    if udp.feedback_timeout.is_zero() {
-        return Err(f.error("feedback_timeout", "must be longer than zero"));
-    }
     let tcp_rule = TcpRule {
-        lag_down: f.unit_or("lag_down", d.tcp_rule.lag_down)?,
-        up_hold: udp.up_hold,
+        lag_down: if tcp {
+            f.unit_or("lag_down", d.tcp_rule.lag_down)?
+        } else {
+            d.tcp_rule.lag_down
+        },
+        up_hold,
     };
     Ok(ProtocolConfig::Surestream(SurestreamConfig {
         transport,
