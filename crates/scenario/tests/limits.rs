@@ -260,3 +260,37 @@ fn a_loss_limited_tcp_is_estimated_at_its_equation_rate_not_its_link_rate() {
         lossless.estimate.total_bytes()
     );
 }
+
+#[test]
+fn flows_between_the_same_two_nodes_share_one_path() {
+    // 20 000 flows across a 2 000-router parking lot: one path each way, not 20 000 copies of
+    // 2 000 links (at 10 000 routers and 100 000 flows, gigabytes: the process aborted before
+    // the memory check could refuse it).
+    let text = r#"name = "long"
+duration = "1s"
+[topology]
+kind = "parking_lot"
+routers = 2000
+hosts = 1
+backbone = { rate = "100Mbps", delay = "1ms" }
+access = { rate = "100Mbps", delay = "1ms" }
+[[flow]]
+protocol = "tcp"
+name = "f{i}"
+count = 20000
+from = "h0_0"
+to = "h1999_0"
+[record]
+interval = "1s"
+link_series = false
+"#;
+    let s = load(text, "long.toml", None).unwrap_or_else(|e| panic!("{e}"));
+    let routes = s.network.routes();
+    assert_eq!((routes.len(), routes[0].forward.len()), (20_000, 2_001));
+    assert!(
+        routes
+            .iter()
+            .all(|r| std::sync::Arc::ptr_eq(&r.forward, &routes[0].forward)
+                && std::sync::Arc::ptr_eq(&r.back, &routes[0].back))
+    );
+}

@@ -212,10 +212,10 @@ impl Estimate {
                 } else {
                     0.0
                 };
-                for l in &route.forward {
+                for l in route.forward.iter() {
                     offered[l.index()] += 2.0 * delivered;
                 }
-                for l in &route.back {
+                for l in route.back.iter() {
                     offered[l.index()] += feedback;
                 }
                 if let Some(b) = bottleneck {
@@ -400,7 +400,7 @@ fn loss_bound_bps(net: &Network, route: &FlowRoute, size: f64) -> f64 {
     let rtt: f64 = route
         .forward
         .iter()
-        .chain(&route.back)
+        .chain(route.back.iter())
         .map(|l| net.links()[l.index()].delay.as_secs_f64())
         .sum();
     if p <= 0.0 || rtt <= 0.0 {

@@ -7,6 +7,9 @@ use fairstream_net::{ErrorModel, LimitCounting, Queue, QueueConfig, QueueLimit};
 use fairstream_proto::ProtocolConfig;
 use fairstream_records::{MetricSelection, PacketEvents};
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
 use crate::calendar::TieRule;
 use crate::routing::Routes;
 
@@ -86,13 +89,15 @@ pub struct FlowSpec {
     pub overhead: Duration,
 }
 
-/// The links a flow's packets cross: data from source to destination, feedback back.
+/// The links a flow's packets cross: data from source to destination, feedback back. Flows
+/// between the same two nodes share their paths (a hundred thousand flows across a long chain
+/// hold one path, not a hundred thousand copies).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FlowRoute {
     /// From the source to the destination.
-    pub forward: Vec<LinkId>,
+    pub forward: Arc<[LinkId]>,
     /// From the destination back to the source (empty if the receiver sends nothing).
-    pub back: Vec<LinkId>,
+    pub back: Arc<[LinkId]>,
 }
 
 /// When a flow's application starts.
@@ -233,6 +238,9 @@ pub struct Network {
     /// The route finder over the links added so far (built at the first flow, dropped when a
     /// node or link is added).
     routing: Option<Routes>,
+    /// The paths found with it, by (from, to), which the flows' routes share (in order: the
+    /// network's `Debug` form, which tests compare, is the same every time).
+    paths: BTreeMap<(NodeId, NodeId), Arc<[LinkId]>>,
     /// Simulated time to run.
     pub duration: Duration,
     /// Master seed of every random stream.
@@ -283,6 +291,7 @@ impl Network {
             flows: Vec::new(),
             routes: Vec::new(),
             routing: None,
+            paths: BTreeMap::new(),
             duration,
             seed,
             record: RecordConfig::default(),
@@ -294,6 +303,7 @@ impl Network {
     pub fn add_node(&mut self, name: impl Into<String>) -> NodeId {
         self.nodes.push(name.into());
         self.routing = None;
+        self.paths.clear();
         NodeId((self.nodes.len() - 1) as u32)
     }
 
@@ -301,6 +311,7 @@ impl Network {
     pub fn add_link(&mut self, link: LinkSpec) -> LinkId {
         self.links.push(link);
         self.routing = None;
+        self.paths.clear();
         LinkId((self.links.len() - 1) as u32)
     }
 
@@ -338,19 +349,28 @@ impl Network {
         let routing = self
             .routing
             .get_or_insert_with(|| Routes::compute(self.nodes.len(), &link_ends(&self.links)));
-        let path = |a: NodeId, b: NodeId| {
-            routing.path(a, b).ok_or_else(|| NetworkError::NoRoute {
-                flow: name.to_string(),
-                from: self.nodes[a.index()].clone(),
-                to: self.nodes[b.index()].clone(),
-            })
+        let (paths, nodes) = (&mut self.paths, &self.nodes);
+        let mut path = |a: NodeId, b: NodeId| -> Result<Arc<[LinkId]>, NetworkError> {
+            if let Some(found) = paths.get(&(a, b)) {
+                return Ok(Arc::clone(found));
+            }
+            let found: Arc<[LinkId]> = routing
+                .path(a, b)
+                .ok_or_else(|| NetworkError::NoRoute {
+                    flow: name.to_string(),
+                    from: nodes[a.index()].clone(),
+                    to: nodes[b.index()].clone(),
+                })?
+                .into();
+            paths.insert((a, b), Arc::clone(&found));
+            Ok(found)
         };
         Ok(FlowRoute {
             forward: path(src, dst)?,
             back: if feedback {
                 path(dst, src)?
             } else {
-                Vec::new()
+                Arc::from([])
             },
         })
     }

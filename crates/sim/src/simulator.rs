@@ -165,13 +165,19 @@ impl Simulator {
         capture_dir: &std::path::Path,
     ) -> Result<Self, NetworkError> {
         let mut route_links = Vec::new();
-        let mut place = |path: &[LinkId]| {
-            let next = route_links.len() as u32;
-            route_links.extend_from_slice(path);
-            Cursor {
-                next,
-                end: route_links.len() as u32,
-            }
+        // Flows between the same two nodes share one path (`FlowRoute`), placed once.
+        let mut placed = std::collections::HashMap::new();
+        let mut place = |path: &std::sync::Arc<[LinkId]>| {
+            *placed
+                .entry((path.as_ptr(), path.len()))
+                .or_insert_with(|| {
+                    let next = route_links.len() as u32;
+                    route_links.extend_from_slice(path);
+                    Cursor {
+                        next,
+                        end: route_links.len() as u32,
+                    }
+                })
         };
         let paths: Vec<[Cursor; 2]> = net
             .routes()
