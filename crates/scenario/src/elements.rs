@@ -113,7 +113,7 @@ fn read_red(q: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
     {
         return Err(q.error("max_th", format!("must be above min_th ({lo})")));
     }
-    let max_p = q.opt_float("max_p", 0.0, 1.0)?.unwrap_or(base.max_p);
+    let max_p = q.float_or("max_p", 0.0, 1.0, base.max_p)?;
     let q_weight = q
         .opt_float_or_auto("w_q", 0.0, 1.0)?
         .unwrap_or(base.q_weight);
@@ -230,9 +230,12 @@ fn read_fq(q: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
 fn read_erica(q: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
     let base = EricaParams::default();
     let limit = read_limit(q, rate, QueueLimit::Packets(DEFAULT_ERICA_LIMIT))?;
-    let target_utilisation = q
-        .opt_float("target_utilisation", f64::MIN, f64::MAX)?
-        .unwrap_or(base.target_utilisation);
+    let target_utilisation = q.float_or(
+        "target_utilisation",
+        f64::MIN,
+        f64::MAX,
+        base.target_utilisation,
+    )?;
     if !(target_utilisation > 0.0 && target_utilisation <= 1.0) {
         return Err(q.error(
             "target_utilisation",
@@ -249,7 +252,7 @@ fn read_erica(q: &mut Section<'_, '_>, rate: Bitrate) -> Result<QueueConfig> {
         i64::from(u32::MAX),
         i64::from(base.interval_cells),
     )? as u32;
-    let delta = q.opt_float("delta", 0.0, 1e6)?.unwrap_or(base.delta);
+    let delta = q.float_or("delta", 0.0, 1e6, base.delta)?;
     let variant = match q.choice("variant", &["complete", "basic"], "complete")? {
         "basic" => EricaVariant::Basic,
         _ => EricaVariant::Complete,

@@ -240,6 +240,13 @@ impl<'t, 'i> Section<'t, 'i> {
         }
     }
 
+    /// `key` as a real number with a default, which the resolved scenario then shows.
+    pub(crate) fn float_or(&mut self, key: &str, min: f64, max: f64, default: f64) -> Result<f64> {
+        let x = self.opt_float(key, min, max)?.unwrap_or(default);
+        self.set(key, Value::Float(x));
+        Ok(x)
+    }
+
     /// `key` as a real number in `[min, max]` or `"auto"` (derived by the model); `Some(None)`
     /// for `"auto"`, `None` when absent. The resolved value is the number or `"auto"`.
     pub(crate) fn opt_float_or_auto(

@@ -56,7 +56,7 @@ pub(crate) fn read(f: &mut Section<'_, '_>, config: ProtocolConfig) -> Result<Pr
     let icr = rate(&mut t, "icr", pcr)?;
     let mcr = rate(&mut t, "mcr", base.mcr)?;
     let factor = |t: &mut Section<'_, '_>, key: &str, default: f64| -> Result<f64> {
-        let x = t.opt_float(key, f64::MIN, f64::MAX)?.unwrap_or(default);
+        let x = t.float_or(key, f64::MIN, f64::MAX, default)?;
         t.set(key, Value::Float(x));
         Ok(x)
     };

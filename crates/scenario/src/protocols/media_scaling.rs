@@ -35,7 +35,7 @@ pub(crate) fn read_scaling(f: &mut Section<'_, '_>) -> Result<ScalingConfig> {
     if initial_rtt.is_zero() {
         return Err(f.error("initial_rtt", "must be longer than zero"));
     }
-    let rtt_gain = f.opt_float("rtt_gain", 0.0, 1.0)?.unwrap_or(d.rtt_gain);
+    let rtt_gain = f.float_or("rtt_gain", 0.0, 1.0, d.rtt_gain)?;
     if rtt_gain <= 0.0 {
         return Err(f.error(
             "rtt_gain",
@@ -43,9 +43,8 @@ pub(crate) fn read_scaling(f: &mut Section<'_, '_>) -> Result<ScalingConfig> {
         ));
     }
     let one_decrease_per_rtt = f.bool_or("one_decrease_per_rtt", d.one_decrease_per_rtt)?;
-    let feedback_timeout_rtts = f
-        .opt_float("feedback_timeout_rtts", 0.0, 1e6)?
-        .unwrap_or(d.feedback_timeout_rtts);
+    let feedback_timeout_rtts =
+        f.float_or("feedback_timeout_rtts", 0.0, 1e6, d.feedback_timeout_rtts)?;
     let min_feedback_timeout: Duration =
         f.unit_or("min_feedback_timeout", d.min_feedback_timeout)?;
     let prebuffer: Duration = f.unit_or("prebuffer", d.prebuffer)?;

@@ -90,9 +90,7 @@ fn read_synthetic(f: &mut Section<'_, '_>) -> Result<MpegTrace> {
             .map_err(|e| f.error("gop", e.to_string()))?,
     };
     f.set("gop", Value::String(pattern.to_string()));
-    let frame_rate = f
-        .opt_float("frame_rate", 0.0, 1000.0)?
-        .unwrap_or(base.frame_rate);
+    let frame_rate = f.float_or("frame_rate", 0.0, 1000.0, base.frame_rate)?;
     if frame_rate <= 0.0 {
         return Err(f.error(
             "frame_rate",
@@ -103,9 +101,7 @@ fn read_synthetic(f: &mut Section<'_, '_>) -> Result<MpegTrace> {
     let i_size: DataSize = f.unit_or("i_frame", base.i_size)?;
     let p_size: DataSize = f.unit_or("p_frame", base.p_size)?;
     let b_size: DataSize = f.unit_or("b_frame", base.b_size)?;
-    let size_noise = f
-        .opt_float("size_noise", 0.0, 1.0)?
-        .unwrap_or(base.size_noise);
+    let size_noise = f.float_or("size_noise", 0.0, 1.0, base.size_noise)?;
     f.set("size_noise", Value::Float(size_noise));
     let default_gops = if size_noise > 0.0 { NOISY_GOPS } else { 1 };
     let gops = f.int_or("gops", 1, 100_000, default_gops)? as usize;

@@ -30,18 +30,21 @@ pub(crate) fn read(
 ) -> Result<ProtocolConfig> {
     let d = MultfrcConfig::default();
     let tfrc = read_tfrc(f)?;
-    let alpha = f.opt_float("alpha", 0.0, 10.0)?.unwrap_or(d.alpha);
+    let alpha = f.float_or("alpha", 0.0, 10.0, d.alpha)?;
     if alpha <= 0.0 {
         return Err(f.error("alpha", "the RTT threshold must be above 0"));
     }
-    let beta = f.opt_float("beta", 0.0, 128.0)?.unwrap_or(d.beta);
+    let beta = f.float_or("beta", 0.0, 128.0, d.beta)?;
     if beta <= 0.0 {
         return Err(f.error("beta", "the step must be above 0"));
     }
     let max_connections = f.int_or("max_connections", 1, 128, i64::from(d.max_connections))? as u32;
-    let initial = f
-        .opt_float("initial_connections", 1.0, f64::from(max_connections))?
-        .unwrap_or(d.initial);
+    let initial = f.float_or(
+        "initial_connections",
+        1.0,
+        f64::from(max_connections),
+        d.initial,
+    )?;
     let update_period = f.opt_unit("update_period")?;
     let rtt_min_reset = f.opt_unit("rtt_min_reset")?;
     Ok(ProtocolConfig::Multfrc(MultfrcConfig {

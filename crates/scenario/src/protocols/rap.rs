@@ -51,25 +51,23 @@ pub(crate) fn read(
     let initial_interval = positive_duration(f, "initial_interval", d.initial_interval)?;
     let initial_rtt = positive_duration(f, "initial_rtt", d.initial_rtt)?;
     let initial_timeout = positive_duration(f, "initial_timeout", d.initial_timeout)?;
-    let alpha = f.opt_float("alpha", 1e-6, 1000.0)?.unwrap_or(d.alpha);
+    let alpha = f.float_or("alpha", 1e-6, 1000.0, d.alpha)?;
     let beta = f.open_fraction_or("beta", d.beta)?;
-    let rtt_gain = f.opt_float("rtt_gain", 1e-3, 1.0)?.unwrap_or(d.rtt_gain);
-    let timeout_srtt_factor = f
-        .opt_float("timeout_srtt_factor", 1.0, 1000.0)?
-        .unwrap_or(d.timeout_srtt_factor);
-    let timeout_deviation_factor = f
-        .opt_float("timeout_deviation_factor", 0.0, 1000.0)?
-        .unwrap_or(d.timeout_deviation_factor);
-    let min_send_fraction = f
-        .opt_float("min_send_fraction", 0.0, 1.0)?
-        .unwrap_or(d.min_send_fraction);
+    let rtt_gain = f.float_or("rtt_gain", 1e-3, 1.0, d.rtt_gain)?;
+    let timeout_srtt_factor =
+        f.float_or("timeout_srtt_factor", 1.0, 1000.0, d.timeout_srtt_factor)?;
+    let timeout_deviation_factor = f.float_or(
+        "timeout_deviation_factor",
+        0.0,
+        1000.0,
+        d.timeout_deviation_factor,
+    )?;
+    let min_send_fraction = f.float_or("min_send_fraction", 0.0, 1.0, d.min_send_fraction)?;
     let fine_grain = f.bool_or("fine_grain", d.fine_grain)?;
-    let fine_grain_short_gain = f
-        .opt_float("fine_grain_short_gain", 0.0, 1.0)?
-        .unwrap_or(d.fine_grain_short_gain);
-    let fine_grain_long_gain = f
-        .opt_float("fine_grain_long_gain", 0.0, 1.0)?
-        .unwrap_or(d.fine_grain_long_gain);
+    let fine_grain_short_gain =
+        f.float_or("fine_grain_short_gain", 0.0, 1.0, d.fine_grain_short_gain)?;
+    let fine_grain_long_gain =
+        f.float_or("fine_grain_long_gain", 0.0, 1.0, d.fine_grain_long_gain)?;
     let max_interval: Duration = f.unit_or("max_interval", d.max_interval)?;
     if max_interval < Duration::from_millis(1) {
         return Err(f.error("max_interval", "expected at least \"1ms\""));

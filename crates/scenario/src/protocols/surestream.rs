@@ -50,9 +50,12 @@ pub(crate) fn read(
         Some(encoding) => encoding,
         None => {
             let rates = read_levels(f)?;
-            let frame_rate = f
-                .opt_float("frame_rate", 0.0, 1000.0)?
-                .unwrap_or(SurestreamConfig::DEFAULT_FRAME_RATE);
+            let frame_rate = f.float_or(
+                "frame_rate",
+                0.0,
+                1000.0,
+                SurestreamConfig::DEFAULT_FRAME_RATE,
+            )?;
             if frame_rate <= 0.0 {
                 return Err(f.error(
                     "frame_rate",
@@ -69,7 +72,7 @@ pub(crate) fn read(
     if clip_length.is_zero() {
         return Err(f.error("clip_length", "must be longer than zero"));
     }
-    let speedup = f.opt_float("speedup", 0.0, 1000.0)?.unwrap_or(d.speedup);
+    let speedup = f.float_or("speedup", 0.0, 1000.0, d.speedup)?;
     if speedup < 1.0 {
         return Err(f.error(
             "speedup",
@@ -121,9 +124,7 @@ pub(crate) fn read(
         UdpRule { up_hold, ..d.udp }
     } else {
         let udp = UdpRule {
-            loss_down: f
-                .opt_float("loss_down", 0.0, 1.0)?
-                .unwrap_or(d.udp.loss_down),
+            loss_down: f.float_or("loss_down", 0.0, 1.0, d.udp.loss_down)?,
             down_hold: f.unit_or("down_hold", d.udp.down_hold)?,
             up_hold,
             feedback_timeout: f.unit_or("feedback_timeout", d.udp.feedback_timeout)?,

@@ -90,11 +90,11 @@ pub(crate) fn read_control(
         }
     }
     let (k, l) = (k.unwrap_or(base.k), l.unwrap_or(base.l));
-    let alpha = f.opt_float("alpha", 0.0, 1e6)?.unwrap_or(base.alpha);
+    let alpha = f.float_or("alpha", 0.0, 1e6, base.alpha)?;
     if alpha <= 0.0 {
         return Err(f.error("alpha", "the increase factor must be above 0"));
     }
-    let beta = f.opt_float("beta", 0.0, 1.0)?.unwrap_or(base.beta);
+    let beta = f.float_or("beta", 0.0, 1.0, base.beta)?;
     if beta <= 0.0 || beta >= 1.0 {
         return Err(f.error(
             "beta",
@@ -126,11 +126,11 @@ fn read_cubic(f: &mut Section<'_, '_>, base: CubicParams) -> Result<CubicParams>
         Some(t) => t,
         None => f.absent_table("cubic", &empty, CUBIC_KEYS)?,
     };
-    let c = t.opt_float("c", 0.0, 1e6)?.unwrap_or(base.c);
+    let c = t.float_or("c", 0.0, 1e6, base.c)?;
     if c <= 0.0 {
         return Err(t.error("c", "CUBIC's C must be above 0 (RFC 9438: 0.4)"));
     }
-    let beta = t.opt_float("beta", 0.0, 1.0)?.unwrap_or(base.beta);
+    let beta = t.float_or("beta", 0.0, 1.0, base.beta)?;
     if beta <= 0.0 || beta >= 1.0 {
         return Err(t.error(
             "beta",

@@ -135,9 +135,7 @@ pub(crate) fn read_tfrc(f: &mut Section<'_, '_>) -> Result<TfrcFlowConfig> {
     let r = &mut c.receiver;
     r.ndupack = f.int_or("ndupack", 1, 1000, i64::from(r.ndupack))? as u32;
     r.discounting = f.bool_or("discounting", r.discounting)?;
-    r.feedback_timer = f
-        .opt_float("feedback_timer", 0.1, 100.0)?
-        .unwrap_or(r.feedback_timer);
+    r.feedback_timer = f.float_or("feedback_timer", 0.1, 100.0, r.feedback_timer)?;
     r.report_on_arrival = f.bool_or("report_on_arrival", r.report_on_arrival)?;
     r.precise_loss = f.bool_or("precise_loss", r.precise_loss)?;
     r.feedback_size = f.unit_or("feedback_size", r.feedback_size)?;

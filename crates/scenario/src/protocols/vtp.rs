@@ -44,7 +44,7 @@ pub(crate) fn read(
         "a VTP data packet (its IP, UDP, frame and VTP headers and at least one byte)",
     )?;
     let gamma = f.open_fraction_or("gamma", d.gamma)?;
-    let sigma = f.opt_float("sigma", 0.0, 1.0)?.unwrap_or(d.sigma);
+    let sigma = f.float_or("sigma", 0.0, 1.0, d.sigma)?;
     let alpha = f.open_fraction_or("spike_alpha", d.spike.alpha)?;
     let beta = f.open_fraction_or("spike_beta", d.spike.beta)?;
     if beta > alpha {
@@ -54,7 +54,7 @@ pub(crate) fn read(
         ));
     }
     let e_gain = f.open_fraction_or("e_gain", d.e_gain)?;
-    let e_max = f.opt_float("e_max", 0.0, 0.9)?.unwrap_or(d.e_max);
+    let e_max = f.float_or("e_max", 0.0, 0.9, d.e_max)?;
     let e_loss_free_periods = f.bool_or("e_loss_free_periods", d.e_loss_free_periods)?;
     let rtt_gain = f.open_fraction_or("rtt_gain", d.rtt_gain)?;
     let min_period_packets = f.int_or(
@@ -68,18 +68,14 @@ pub(crate) fn read(
     let initial_rtt = f.unit_or("initial_rtt", d.initial_rtt)?;
     let initial_rate = f.opt_unit::<Bitrate>("initial_rate")?;
     let max_rate: Bitrate = f.unit_or("max_rate", d.max_rate)?;
-    let min_rate_packets = f
-        .opt_float("min_rate_packets", 0.0, 1e6)?
-        .unwrap_or(d.min_rate_packets_per_rtt);
+    let min_rate_packets = f.float_or("min_rate_packets", 0.0, 1e6, d.min_rate_packets_per_rtt)?;
     if min_rate_packets <= 0.0 {
         return Err(f.error(
             "min_rate_packets",
             "the minimum rate is above 0 packets per RTT",
         ));
     }
-    let rtt_ratio_bound = f
-        .opt_float("rtt_ratio_bound", 0.0, 0.9)?
-        .unwrap_or(d.rtt_ratio_bound);
+    let rtt_ratio_bound = f.float_or("rtt_ratio_bound", 0.0, 0.9, d.rtt_ratio_bound)?;
     let no_feedback_periods = f.int_or(
         "no_feedback_periods",
         1,
