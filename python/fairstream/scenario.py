@@ -43,9 +43,21 @@ def load(scenario: ScenarioLike) -> tuple[str, str]:
     raise TypeError(f"a scenario is a path, TOML text or a dict, not {type(scenario).__name__}")
 
 
+#: The largest scenario file read (the largest shipped is under 20 kB): more is refused rather
+#: than read on (a device such as /dev/zero would never end).
+MAX_SCENARIO_BYTES = 16 << 20
+
+
 def _read_utf8(path: Path) -> str:
-    """The text of a scenario file; a ValueError naming the file and the byte where it is not UTF-8."""
-    data = path.read_bytes()
+    """The text of a scenario file; a ValueError naming the file and the byte where it is not
+    UTF-8, or saying it is larger than any scenario (`MAX_SCENARIO_BYTES`)."""
+    with open(path, "rb") as f:
+        data = f.read(MAX_SCENARIO_BYTES + 1)
+    if len(data) > MAX_SCENARIO_BYTES:
+        raise ValueError(
+            f"{path}: more than {MAX_SCENARIO_BYTES >> 20} MiB; a scenario is a TOML file of a few "
+            "kilobytes (a flow table's `count` makes many flows)"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:

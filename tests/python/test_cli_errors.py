@@ -107,6 +107,7 @@ CASES: list[tuple[str, list[str]]] = [
     ("validate: missing file", ["validate", "{missing}"]),
     ("validate: a directory", ["validate", "{dir}"]),
     ("validate: not UTF-8", ["validate", "{latin1}"]),
+    ("validate: an endless device", ["validate", "/dev/zero"]),
     ("validate: empty file", ["validate", "{empty}"]),
     ("validate: not TOML", ["validate", "{not_toml}"]),
     ("validate: does not validate", ["validate", "{good}", "{invalid}"]),
