@@ -52,7 +52,9 @@ impl Source<'_> {
         let at = span.start.min(self.text.len());
         let before = &self.text[..at];
         let line = before.matches('\n').count() + 1;
-        let column = before.rfind('\n').map_or(at, |nl| at - nl - 1) + 1;
+        // In characters, as editors count them (`é` is one column, not two bytes).
+        let line_start = before.rfind('\n').map_or(0, |nl| nl + 1);
+        let column = before[line_start..].chars().count() + 1;
         ScenarioError {
             file: self.file.to_string(),
             line,

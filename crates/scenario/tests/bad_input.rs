@@ -578,3 +578,19 @@ rate = "100kbps"
     assert!(load(&lossy("{ kind = \"none\" }"), "ok.toml", None).is_ok());
     assert!(load(&dumbbell.replace("EXTRA", ""), "ok.toml", None).is_ok());
 }
+
+#[test]
+fn an_errors_column_counts_characters_not_bytes() {
+    let line = r#"link = [{ between = ["a", "b"], name = "débit élevé", rate = "10 Mbs", delay = "5ms" }]"#;
+    let text = format!(
+        "name = \"t\"\nduration = \"1s\"\n[topology]\nnodes = [\"a\", \"b\"]\n{line}\n\
+         [[flow]]\nprotocol = \"cbr\"\nfrom = \"a\"\nto = \"b\"\nrate = \"1Mbps\"\n"
+    );
+    let e = err(&text);
+    assert_eq!(e.line, 5, "{e}");
+    // The value's first character, counted in characters (two of the name's take two bytes).
+    let at = line.find("\"10 Mbs\"").unwrap();
+    let column = line[..at].chars().count() + 1;
+    assert!(column < at + 1, "the line holds characters of two bytes");
+    assert_eq!(e.column, column, "{e}");
+}
