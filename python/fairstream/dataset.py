@@ -8,9 +8,10 @@ cache, its summary as JSON, its resolved scenario and, for a run through the emu
 (``flow_summary``, ``link_summary``, ``flow_series``, ``link_series``, ``port_series`` when a link
 runs ERICA; ``metrics`` and ``packets`` when kept), each row led by the point's index columns
 (``point``, ``key``, and ``replica`` in a reproduction) and its parameters, one column each (a
-parameter named like a column of the tables gets the prefix ``param.``). Rows are in point order,
-so each point is a contiguous run of rows: the Parquet statistics of ``point`` find it without
-reading the rest (`Dataset.point`).
+parameter named like a column of the tables, or of the runs table, gets the prefix ``param.``).
+Rows are in point order, so each point is a contiguous run of rows: a filter on ``point`` reads
+only the row groups that hold it, by the Parquet statistics, and `Dataset.point` takes a point's
+rows as a slice of the table read once.
 
 `RunResult` reads a point of a dataset as it reads a run directory: ``RunResult(DIR/<key>)`` (or
 ``DIR/r<n>/<key>`` for replica n of a reproduction) where DIR holds ``dataset.json``. A table the
