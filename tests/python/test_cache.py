@@ -44,6 +44,15 @@ def test_a_run_is_keyed_by_its_resolved_scenario_seed_and_build() -> None:
     assert run_key(resolved, of=Build(_core.__version__, "another build")) != key
 
 
+def test_a_seed_given_apart_finds_the_run_of_the_file_that_says_it(tmp_path: Path) -> None:
+    store = RunCache(tmp_path / "cache")
+    seeded = small_scenario(duration="1s")
+    seeded["seed"] = 3
+    fairstream.run(seeded, cache=store)
+    fairstream.run(small_scenario(duration="1s"), seed=3, cache=store)  # `--seed 3`: the same run
+    assert (store.stored, store.hits) == (1, 1)
+
+
 def test_a_trace_file_that_changed_is_another_run(tmp_path: Path) -> None:
     trace = tmp_path / "clip.csv"
     trace.write_text("time,type,bytes\n0,I,1000\n0.1,P,500\n", encoding="utf-8")

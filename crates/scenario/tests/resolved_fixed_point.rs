@@ -248,3 +248,49 @@ fn a_queue_shows_in_the_link_summary_as_typed_parameters() {
         }
     }
 }
+
+#[test]
+fn the_resolved_form_shows_each_protocols_numeric_defaults() {
+    for (link, flow, keys) in [
+        ("", "protocol = \"tfrc\"", &["feedback_timer"][..]),
+        (
+            "",
+            "protocol = \"multfrc\"",
+            &["alpha", "beta", "initial_connections"][..],
+        ),
+        (
+            "",
+            "protocol = \"vtp\"",
+            &["sigma", "e_max", "min_rate_packets", "rtt_ratio_bound"][..],
+        ),
+        (
+            "",
+            "protocol = \"rap\"",
+            &["alpha", "rtt_gain", "min_send_fraction"][..],
+        ),
+        (
+            "",
+            "protocol = \"mmapp\"",
+            &["rtt_gain", "feedback_timeout_rtts"][..],
+        ),
+        (
+            "queue = { kind = \"erica\" }",
+            "protocol = \"tcp\"\natm = \"abr\"",
+            &["target_utilisation", "delta"][..],
+        ),
+    ] {
+        let text = scenario(link, flow, "");
+        let s = load(&text, "defaults.toml", None).unwrap_or_else(|e| panic!("{flow}: {e}"));
+        for key in keys {
+            assert!(
+                s.resolved
+                    .lines()
+                    .any(|l| l.trim_start().starts_with(&format!("{key} ="))
+                        || l.contains(&format!(" {key} = "))),
+                "{flow}: no {key} in\n{}",
+                s.resolved
+            );
+        }
+        assert_fixed_point(&text, flow);
+    }
+}
