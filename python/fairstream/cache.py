@@ -658,10 +658,10 @@ class RunCache:
             manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
         except FileNotFoundError:
             if path.exists():
-                self._discard_dir(path, "no manifest")
+                self._discard(path, "no manifest")
             return None
         except (OSError, ValueError) as err:
-            self._discard_dir(path, str(err))
+            self._discard(path, str(err))
             return None
         files = manifest.get("files") if manifest.get("key") == key else None
         problem = "foreign manifest" if not isinstance(files, dict) else None
@@ -675,7 +675,7 @@ class RunCache:
             if problem:
                 break
         if problem:
-            self._discard_dir(path, problem)
+            self._discard(path, problem)
             return None
         _touch(path / MANIFEST)
         return path
@@ -716,10 +716,6 @@ class RunCache:
             output._rmtree(tmp)
             raise
         self.stored += 1
-
-    def _discard_dir(self, path: Path, why: str) -> None:
-        self._damaged(path, why)
-        output._rmtree(path)
 
     # ----------------------------------------------------------------------- info and pruning
 
@@ -830,7 +826,7 @@ class RunCache:
         def remove(entry: _Entry) -> None:
             # The space comes back with a file's last name in the cache.
             nonlocal removed, freed
-            _remove_entry(entry.kind, entry.path)
+            output._rmtree(entry.path)  # whatever is at its name, a directory put there by hand too
             removed += 1
             for inode, size in entry.files:
                 names[inode] -= 1
@@ -914,18 +910,9 @@ def clear_staging(base: Path) -> list[Path]:
         if not stem or where != host or not pid.isdigit() or output._alive(int(pid)):
             continue
         path = tmp / name
-        if path.is_dir() and not path.is_symlink():
-            output._rmtree(path)
-        else:
-            path.unlink(missing_ok=True)
+        output._rmtree(path)
         removed.append(path)
     return removed
-
-
-def _remove_entry(kind: str, path: Path) -> None:
-    """Removes an entry, whatever is at its name (a file, or a directory put there by hand)."""
-    del kind
-    output._rmtree(path)
 
 
 class DamagedEntryWarning(UserWarning):
