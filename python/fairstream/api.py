@@ -170,12 +170,7 @@ def _store(store: RunCache | None, key: str | None, sim: Any, seed: int | None, 
     if run_dir is None and records_pcap(sim.resolved_toml()):
         return
     record = RunRecord.of(sim) if run_dir is None else RunRecord.of_dir(sim, run_dir)
-    try:
-        store.put(key, record, {"seed": seed})
-    except OSError as err:
-        import warnings
-
-        warnings.warn(f"the run cache ({store.root}) could not store this run: {err}", stacklevel=2)
+    store.put_or_warn(key, record, {"seed": seed})
 
 
 def keep_partial(

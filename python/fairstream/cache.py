@@ -500,6 +500,19 @@ class RunCache:
             stacklevel=3,
         )
 
+    def put_or_warn(self, key: str, record: RunRecord, inputs: Mapping[str, Any] | None = None) -> None:
+        """`put`, where a cache that cannot be written (a read-only mount, a path below a file)
+        costs a warning, not the run, whose results its caller has either way."""
+        try:
+            self.put(key, record, inputs)
+        except OSError as err:
+            self._not_stored("a run", err)
+
+    def _not_stored(self, what: str, err: OSError) -> None:
+        import warnings
+
+        warnings.warn(f"the run cache ({self.root}) could not store {what}: {err}", stacklevel=4)
+
     def put(self, key: str, record: RunRecord, inputs: Mapping[str, Any] | None = None) -> Path:
         """Stores run `key` from `record`, atomically (written under tmp/ and renamed into
         place), its manifest's inputs this process's build (`build_inputs`) and `inputs` (the
@@ -563,12 +576,8 @@ class RunCache:
             runs, self._bundles.runs = self._bundles.runs, None
             try:
                 self._store_bundle(runs)
-            except OSError as err:  # a cache that cannot be written costs a warning, not the runs
-                import warnings
-
-                warnings.warn(
-                    f"the run cache ({self.root}) could not store {len(runs)} runs: {err}", stacklevel=3
-                )
+            except OSError as err:  # as `put_or_warn`: a warning, not the runs
+                self._not_stored(f"{len(runs)} runs" if len(runs) > 1 else "a run", err)
 
     def _store_bundle(self, runs: list[tuple[str, bytes]]) -> None:
         """Writes `runs` (key, run file) as one bundle under tmp/, links each run's name to it

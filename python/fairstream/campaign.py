@@ -188,12 +188,7 @@ def _kept(
     """A finished run's `Outcome`: its `record` stored in `cache` under the spec's key (with the
     seed and any further `inputs`), the tables the spec asked for handed back as bytes."""
     if cache is not None and spec.key is not None:
-        try:
-            cache.put(spec.key, record, {"seed": spec.seed, **inputs})
-        except OSError as err:  # as for a single run (`fairstream.api`): a warning, not the run
-            import warnings
-
-            warnings.warn(f"the run cache ({cache.root}) could not store a run: {err}", stacklevel=2)
+        cache.put_or_warn(spec.key, record, {"seed": spec.seed, **inputs})
     tables: dict[str, bytes] = {}
     for name in spec.hand_back:
         data = record.tables.get(name)
