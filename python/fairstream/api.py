@@ -123,8 +123,7 @@ def run(
                 )
             if output_dir is None:
                 return RunResult._of(entry)
-            with output.staged(output_dir, "run", force, target=target) as tmp:
-                entry.materialize(tmp)
+            entry.materialize(output_dir, force=force, target=target)
             return RunResult(output_dir)
     bar = SimulationProgress(name, sim.duration_s) if progress is True else None
     try:

@@ -381,13 +381,19 @@ class RunEntry:
             return None
         return json.loads(self._read("emu.json"))
 
-    def materialize(self, directory: str | os.PathLike[str]) -> None:
-        """Writes the run as a run directory (the files `fairstream run -o` writes) into the
-        empty or absent `directory`; a table stored as Parquet is written as it is."""
+    def materialize(
+        self, directory: str | os.PathLike[str], *, force: bool = False, target: Path | None = None
+    ) -> None:
+        """Writes the run as the run directory `directory`, as `fairstream run -o` writes one:
+        staged beside it and put in place with its marker (`fairstream.output.staged`, whose
+        `force` and `target` these are); a table stored as Parquet is written as it is."""
+        with output.staged(directory, "run", force, target=target) as out:
+            self._write_files(out)
+
+    def _write_files(self, out: Path) -> None:
+        """The run's files, written into the empty directory `out`."""
         from .results import TABLES
 
-        out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
         with self._open() as f:
             for member in ("scenario.resolved.toml", "summary.json", *self.extras(), *self.pcaps()):
                 target = out / member

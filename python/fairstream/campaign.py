@@ -422,15 +422,6 @@ class Chunker:
         return Chunk(tuple(specs), self.cache)
 
 
-def _materialize(entry: Any, directory: str) -> None:
-    """Writes the cached run `entry` as the run directory `directory`, marked as `fairstream run`
-    marks one (its `.fairstream`), as a run computed here would be."""
-    from . import output
-
-    with output.staged(directory, "run") as tmp:
-        entry.materialize(tmp)
-
-
 def run_specs(
     specs: Sequence[RunSpec],
     cache: RunCache | None,
@@ -477,11 +468,11 @@ def run_specs(
             record(indices, outcome_of(entry, spec.hand_back))
             continue
         if entry is not None:  # a run directory is wanted: from the entry, no run
-            _materialize(entry, spec.keep_dir)
+            entry.materialize(spec.keep_dir)
             record(indices, outcome_of(entry, spec.hand_back))
             for i in indices[1:]:
                 if specs[i].keep_dir and specs[i].keep_dir != spec.keep_dir:
-                    _materialize(entry, specs[i].keep_dir)
+                    entry.materialize(specs[i].keep_dir)
             continue
         todo.append(spec)
         waiting[key] = indices
@@ -511,7 +502,7 @@ def run_specs(
             entry = RunCache(cache.root).get(spec.key)
             if entry is not None:
                 for other in others:
-                    _materialize(entry, other)
+                    entry.materialize(other)
 
     try:
         batch.feeder = feed
