@@ -127,22 +127,15 @@ def parse_value(raw: str) -> Any:
 
 
 def _check_scenario_value(value: Any, raw: str) -> None:
-    """A ValueError for a TOML value no scenario holds: a date or time (which TOML has, and
-    scenarios never use), or an integer beyond 64 bits."""
-    import datetime
+    """A ValueError for a TOML value no scenario can hold: what the TOML writer refuses (a date
+    or time, which TOML reads and scenarios never use; an integer beyond 64 bits)."""
+    try:
+        tomlio.dumps({"value": value})
+    except TypeError as err:
+        import re
 
-    if isinstance(value, list):
-        for v in value:
-            _check_scenario_value(v, raw)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _check_scenario_value(v, raw)
-    elif isinstance(value, datetime.date | datetime.time):
-        raise ValueError(
-            f"`{raw}` is a TOML date or time, which no scenario field takes; quote it for a string"
-        )
-    elif isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
-        raise ValueError(f"`{raw}` is an integer beyond 64 bits, which no scenario field takes")
+        why = re.sub(r" at value\S*", "", str(err)).removesuffix(" as TOML")
+        raise ValueError(f"`{raw}` is no scenario's value ({why}); quote it if a string was meant") from None
 
 
 def _toml_word(word: str) -> str:

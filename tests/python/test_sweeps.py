@@ -35,10 +35,10 @@ def test_parse_assignment_and_values() -> None:
             parse_assignment(bad)
     # TOML values no scenario holds: refused here, not failing later as "internal error".
     for bad, says in (
-        ("seed=1979-05-27", "date or time"),
-        ("name=12:00:00", "date or time"),
-        ("x=[1, 1979-05-27T07:32:00Z]", "date or time"),
-        ("seed=99999999999999999999", "beyond 64 bits"),
+        ("seed=1979-05-27", "cannot write date value"),
+        ("name=12:00:00", "cannot write time value"),
+        ("x=[1, 1979-05-27T07:32:00Z]", "cannot write datetime value"),
+        ("seed=99999999999999999999", "cannot write int value 99999999999999999999"),
     ):
         with pytest.raises(ValueError, match=says):
             parse_assignment(bad)
