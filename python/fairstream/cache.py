@@ -163,24 +163,11 @@ def read_files(resolved: str) -> dict[str, str]:
     if "trace" not in resolved:
         return {}
     from . import tomlio
+    from .scenario import map_traces
 
-    paths: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            for k, v in node.items():
-                if k == "trace" and isinstance(v, str):
-                    paths.append(v)
-                elif k == "trace" and isinstance(v, dict) and isinstance(v.get("video"), str):
-                    paths.append(v["video"])
-                else:
-                    walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(tomlio.loads(resolved))
-    return {p: _file_digest(p) for p in sorted(set(paths))}
+    paths: set[str] = set()
+    map_traces(tomlio.loads(resolved), lambda p: paths.add(p) or p)
+    return {p: _file_digest(p) for p in sorted(paths)}
 
 
 _DIGESTS: dict[tuple[str, int, int], str] = {}

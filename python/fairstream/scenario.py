@@ -5,7 +5,7 @@ with the package (``fairstream/scenarios/<kind>/<name>.toml``)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
 
 from . import tomlio
@@ -65,6 +65,30 @@ def _read_utf8(path: Path) -> str:
         raise ValueError(
             f"{path}:{line}: not UTF-8 text (byte {err.start}: {err.reason}); a scenario is a UTF-8 TOML file"
         ) from None
+
+
+def map_traces(node: Any, change: Callable[[Any], Any], path: str = "") -> Any:
+    """`node` (a scenario, any part of one, or the value set at the dotted `path` in one) with
+    each file it names for a flow to read (``trace = "clip.csv"``, ``trace = { video = "clip.mp4" }``)
+    replaced by `change(file)`: the one place that knows where a scenario names its files."""
+    parts = path.split(".")
+    if parts[-1] == "trace":  # the value of a flow's `trace` itself
+        return map_traces({"trace": node}, change)["trace"]
+    if parts[-2:] == ["trace", "video"]:
+        return map_traces({"trace": {"video": node}}, change)["trace"]["video"]
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            if k == "trace" and isinstance(v, str):
+                out[k] = change(v)
+            elif k == "trace" and isinstance(v, dict) and isinstance(v.get("video"), str):
+                out[k] = {**v, "video": change(v["video"])}
+            else:
+                out[k] = map_traces(v, change)
+        return out
+    if isinstance(node, list):
+        return [map_traces(v, change) for v in node]
+    return node
 
 
 def to_dict(scenario: ScenarioLike) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from .interrupt import BatchInterrupted, Interrupted, write_marker
 from .parallel import memory_per_run
 from .progress import TaskProgress
 from .results import RunResult
-from .scenario import ScenarioLike, load
+from .scenario import ScenarioLike, load, map_traces
 
 if TYPE_CHECKING:
     import polars as pl
@@ -234,30 +234,12 @@ def sweep(
 
 def _absolute_traces(node: Any, home: str, path: str = "") -> Any:
     """`node` (a scenario, or the value set at `path` in one) with every relative trace file
-    (``trace = "clip.csv"``, ``trace = { video = "clip.mp4" }``) made absolute from `home`."""
+    made absolute from `home`."""
 
-    def absolute(file: Any) -> Any:
-        relative = isinstance(file, str) and file and not os.path.isabs(file)
-        return os.path.join(home, file) if relative else file
+    def absolute(file: str) -> str:
+        return os.path.join(home, file) if file and not os.path.isabs(file) else file
 
-    last = path.rsplit(".", 1)[-1]
-    if last == "trace" and isinstance(node, str):
-        return absolute(node)
-    if last == "video" and path.endswith("trace.video"):
-        return absolute(node)
-    if isinstance(node, dict):
-        out = {}
-        for k, v in node.items():
-            if k == "trace" and isinstance(v, str):
-                out[k] = absolute(v)
-            elif k == "trace" and isinstance(v, dict) and "video" in v:
-                out[k] = {**v, "video": absolute(v["video"])}
-            else:
-                out[k] = _absolute_traces(v, home)
-        return out
-    if isinstance(node, list):
-        return [_absolute_traces(v, home) for v in node]
-    return node
+    return map_traces(node, absolute, path)
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,8 @@ def test_a_trace_file_that_changed_is_another_run(tmp_path: Path) -> None:
     resolved = f'[[flow]]\ntrace = "{trace}"\n'
     first = run_key(resolved)
     assert cache.read_files(resolved) == {str(trace): cache.sha256_file(trace)}
+    video = f'[[flow]]\ntrace = {{ video = "{trace}", frame_rate = 25 }}\n'  # the same file, as a video
+    assert cache.read_files(video) == cache.read_files(resolved)
     time.sleep(0.01)
     trace.write_text("time,type,bytes\n0,I,1000\n0.1,P,501\n", encoding="utf-8")
     assert run_key(resolved) != first
