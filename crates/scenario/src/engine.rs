@@ -33,9 +33,6 @@ pub(crate) fn read_engine(
         "fifo" => TieRule::Fifo,
         _ => TieRule::Random,
     };
-    net.engine.perturb_delays = e
-        .opt_float("perturb_delays", 0.0, MAX_PERTURBATION)?
-        .unwrap_or(0.0);
-    e.set("perturb_delays", Value::Float(net.engine.perturb_delays));
+    net.engine.perturb_delays = e.float_or("perturb_delays", 0.0, MAX_PERTURBATION, 0.0)?;
     Ok(e.take_resolved())
 }

@@ -270,14 +270,13 @@ impl<'t, 'i> Section<'t, 'i> {
 
     /// `key` as a number strictly between 0 and 1, with a default.
     pub(crate) fn open_fraction_or(&mut self, key: &str, default: f64) -> Result<f64> {
-        let x = self.opt_float(key, f64::MIN, f64::MAX)?.unwrap_or(default);
+        let x = self.float_or(key, f64::MIN, f64::MAX, default)?;
         if x <= 0.0 || x >= 1.0 {
             return Err(self.error(
                 key,
                 format!("{x} is out of range; expected a number strictly between 0 and 1"),
             ));
         }
-        self.set(key, Value::Float(x));
         Ok(x)
     }
 

@@ -55,14 +55,9 @@ pub(crate) fn read(f: &mut Section<'_, '_>, config: ProtocolConfig) -> Result<Pr
     // ICR defaults to PCR (TM 4.0), whatever PCR the flow gives.
     let icr = rate(&mut t, "icr", pcr)?;
     let mcr = rate(&mut t, "mcr", base.mcr)?;
-    let factor = |t: &mut Section<'_, '_>, key: &str, default: f64| -> Result<f64> {
-        let x = t.float_or(key, f64::MIN, f64::MAX, default)?;
-        t.set(key, Value::Float(x));
-        Ok(x)
-    };
-    let rif = factor(&mut t, "rif", base.rif)?;
-    let rdf = factor(&mut t, "rdf", base.rdf)?;
-    let cdf = factor(&mut t, "cdf", base.cdf)?;
+    let rif = t.float_or("rif", f64::MIN, f64::MAX, base.rif)?;
+    let rdf = t.float_or("rdf", f64::MIN, f64::MAX, base.rdf)?;
+    let cdf = t.float_or("cdf", f64::MIN, f64::MAX, base.cdf)?;
     let nrm = t.int_or("nrm", 0, i64::from(u32::MAX), i64::from(base.nrm))? as u32;
     let mrm = t.int_or("mrm", 0, i64::from(u32::MAX), i64::from(base.mrm))? as u32;
     let trm: Duration = t.unit_or("trm", base.trm)?;

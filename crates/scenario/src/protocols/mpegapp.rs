@@ -102,7 +102,6 @@ fn read_synthetic(f: &mut Section<'_, '_>) -> Result<MpegTrace> {
     let p_size: DataSize = f.unit_or("p_frame", base.p_size)?;
     let b_size: DataSize = f.unit_or("b_frame", base.b_size)?;
     let size_noise = f.float_or("size_noise", 0.0, 1.0, base.size_noise)?;
-    f.set("size_noise", Value::Float(size_noise));
     let default_gops = if size_noise > 0.0 { NOISY_GOPS } else { 1 };
     let gops = f.int_or("gops", 1, 100_000, default_gops)? as usize;
     Ok(MpegTrace::Synthetic {

@@ -129,7 +129,6 @@ pub(crate) fn read(
             up_hold,
             feedback_timeout: f.unit_or("feedback_timeout", d.udp.feedback_timeout)?,
         };
-        f.set("loss_down", Value::Float(udp.loss_down));
         if udp.feedback_timeout.is_zero() {
             return Err(f.error("feedback_timeout", "must be longer than zero"));
         }

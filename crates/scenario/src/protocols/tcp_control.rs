@@ -101,8 +101,8 @@ pub(crate) fn read_control(
             "the decrease factor must be between 0 and 1, both excluded",
         ));
     }
-    for (key, v) in [("k", k), ("l", l), ("alpha", alpha), ("beta", beta)] {
-        f.set(key, Value::Float(v));
+    for (key, v) in [("k", k), ("l", l)] {
+        f.set(key, Value::Float(v)); // a preset's when not given (alpha and beta: `float_or`)
     }
     let control = Binomial { k, l, alpha, beta };
     if !control.is_tcp_compatible() {
@@ -139,8 +139,6 @@ fn read_cubic(f: &mut Section<'_, '_>, base: CubicParams) -> Result<CubicParams>
     }
     let fast_convergence = t.bool_or("fast_convergence", base.fast_convergence)?;
     let hystart = t.bool_or("hystart", base.hystart)?;
-    t.set("c", Value::Float(c));
-    t.set("beta", Value::Float(beta));
     f.set("cubic", Value::Table(t.take_resolved()));
     Ok(CubicParams {
         c,
