@@ -365,8 +365,7 @@ pub(crate) fn read_loss(link: &mut Section<'_, '_>) -> Result<ErrorModel> {
     const GILBERT_ELLIOTT: &[&str] = &["p_good_to_bad", "p_bad_to_good", "loss_good", "loss_bad"];
     let model = match kind {
         "none" => {
-            l.none_of(&["per"], "a link without loss (kind = \"none\")")?;
-            l.none_of(GILBERT_ELLIOTT, "a link without loss (kind = \"none\")")?;
+            l.none_of(&keys[1..], "a link without loss (kind = \"none\")")?; // all but `kind`
             ErrorModel::None
         }
         "bernoulli" => {

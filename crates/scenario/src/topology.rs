@@ -67,7 +67,7 @@ pub(crate) fn read_topology(top: &mut Section<'_, '_>, net: &mut Network) -> Res
         "explicit",
     )?;
     // Each kind reads its own keys: another kind's would be ignored in silence.
-    let (keys, what): (&[&str], _) = match kind {
+    let (keys, name): (&[&str], _) = match kind {
         "dumbbell" => (
             &[
                 "hosts",
@@ -76,16 +76,13 @@ pub(crate) fn read_topology(top: &mut Section<'_, '_>, net: &mut Network) -> Res
                 "right_access",
                 "bottleneck",
             ],
-            "a dumbbell (its keys: hosts, access, left_access, right_access, bottleneck)",
+            "a dumbbell",
         ),
-        "parking_lot" => (
-            &["routers", "hosts", "access", "backbone"],
-            "a parking lot (its keys: routers, hosts, access, backbone)",
-        ),
-        "chain" => (&["nodes", "link"], "a chain (its keys: nodes, link)"),
+        "parking_lot" => (&["routers", "hosts", "access", "backbone"], "a parking lot"),
+        "chain" => (&["nodes", "link"], "a chain"),
         _ => (
             &["nodes", "link"],
-            "an explicit topology (its keys: nodes, link; set `kind` for a helper's)",
+            "an explicit topology (set `kind` for a helper)",
         ),
     };
     let others: Vec<&str> = crate::TOPOLOGY_KEYS
@@ -93,7 +90,10 @@ pub(crate) fn read_topology(top: &mut Section<'_, '_>, net: &mut Network) -> Res
         .copied()
         .filter(|k| *k != "kind" && !keys.contains(k))
         .collect();
-    top.none_of(&others, what)?;
+    top.none_of(
+        &others,
+        &format!("{name}, whose keys are {}", keys.join(", ")),
+    )?;
     match kind {
         "dumbbell" => dumbbell(top, net),
         "parking_lot" => parking_lot(top, net),
