@@ -25,6 +25,15 @@ to = "right{{i}}"
     )
 }
 
+/// A parking lot of `routers` routers with `hosts` hosts each (`hosts` on line 6), then `rest`.
+fn parking_lot(routers: u32, hosts: u32, rest: &str) -> String {
+    format!(
+        "name = \"lot\"\nduration = \"1s\"\n[topology]\nkind = \"parking_lot\"\nrouters = {routers}\n\
+         hosts = {hosts}\nbackbone = {{ rate = \"10Mbps\", delay = \"1ms\" }}\n\
+         access = {{ rate = \"10Mbps\", delay = \"1ms\" }}\n{rest}"
+    )
+}
+
 /// Loads `text` and checks it against `limit` bytes.
 fn refused(text: &str, limit: u64) -> ScenarioError {
     let s = load(text, "big.toml", None).unwrap_or_else(|e| panic!("{e}"));
@@ -145,21 +154,9 @@ fn a_dumbbell_of_a_hundred_thousand_hosts_loads_in_memory_linear_in_its_size() {
 
 #[test]
 fn counts_that_multiply_past_their_limit_are_refused_when_read() {
-    let lot = r#"name = "lot"
-duration = "1s"
-[topology]
-kind = "parking_lot"
-routers = 10000
-hosts = 10000
-backbone = { rate = "10Mbps", delay = "1ms" }
-access = { rate = "10Mbps", delay = "1ms" }
-[[flow]]
-protocol = "cbr"
-rate = "1Mbps"
-from = "h0_0"
-to = "h1_0"
-"#;
-    let e = load(lot, "lot.toml", None).unwrap_err();
+    let flow = "[[flow]]\nprotocol = \"cbr\"\nrate = \"1Mbps\"\nfrom = \"h0_0\"\nto = \"h1_0\"\n";
+    let lot = parking_lot(10_000, 10_000, flow);
+    let e = load(&lot, "lot.toml", None).unwrap_err();
     assert_eq!((e.line, e.field.as_str()), (6, "topology.hosts"), "{e}");
     assert!(
         e.message.contains("100000000 hosts, more than the 100000"),
@@ -167,7 +164,7 @@ to = "h1_0"
     );
     let many = format!(
         "{}{}",
-        lot.replace("routers = 10000\nhosts = 10000", "routers = 2\nhosts = 1"),
+        parking_lot(2, 1, flow),
         "[[flow]]\nprotocol = \"cbr\"\nrate = \"1Mbps\"\nname = \"x{i}\"\nfrom = \"h0_0\"\nto = \"h1_0\"\ncount = 1000000\n"
     );
     let e = load(&many, "many.toml", None).unwrap_err();
@@ -266,25 +263,13 @@ fn flows_between_the_same_two_nodes_share_one_path() {
     // 20 000 flows across a 2 000-router parking lot: one path each way, not 20 000 copies of
     // 2 000 links (at 10 000 routers and 100 000 flows, gigabytes: the process aborted before
     // the memory check could refuse it).
-    let text = r#"name = "long"
-duration = "1s"
-[topology]
-kind = "parking_lot"
-routers = 2000
-hosts = 1
-backbone = { rate = "100Mbps", delay = "1ms" }
-access = { rate = "100Mbps", delay = "1ms" }
-[[flow]]
-protocol = "tcp"
-name = "f{i}"
-count = 20000
-from = "h0_0"
-to = "h1999_0"
-[record]
-interval = "1s"
-link_series = false
-"#;
-    let s = load(text, "long.toml", None).unwrap_or_else(|e| panic!("{e}"));
+    let text = parking_lot(
+        2000,
+        1,
+        "[[flow]]\nprotocol = \"tcp\"\nname = \"f{i}\"\ncount = 20000\nfrom = \"h0_0\"\nto = \"h1999_0\"\n\
+         [record]\ninterval = \"1s\"\nlink_series = false\n",
+    );
+    let s = load(&text, "long.toml", None).unwrap_or_else(|e| panic!("{e}"));
     let routes = s.network.routes();
     assert_eq!((routes.len(), routes[0].forward.len()), (20_000, 2_001));
     assert!(
