@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ._core import ScenarioError, ScenarioWarning
     from .cache import DamagedEntryWarning
 
-    _print_scenario_warnings_plainly((ScenarioWarning, DamagedEntryWarning))
+    _print_warnings_plainly((ScenarioWarning, DamagedEntryWarning))
     try:
         return args.func(args, args.command_parser)
     except KeyboardInterrupt as err:  # fairstream.Interrupted says where the results so far are
@@ -212,10 +212,10 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _print_scenario_warnings_plainly(category: type[Warning] | tuple[type[Warning], ...]) -> None:
-    """Shows scenario warnings as one line each, `FILE:LINE:COL: field ...: warning: ...`, like
-    scenario errors, and a damaged cache entry's as `PATH: ...`, instead of Python's warning
-    format; other warnings keep theirs."""
+def _print_warnings_plainly(category: type[Warning] | tuple[type[Warning], ...]) -> None:
+    """Shows warnings of `category` as their message alone, one line each (a scenario's,
+    `FILE:LINE:COL: field ...: warning: ...`, like scenario errors; a damaged cache entry's,
+    `PATH: ...`), instead of Python's warning format; other warnings keep theirs."""
     import warnings
 
     shown = warnings.showwarning
