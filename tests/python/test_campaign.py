@@ -699,16 +699,6 @@ class _LeftAtTeardown:
         Path(self.path).write_text("torn down", encoding="utf-8")
 
 
-class _LeftAtTeardown:
-    """Writes `path` when it is collected: at a worker's teardown of modules, if that runs."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def __del__(self) -> None:
-        Path(self.path).write_text("torn down", encoding="utf-8")
-
-
 def test_a_batchs_workers_collect_cycles_less_often() -> None:
     import gc
 
