@@ -44,8 +44,9 @@ if TYPE_CHECKING:
 #: the fairstream version, whether the results are complete and the entries it wrote.
 MARKER = ".fairstream"
 
-#: A staging or set-aside sibling: ``.NAME.partial-PID@HOST`` or ``.NAME.old-PID@HOST``.
-_SIBLING = re.compile(r"^\..+\.(?:partial|old)-(?P<pid>[0-9]+)@(?P<host>[^/@]+)$")
+#: A staging, set-aside or probing sibling: ``.NAME.partial-PID@HOST``, ``.NAME.old-PID@HOST`` or
+#: ``.NAME.probe-PID@HOST`` (`prepare`'s check that a directory can be made there).
+_SIBLING = re.compile(r"^\..+\.(?:partial|old|probe)-(?P<pid>[0-9]+)@(?P<host>[^/@]+)$")
 
 
 class OutputError(ValueError):
@@ -83,7 +84,28 @@ def prepare(path: str | os.PathLike[str], command: str, force: bool = False) -> 
         raise OutputError(f"{given} is a file, not a directory; results are a directory of files")
     if target.is_dir():
         _check_replaceable(given, target, command, force)
+    _check_writable(given, target)
     return target
+
+
+def _check_writable(given: Path, target: Path) -> None:
+    """Refuses (OutputError) a target whose results could not be written: the staging directory
+    is made beside it, so a directory is made, and removed at once, in the nearest directory
+    that exists on its way (permissions alone do not tell: root may write anywhere by them, and
+    still not in /proc or on a read-only mount)."""
+    above = target.parent
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    probe = above / _sibling_name(target.name, "probe")
+    try:
+        probe.mkdir()
+    except FileExistsError:  # one of this very process's, never live
+        pass
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise OutputError(f"{given}: no directory can be made in {above} ({reason})") from None
+    with contextlib.suppress(OSError):
+        probe.rmdir()
 
 
 def _check_replaceable(given: Path, target: Path, command: str, force: bool) -> None:

@@ -160,6 +160,31 @@ def test_bad_targets_are_refused_before_anything_runs(
     assert exit_info.value.code == 2 and "empty path" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["run", "sweep", "reproduce"])
+@pytest.mark.skipif(
+    not Path("/proc/self").is_dir(), reason="needs Linux's /proc, where no directory can be made"
+)
+def test_a_target_where_nothing_can_be_written_is_refused_before_anything_runs(
+    command: str, scenario_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Permissions cannot tell (root may write anywhere by them): a directory is made and
+    removed where the staging directory would go."""
+    no_runs(monkeypatch)
+    args = {
+        "run": ["run", str(scenario_file)],
+        "sweep": ["sweep", str(scenario_file), "--set", "flow.1.rate=1Mbps"],
+        "reproduce": ["reproduce", "collapse", "--quick"],
+    }[command]
+    assert main([*args, "-o", "/proc/fairstream-out/deeper", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "/proc/fairstream-out/deeper: no directory can be made in /proc (" in err, err
+
+
+def test_checking_a_target_leaves_nothing_behind(tmp_path: Path) -> None:
+    assert output.prepare(tmp_path / "a" / "b", "run") == tmp_path / "a" / "b"
+    assert list(tmp_path.iterdir()) == []  # neither the probe nor the parents it would need
+
+
 def test_a_path_below_a_symbolic_link_to_nowhere_is_refused_and_nothing_made(
     scenario_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
