@@ -105,12 +105,27 @@ impl Scenario {
     }
 }
 
+/// The TOML parser's "duplicate key" with the key named (the text its error points at), as
+/// the other errors name their field; None for any other message, or a span that is no key.
+fn named_duplicate(message: &str, at: Option<&str>) -> Option<String> {
+    let key = at?.trim();
+    let plain = !key.is_empty() && key.len() <= 200 && !key.contains(['\n', '=', '[']);
+    (message.trim_end() == "duplicate key" && plain).then(|| {
+        format!(
+            "duplicate key `{}`: each key and table is given once",
+            fairstream_core::escape_controls(key)
+        )
+    })
+}
+
 /// Parses and checks `text` (read from `file`); `seed` overrides the file's seed.
 pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, ScenarioError> {
     let src = Source { file, text };
     let root = DeTable::parse(text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
-        src.error(span, "", format!("invalid TOML: {}", e.message()))
+        let message = named_duplicate(e.message(), text.get(span.clone()))
+            .unwrap_or_else(|| e.message().to_string());
+        src.error(span, "", format!("invalid TOML: {message}"))
     })?;
     let mut top = Section::new(
         src,

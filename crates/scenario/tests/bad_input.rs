@@ -123,6 +123,20 @@ fn wrong_type_and_bad_toml_are_explained() {
     let e = err("name = \"x\"\nduration = \n");
     assert!(e.message.starts_with("invalid TOML"), "{e}");
     assert_eq!(e.line, 2);
+    let e = err(&GOOD.replace(
+        "duration = \"10s\"",
+        "duration = \"10s\"\nduration = \"2s\"",
+    ));
+    assert!(
+        e.message
+            .starts_with("invalid TOML: duplicate key `duration`"),
+        "{e}"
+    );
+    let e = err(&GOOD.replace("protocol = \"tcp\"", "protocol = \"tcp\"\n\"from\" = \"x\""));
+    assert!(
+        e.message.starts_with("invalid TOML: duplicate key `from`"),
+        "{e}"
+    );
 }
 
 #[test]
