@@ -86,6 +86,13 @@ impl MemoryLimit {
             .ok_or_else(|| {
                 format!("`{text}` is not a memory size; expected a form such as \"8GB\", \"512MiB\" or a number of bytes")
             })?;
+        if scale == 1.0 && bytes.fract() != 0.0 {
+            // "1.5" is more likely 1.5 GB meant than one byte
+            return Err(format!(
+                "`{text}` is not a whole number of bytes; give a unit, such as \"{}GB\"",
+                number.trim()
+            ));
+        }
         if bytes < 1.0 {
             return Err(format!(
                 "`{text}`: a memory limit must be at least one byte"
@@ -212,9 +219,18 @@ mod tests {
         assert_eq!(MemoryLimit::parse_bytes("512 MiB"), Ok(512 << 20));
         assert_eq!(MemoryLimit::parse_bytes("2e9"), Ok(2_000_000_000));
         assert_eq!(MemoryLimit::parse_bytes("1024"), Ok(1024));
-        for bad in ["", "GB", "8 GBs", "-1GB", "0", "1e30TB", "nan"] {
+        assert_eq!(MemoryLimit::parse_bytes("1.5KB"), Ok(1500));
+        assert_eq!(MemoryLimit::parse_bytes("1.5e3"), Ok(1500));
+        for bad in [
+            "", "GB", "8 GBs", "-1GB", "0", "1e30TB", "nan", "1.5", "1.5B", "0.5",
+        ] {
             assert!(MemoryLimit::parse_bytes(bad).is_err(), "{bad}");
         }
+        let err = MemoryLimit::parse_bytes("1.5").unwrap_err();
+        assert!(
+            err.contains("not a whole number of bytes") && err.contains("\"1.5GB\""),
+            "{err}"
+        );
     }
 
     #[test]
