@@ -148,6 +148,14 @@ fn a_bad_trace_file_names_its_file_and_line_at_the_scenario_field() {
     let e = load_in(&dir, "trace = \"clip.csv\"\ngop = \"IPP\"").unwrap_err();
     assert_eq!((e.line, e.field.as_str()), (15, "flow[0].gop"), "{e}");
     assert!(e.message.contains("does not apply with `trace`"), "{e}");
+    std::fs::write(
+        dir.join("clip.csv"),
+        "time,type,bytes\n0,P,900\n0.1,B,300\n",
+    )
+    .unwrap();
+    let e = load_in(&dir, "trace = \"clip.csv\"").unwrap_err();
+    assert_eq!((e.line, e.field.as_str()), (14, "flow[0].trace"), "{e}");
+    assert!(e.message.contains("the trace has no I frame"), "{e}");
     let e = load_in(&dir, "trace = 3").unwrap_err();
     assert!(e.message.contains("a CSV trace file"), "{e}");
     let e = load_in(&dir, "trace = { file = \"clip.csv\" }").unwrap_err();
