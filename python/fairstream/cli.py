@@ -46,7 +46,8 @@ exit codes (every command):
   2    bad input, found before any work: a bad argument or option, an unknown id, a
        path that cannot be used (missing, unreadable, not writable, a file where a
        directory belongs or the other way round), a scenario that does not validate
-       or read (not UTF-8, not TOML); nothing is written
+       or read (not UTF-8, not TOML), a Dask scheduler that cannot be reached;
+       nothing is written
   130  interrupted (Ctrl-C): stopped within a fraction of a second; the results so
        far are kept, marked incomplete (an INCOMPLETE file, "complete": false)"""
 

@@ -354,4 +354,10 @@ def _dask_client(address: str) -> Any:
         raise RuntimeError(
             "running on a Dask scheduler needs dask.distributed: pip install 'fairstream[dask]'"
         ) from err
-    return Client(address)
+    try:
+        return Client(address)
+    except OSError as err:  # refused, timed out, no such host: before anything ran
+        raise ValueError(
+            f"cannot reach the Dask scheduler at {address} ({err}); is it running? `dask scheduler` "
+            "prints the address to give"
+        ) from None

@@ -144,6 +144,35 @@ def test_scheduler_without_dask_is_a_clear_error(
     assert "dask" in capsys.readouterr().err
 
 
+def test_an_unreachable_scheduler_is_bad_input_named_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("dask.distributed")
+    monkeypatch.setenv("DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT", "1s")  # 30 s by default
+    import dask.config
+
+    dask.config.refresh()  # read the variable now: dask read the environment when imported
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{sock.getsockname()[1]}"
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(tomlio.dumps(small_scenario(duration="1s")), encoding="utf-8")
+    out = tmp_path / "sw"
+    argv = ["sweep", str(scenario), "--set", "seed=[1, 2]", "-o", str(out), "-q", "--scheduler", address]
+    try:
+        code = main(argv)
+    finally:
+        monkeypatch.delenv("DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT")
+        dask.config.refresh()
+    err = capsys.readouterr().err
+    assert (
+        code == 2 and f"cannot reach the Dask scheduler at {address} (" in err and "Traceback" not in err
+    ), err
+    assert not out.exists()
+
+
 def test_sweep_on_a_dask_cluster(tmp_path: Path) -> None:
     distributed = pytest.importorskip("dask.distributed")
     scenario, grid = small_scenario(duration="1s"), {"flow.1.rate": ["0.5Mbps", "1Mbps"]}
