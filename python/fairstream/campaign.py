@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import time
+import warnings
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -146,7 +148,9 @@ def execute(spec: RunSpec, cache: RunCache | None) -> Outcome:
     capture = _capture_dir(spec.keep_dir)
     if capture is None and cache is not None:
         capture = str(_scratch(cache))
-    sim = _core.Simulation(spec.text, spec.filename, check_seed(spec.seed), spec.max_memory, capture)
+    with warnings.catch_warnings():  # the planning that validated the point has shown them
+        warnings.simplefilter("ignore", _core.ScenarioWarning)
+        sim = _core.Simulation(spec.text, spec.filename, check_seed(spec.seed), spec.max_memory, capture)
     try:
         with simulating():
             advance(sim, steps=1)
@@ -354,16 +358,66 @@ def raise_planning_error(planned: Sequence[Sequence[Any]]) -> None:
 def plan_points(
     base: dict[str, Any],
     points: Sequence[dict[str, Any]],
-    files: Sequence[str],
+    scenario_file: str,
+    labels: Sequence[str],
     max_memory: int | None,
+    shown: Sequence[str] = (),
 ) -> list[tuple[str, str]]:
     """Every point's (TOML text, resolved scenario), written and validated here (while a batch's
-    workers start: `fairstream.parallel.Batch.warm_up`); the first point (in grid order) that
-    does not validate is raised (`fairstream.ScenarioError`, or the ValueError or TypeError of a
-    value), before anything runs."""
-    planned: list[Any] = plan_chunk(PlanChunk(base, tuple(points), tuple(files), max_memory))
+    workers start: `fairstream.parallel.Batch.warm_up`), each under the name ``SCENARIO_FILE with
+    LABEL``; the first point (in grid order) that does not validate is raised
+    (`fairstream.ScenarioError`, or the ValueError or TypeError of a value), before anything runs.
+
+    A scenario warning is shown once for all the points it concerns (`warn_once`), not once per
+    point, and not at all where it is one of `shown` (the base scenario's, as `where_in` gives
+    them)."""
+    from . import _core
+
+    files = [point_file(scenario_file, label) for label in labels]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", _core.ScenarioWarning)
+        planned: list[Any] = plan_chunk(PlanChunk(base, tuple(points), tuple(files), max_memory))
     raise_planning_error(planned)
+    warn_once(caught, scenario_file, labels, shown)
     return planned
+
+
+def point_file(scenario_file: str, label: str) -> str:
+    """The name a sweep's point goes by in its errors: ``s.toml with flow.0.rate=1 Mbit/s``."""
+    return f"{scenario_file} with {label}"
+
+
+def where_in(message: str, file: str) -> str | None:
+    """A scenario error's or warning's text after its ``FILE:LINE:COLUMN: `` (the field and
+    what is wrong), for a message about `file`; None otherwise."""
+    match = re.match(re.escape(file) + r":\d+:\d+: (.*)", message, re.S)
+    return match[1] if match else None
+
+
+def warn_once(
+    caught: Sequence[warnings.WarningMessage], scenario_file: str, labels: Sequence[str], shown: Sequence[str]
+) -> None:
+    """Shows the scenario warnings `caught` while the points `labels` of `scenario_file` were
+    validated, each once: ``FILE: field `X`: what (N of M points: LABEL; ...)``, without a line,
+    which would be one of the point's own TOML, not of the user's file. Other warnings are shown
+    as they came."""
+    from . import _core
+
+    of_a_point = re.compile(re.escape(point_file(scenario_file, "")) + r"(.*?):\d+:\d+: (.*)", re.S)
+    known = set(labels)
+    groups: dict[str, list[str]] = {}
+    for w in caught:
+        found = of_a_point.match(str(w.message)) if issubclass(w.category, _core.ScenarioWarning) else None
+        if found is None or found[1] not in known:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        elif found[2] not in shown:
+            groups.setdefault(found[2], []).append(found[1])
+    for rest, where in groups.items():
+        some = "; ".join(where[:3]) + ("; ..." if len(where) > 3 else "")
+        warnings.warn(
+            _core.ScenarioWarning(f"{scenario_file}: {rest} ({len(where)} of {len(labels)} points: {some})"),
+            stacklevel=3,
+        )
 
 
 # --------------------------------------------------------------------------- in the parent

@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -195,14 +196,19 @@ def sweep(
     which is how a sweep interrupted (Ctrl-C, ``kill -9``, a lost worker) resumes.
     """
     from .api import _run_cache, check_seed, memory_limit
-    from .campaign import plan_points
+    from .campaign import plan_points, point_file, where_in
     from .parallel import Batch
 
     check_seed(seed)
     limit = memory_limit(max_memory)
     target = output.prepare(output_dir, "sweep", force)
     base_text, filename = load(scenario)
-    _core.validate(base_text, filename)
+    with warnings.catch_warnings(record=True) as caught:  # shown below, once, as they came
+        warnings.simplefilter("always", _core.ScenarioWarning)
+        _core.validate(base_text, filename)
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    shown = [rest for w in caught if (rest := where_in(str(w.message), filename)) is not None]
     # A relative trace is taken from the scenario file's directory; each point's "file" below is
     # a label ("s.toml with flow.0.rate=1 Mbit/s") whose directory is no such thing.
     home = os.path.dirname(os.path.abspath(filename))
@@ -215,8 +221,8 @@ def sweep(
     try:
         batch.warm_up()  # the workers start while the points are planned
         labels = [", ".join(f"{k}={v}" for k, v in overrides.items()) for overrides in points]
-        files = [f"{filename} with {label}" for label in labels]
-        planned = plan_points(base, located, files, per_run)  # every point valid, or nothing runs
+        files = [point_file(filename, label) for label in labels]
+        planned = plan_points(base, located, filename, labels, per_run, shown)  # all valid, or none runs
         checked = [
             _Point(i, overrides, text, file, label, resolved)
             for i, (overrides, (text, resolved), file, label) in enumerate(

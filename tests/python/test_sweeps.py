@@ -173,6 +173,41 @@ def test_an_unreachable_scheduler_is_bad_input_named_before_anything_runs(
     assert not out.exists()
 
 
+def test_a_scenario_warning_is_shown_once_for_the_points_it_concerns(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The base scenario's warning with its line; the points' own, where they differ from it,
+    once for all of them (a point's line would be one of its own TOML's); none from the
+    workers, whose runs the planning validated."""
+    doc = small_scenario(duration="2s")
+    doc["flow"][1]["start"] = "3s"  # after the end of the run: never sends
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(tomlio.dumps(doc), encoding="utf-8")
+    out = tmp_path / "sw"
+    assert main(["sweep", str(scenario), "--set", "seed=[1, 2, 3, 4]", "-o", str(out), "-q"]) == 0
+    lines = [line for line in capfd.readouterr().err.splitlines() if line]
+    assert len(lines) == 1 and re.match(
+        rf"{re.escape(str(scenario))}:\d+:\d+: field `flow\[1\]\.start`", lines[0]
+    )
+    argv = [
+        "sweep",
+        str(scenario),
+        "--set",
+        'duration=["1s", "5s"]',
+        "--set",
+        "seed=[1, 2]",
+        "-o",
+        str(out),
+    ]
+    assert main([*argv, "-q", "--force"]) == 0
+    lines = [line for line in capfd.readouterr().err.splitlines() if line]
+    assert len(lines) == 2, lines
+    assert lines[1] == (
+        f"{scenario}: field `flow[1].start`: 3s is not before the end of the run (1s): it will never send "
+        "(2 of 4 points: duration=1s, seed=1; duration=1s, seed=2)"
+    ), lines
+
+
 def test_sweep_on_a_dask_cluster(tmp_path: Path) -> None:
     distributed = pytest.importorskip("dask.distributed")
     scenario, grid = small_scenario(duration="1s"), {"flow.1.rate": ["0.5Mbps", "1Mbps"]}
