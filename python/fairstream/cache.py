@@ -407,6 +407,7 @@ class RunCache:
         self.stored = 0
         self.discarded: list[str] = []
         self._cleared = False  # whether this object has cleared tmp/ of dead processes' files
+        self._not_storing = False  # whether this object has warned that it could not store
         self._made: set[Path] = set()
         #: Per thread (a Dask worker runs calls in threads), while `bundling`: the small runs
         #: to be written as one bundle, (key, run file).
@@ -502,9 +503,20 @@ class RunCache:
             self._not_stored("a run", err)
 
     def _not_stored(self, what: str, err: OSError) -> None:
+        """Warns (`CacheWriteWarning`) the first time this object could not store; the runs
+        after it go on quietly (a worker process keeps one object per cache, so a sweep's worker
+        warns once, not once per call)."""
+        if self._not_storing:
+            return
+        self._not_storing = True
         import warnings
 
-        warnings.warn(f"the run cache ({self.root}) could not store {what}: {err}", stacklevel=4)
+        warnings.warn(
+            CacheWriteWarning(
+                f"the run cache ({self.root}) could not store {what}: {err}; runs go on uncached"
+            ),
+            stacklevel=4,
+        )
 
     def put(self, key: str, record: RunRecord, inputs: Mapping[str, Any] | None = None) -> Path:
         """Stores run `key` from `record`, atomically (written under tmp/ and renamed into
@@ -915,6 +927,11 @@ def clear_staging(base: Path) -> list[Path]:
         output._rmtree(path)
         removed.append(path)
     return removed
+
+
+class CacheWriteWarning(UserWarning):
+    """The run cache could not store a run (a read-only mount, a path below a file): the runs
+    go on, their results in hand, uncached. Warned once per `RunCache` object."""
 
 
 class DamagedEntryWarning(UserWarning):

@@ -57,10 +57,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     name = f"{parser.prog} {args.command}"
-    from ._core import ScenarioError, ScenarioWarning
-    from .cache import DamagedEntryWarning
+    from ._core import ScenarioError
+    from .plainwarnings import fairstreams, show_plainly
 
-    _print_warnings_plainly((ScenarioWarning, DamagedEntryWarning))
+    show_plainly(fairstreams())
     try:
         return args.func(args, args.command_parser)
     except KeyboardInterrupt as err:  # fairstream.Interrupted says where the results so far are
@@ -211,23 +211,6 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text!r}")
     return value
-
-
-def _print_warnings_plainly(category: type[Warning] | tuple[type[Warning], ...]) -> None:
-    """Shows warnings of `category` as their message alone, one line each (a scenario's,
-    `FILE:LINE:COL: field ...: warning: ...`, like scenario errors; a damaged cache entry's,
-    `PATH: ...`), instead of Python's warning format; other warnings keep theirs."""
-    import warnings
-
-    shown = warnings.showwarning
-
-    def show(message: Warning | str, cat: type[Warning], *rest: Any, **kw: Any) -> None:
-        if issubclass(cat, category):
-            print(message, file=sys.stderr)
-        else:
-            shown(message, cat, *rest, **kw)
-
-    warnings.showwarning = show
 
 
 #: --no-cache and --keep-runs, shared by run, sweep and reproduce (fairstream.cache, fairstream.dataset).

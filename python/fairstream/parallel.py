@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 def _init_worker(parent: int) -> None:
     """The initializer of a batch's worker process: SIGINT as `init_worker` sets it, polars on
     one thread unless `POLARS_MAX_THREADS` says otherwise (set before the worker imports polars),
-    an end of its own once `parent` (the process that started it) is gone, the garbage
+    fairstream's own warnings one line each (`fairstream.plainwarnings`), an end of its own
+    once `parent` (the process that started it) is gone, the garbage
     collector's `WORKER_GC_THRESHOLDS`, and an exit without the interpreter's teardown
     (`_exit_without_teardown`).
 
@@ -51,6 +52,9 @@ def _init_worker(parent: int) -> None:
     """
     os.environ.setdefault("POLARS_MAX_THREADS", "1")
     init_worker()
+    from .plainwarnings import fairstreams, show_plainly
+
+    show_plainly(fairstreams())
     import atexit
     import gc
     import threading

@@ -484,11 +484,33 @@ def test_the_run_command_takes_a_run_from_the_cache_unless_no_cache(
     assert again == entry and created() > stored  # computed again, and stored in its place
 
 
+def test_workers_that_cannot_store_warn_once_each_in_one_line(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once per worker process, not once per call, and as the message alone, not Python's format
+    quoting fairstream's own source."""
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory", encoding="utf-8")
+    monkeypatch.setenv("FAIRSTREAM_CACHE", str(blocked / "cache"))
+    path = tmp_path / "s.toml"
+    path.write_text(tomlio.dumps(small_scenario(duration="200ms")), encoding="utf-8")
+    seeds = "[" + ", ".join(str(i) for i in range(1, 13)) + "]"
+    assert (
+        main(["sweep", str(path), "--set", f"seed={seeds}", "-o", str(tmp_path / "out"), "-j", "2", "-q"])
+        == 0
+    )
+    lines = [line for line in capfd.readouterr().err.splitlines() if line]
+    assert 1 <= len(lines) <= 2, lines
+    assert all(line.startswith(f"the run cache ({blocked / 'cache'}) could not store") for line in lines), (
+        lines
+    )
+
+
 def test_a_sweep_with_a_cache_that_cannot_be_written_runs_and_warns(tmp_path: Path) -> None:
     blocked = tmp_path / "a-file"
     blocked.write_text("not a directory", encoding="utf-8")
     store = RunCache(blocked / "cache")
-    with pytest.warns(UserWarning, match="could not store"):
+    with pytest.warns(cache.CacheWriteWarning, match="could not store"):
         result = fairstream.sweep(
             small_scenario(duration="1s"), {"seed": [1, 2]}, tmp_path / "out", jobs=1, cache=store
         )
