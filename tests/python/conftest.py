@@ -1,5 +1,5 @@
-"""Shared pytest setup: headless matplotlib, a run cache of the test's own, SIGINT left as it was
-found, and the small scenario most tests run."""
+"""Shared pytest setup: headless matplotlib, a run cache of the test's own, SIGINT deliverable and
+left by every test as it was found, and the small scenario most tests run."""
 
 from __future__ import annotations
 
@@ -36,6 +36,20 @@ def run_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     path = tmp_path_factory.mktemp("test-run-cache")
     monkeypatch.setenv("FAIRSTREAM_CACHE", str(path))
     return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sigint_deliverable() -> Iterator[None]:
+    """Ctrl-C reaches this process and the commands it starts, as at a terminal. A shell without
+    job control starts a background job (`pytest &`) with SIGINT ignored, which the process and
+    every child inherit: the interrupt tests then failed as if fairstream had lost the signal
+    (the signal never came). Python's handler is installed for the session in that case."""
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    if ignored:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @pytest.fixture(autouse=True)
