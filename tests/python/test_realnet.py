@@ -8,12 +8,23 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import threading
 from pathlib import Path
+from typing import Any
 
 import fairstream
 import pytest
 from fairstream.cli import BAD_INPUT, main
+
+
+def _reap(*procs: subprocess.Popen[Any]) -> None:
+    """Kills whatever of `procs` still runs: a failed test must not leave a command behind (one
+    that never saw its SIGINT would run on, waiting for a sender, after the test session)."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def _free_port() -> int:
@@ -114,7 +125,6 @@ def test_bad_arguments_get_one_line_exit_2_and_nothing_written(
 
 def test_ctrl_c_stops_both_ends_with_results_written_and_exit_130(tmp_path: Path) -> None:
     import signal
-    import subprocess
     import sys
     import time
 
@@ -132,8 +142,11 @@ def test_ctrl_c_stops_both_ends_with_results_written_and_exit_130(tmp_path: Path
     start = time.monotonic()
     send.send_signal(signal.SIGINT)
     recv.send_signal(signal.SIGINT)
-    _, err = send.communicate(timeout=20)
-    assert recv.wait(timeout=20) == 130
+    try:
+        _, err = send.communicate(timeout=20)
+        assert recv.wait(timeout=20) == 130
+    finally:
+        _reap(send, recv)
     assert send.returncode == 130, err
     assert time.monotonic() - start < 5
     assert "interrupted" in err and len(err.strip().splitlines()) == 1
@@ -147,7 +160,6 @@ def test_a_receiver_waiting_for_its_sender_sleeps_rather_than_spins(tmp_path: Pa
     """Its CPU time over a second of waiting, read from /proc: a receiver that spun would use
     the whole second (it did, before it slept while no sender was connected)."""
     import signal
-    import subprocess
     import sys
     import time
 
@@ -172,5 +184,8 @@ def test_a_receiver_waiting_for_its_sender_sleeps_rather_than_spins(tmp_path: Pa
         used, waited = cpu_s(recv.pid) - before, time.monotonic() - start
     finally:
         recv.send_signal(signal.SIGINT)
-        recv.wait(timeout=20)
+        try:
+            recv.wait(timeout=20)
+        finally:
+            _reap(recv)
     assert used < 0.5 * waited, f"{used:.2f} s of CPU in {waited:.2f} s of waiting"
