@@ -115,3 +115,20 @@ def test_version_option_still_works() -> None:
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0
     assert proc.stdout.startswith("fairstream ")
+
+
+def test_a_module_named_for_first_use_is_imported_when_first_read(tmp_path: Path, monkeypatch) -> None:
+    from fairstream.lazy import on_first_use
+
+    (tmp_path / "first_use_probe.py").write_text("import sys\nVALUE = 42\nsys.modules[__name__].loads = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "first_use_probe", raising=False)
+    probe = on_first_use("first_use_probe")
+    assert "first_use_probe" not in sys.modules
+    assert probe.VALUE == 42
+    real = sys.modules["first_use_probe"]
+    assert real is not probe and real.loads == 1
+    assert probe.__dict__["VALUE"] == 42  # later reads are plain lookups, the module imported once
+    with pytest.raises(AttributeError):
+        _ = probe.missing
+    monkeypatch.delitem(sys.modules, "first_use_probe")

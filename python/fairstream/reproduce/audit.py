@@ -30,12 +30,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import polars as pl
-
+from ..lazy import on_first_use
 from ..results import RunResult
+
+if TYPE_CHECKING:
+    import numpy as np
+    import polars as pl
+else:
+    np = on_first_use("numpy")
+    pl = on_first_use("polars")
 
 #: Tolerance of the audit: a start more than this after (or before) its due instant is flagged.
 TOL_NS = 1

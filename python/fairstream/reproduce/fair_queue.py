@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
+from ..lazy import on_first_use
 from ..results import RunResult
 from .experiment import Check, Point, Published
 from .paper003 import (
@@ -27,6 +26,11 @@ from .paper003 import (
     UnfairUdp,
     _full_load,
 )
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = on_first_use("polars")
 
 #: The fair queue put at both directions of the T1 (chosen): the same 50-packet buffer as the
 #: drop-tail runs, and no flow may hold more than half of it (Linux ``fq`` drops an arrival over

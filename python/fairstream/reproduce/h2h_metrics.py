@@ -23,8 +23,14 @@ import bisect
 import math
 import statistics
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+from ..lazy import on_first_use
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = on_first_use("numpy")
 
 #: The packet size of paper 000's TCP-friendly check (its largest recorded packet), bytes.
 FRIENDLY_PACKET_BYTES = 1500

@@ -3,9 +3,15 @@ cumulative bytes per flow, a link's utilisation and its rate by name."""
 
 from __future__ import annotations
 
-import polars as pl
+from typing import TYPE_CHECKING
 
+from ..lazy import on_first_use
 from ..results import RunResult
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = on_first_use("polars")
 
 
 def window_bps(

@@ -25,10 +25,9 @@ import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..lazy import on_first_use
 from ..results import RunResult
 from ..scenario import copy_doc
 from . import h2h_metrics as hm
@@ -36,6 +35,11 @@ from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
 from .measure import binned_bps
 from .media import level_figure, playout_rows
 from .rate_control_validation import metric_series_by_flow
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = on_first_use("numpy")
 
 PAPER = "000"
 

@@ -16,11 +16,10 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from .. import _core, tomlio
+from ..lazy import on_first_use
 from ..results import RunResult
 from ..scenario import copy_doc, packaged
 from ..table import fmt
@@ -28,6 +27,11 @@ from . import todays_tcp_column as todays
 from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Figure, Point, Published
 from .media import playout_rows
 from .rate_control_validation import metric_series, time_average
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = on_first_use("polars")
 
 PAPER = "001"
 

@@ -16,11 +16,10 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from .. import _core
+from ..lazy import on_first_use
 from ..results import RunResult
 from ..scenario import copy_doc, with_overrides
 from ..table import fmt
@@ -29,6 +28,11 @@ from .experiment import SPLIT_PRONE_REPLICAS, Check, Evaluation, Experiment, Fig
 from .measure import link_utilisation, window_bps
 from .rate_control_validation import metric_series, tfrc_equation, tfrc_packet
 from .todays_tcp_column import PLACEMENT
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = on_first_use("polars")
 
 PAPER = "004"
 

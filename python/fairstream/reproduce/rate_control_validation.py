@@ -15,14 +15,18 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from .. import _core
+from ..lazy import on_first_use
 from ..results import RunResult
 from ..scenario import with_overrides
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = on_first_use("polars")
 
 
 def tfrc_equation(s: float, rtt: float, p: float, t_rto: float | None = None) -> float:

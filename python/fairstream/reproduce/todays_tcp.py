@@ -23,15 +23,19 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from .. import _core, tomlio
+from ..lazy import on_first_use
 from ..results import RunResult
 from ..scenario import with_overrides
 from ..table import fmt, span
 from .experiment import Check, Evaluation, Experiment, Figure, Point, Published
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = on_first_use("polars")
 
 PAPER = "validation"
 

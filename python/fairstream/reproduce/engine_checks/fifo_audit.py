@@ -6,16 +6,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import polars as pl
-
+from ...lazy import on_first_use
 from ...results import RunResult
 from ...scenario import with_overrides
 from .. import audit
 from ..experiment import Check, Evaluation, Experiment, Figure, Point
 from .common import _link
+
+if TYPE_CHECKING:
+    import numpy as np
+    import polars as pl
+else:
+    np = on_first_use("numpy")
+    pl = on_first_use("polars")
 
 # --- fifo-audit -----------------------------------------------------------------------------------
 

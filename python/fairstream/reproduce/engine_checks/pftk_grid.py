@@ -8,17 +8,22 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from ... import _core, tomlio
+from ...lazy import on_first_use
 from ...results import RunResult
 from ...scenario import with_overrides
 from ...table import span
 from ..experiment import Check, Evaluation, Experiment, Figure, Point
 from .common import _float, _link
+
+if TYPE_CHECKING:
+    import numpy as np
+    import polars as pl
+else:
+    np = on_first_use("numpy")
+    pl = on_first_use("polars")
 
 
 def loss_events(times_s: Sequence[float], rtt_s: float) -> int:

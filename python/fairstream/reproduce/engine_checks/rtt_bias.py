@@ -8,15 +8,20 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import polars as pl
-
+from ...lazy import on_first_use
 from ...results import RunResult
 from ...scenario import with_overrides
 from ..experiment import Check, Evaluation, Experiment, Figure, Point
 from .common import _float, _link
+
+if TYPE_CHECKING:
+    import numpy as np
+    import polars as pl
+else:
+    np = on_first_use("numpy")
+    pl = on_first_use("polars")
 
 
 def fit_exponent(rtts: Sequence[float], throughputs: Sequence[float]) -> float:

@@ -7,14 +7,18 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ...lazy import on_first_use
 from ...results import RunResult
 from ...scenario import with_overrides
 from ..experiment import Check, Evaluation, Experiment, Figure, Point
 from .common import _float, _load_packaged
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = on_first_use("numpy")
 
 TIE_SEEDS = tuple(range(1, 11))
 TIE_QUICK_SEEDS = (1, 2, 3)
