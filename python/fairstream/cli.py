@@ -651,7 +651,7 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         keep_runs=args.keep_runs,
         cache=_cache_of(args),
     )
-    report = write_report(args.output)
+    report = write_report(args.output, rendered_sections=True)
     print(_reproduce_table(results))
     print(RULE)
     print(f"report: {report}")

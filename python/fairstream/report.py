@@ -10,7 +10,10 @@ and why ours differ, what the phase replicas found, the redrawn figures (PNG fil
 
 The page is a jinja2 template (package data ``fairstream/templates/report.html``, with autoescape
 on: every value from result.json is escaped); this module turns each result.json into the plain
-texts, CSS classes and table cells the template lays out.
+texts, CSS classes and table cells the template lays out. Each experiment's section is a template
+of its own (``section.html``): a reproduction renders it where it evaluates the experiment, on a
+worker, into ``<id>/report-section.html``, and its page stitches them together; ``fairstream
+report DIR`` renders every section anew.
 
 The canonical run's numbers are the headline; beside each number and check stands its range
 (min–max) over the phase replicas (`reproduce.runner`). A check's verdict is the rule's: pass or
@@ -24,6 +27,7 @@ heads the page in a warning, and the experiments it names are not in the tables.
 from __future__ import annotations
 
 import datetime
+import functools
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -40,14 +44,24 @@ from .verdicts import RULE
 
 REPORT_FILE = "report.html"
 FIGURE_DIR = "figures"
+#: An experiment's section of the page, under its directory: rendered where it is evaluated
+#: (`section_html`), so that a reproduction's page is the sections stitched together.
+SECTION_FILE = "report-section.html"
 
 #: A table cell, as the template's `cell` macro takes it: text, and optionally cls (CSS classes),
 #: title (a tooltip), href (a link) and count (a "(n)" after the text).
 Cell = dict[str, Any]
 
 
-def write_report(output_dir: str | os.PathLike[str]) -> Path:
-    """Writes ``report.html`` (and its figures) for the results in `output_dir`; returns its path."""
+def write_report(output_dir: str | os.PathLike[str], *, rendered_sections: bool = False) -> Path:
+    """Writes ``report.html`` (and its figures) for the results in `output_dir`; returns its path.
+
+    `rendered_sections`: an experiment's section is taken from its ``SECTION_FILE`` where there is
+    one, as the reproduction that has just written `output_dir` rendered it with this code (an
+    experiment restored from the run cache comes with the section the same code rendered);
+    otherwise each section is rendered here (``fairstream report DIR``, whatever wrote DIR)."""
+    from markupsafe import Markup
+
     out = Path(output_dir)
     results = load_results(out)
     incomplete = read_marker(out)
@@ -65,7 +79,7 @@ def write_report(output_dir: str | os.PathLike[str]) -> Path:
         quick=any(r.get("quick") for r in results),
         incomplete=incomplete,
         summary=_summary(results),
-        sections=[_section(r, out) for r in results],
+        sections=[Markup(_section_of(r, out, rendered_sections)) for r in results],
     )
     path = out / REPORT_FILE
     path.write_text(page, encoding="utf-8")
@@ -73,8 +87,30 @@ def write_report(output_dir: str | os.PathLike[str]) -> Path:
     return path
 
 
+def section_html(result: Mapping[str, Any], out: Path) -> str:
+    """The experiment's section of the page, for its `result` as read from its result.json in the
+    output directory `out` (its figures, playout and links are found from there)."""
+    return render("section.html", s=_section(result, out))
+
+
+def _section_of(result: Mapping[str, Any], out: Path, rendered: bool) -> str:
+    if rendered:
+        try:
+            return (out / result["id"] / SECTION_FILE).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            pass
+    return section_html(result, out)
+
+
 def render(template: str, **context: Any) -> str:
     """Renders a template of ``fairstream/templates`` with autoescape on."""
+    return _environment().get_template(template).render(**context)
+
+
+@functools.cache
+def _environment() -> Any:
+    """The templates' environment, made once per process: it keeps each template compiled (an
+    evaluation renders its experiment's section)."""
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
     env = Environment(
@@ -84,7 +120,7 @@ def render(template: str, **context: Any) -> str:
         keep_trailing_newline=True,
     )
     env.filters["cells"] = row_html
-    return env.get_template(template).render(**context)
+    return env
 
 
 def row_html(row: Sequence[Cell]) -> Any:

@@ -117,6 +117,19 @@ def test_version_option_still_works() -> None:
     assert proc.stdout.startswith("fairstream ")
 
 
+def test_a_reproductions_parent_leaves_the_tables_to_its_workers(tmp_path: Path, monkeypatch) -> None:
+    """With workers, the parent drafts, plans and writes the report; polars, numpy and matplotlib
+    are the evaluations', which run on the workers (`fairstream.lazy`: the experiments' modules
+    name them without importing them)."""
+    monkeypatch.setenv("FAIRSTREAM_CACHE", str(tmp_path / "cache"))
+    out, ids = str(tmp_path / "out"), ("mm-share", "tfrc-equation")
+    code, modules, _ = run_cli("reproduce", "--quick", "-q", "-j", "2", "-o", out, *ids)
+    assert code == 0
+    assert (tmp_path / "out" / "mm-share" / "result.json").is_file()
+    assert "fairstream.reproduce.paper001" in modules  # the experiments' modules were imported
+    assert [m for m in heavy(modules) if m.split(".")[0] in ("polars", "numpy", "matplotlib")] == []
+
+
 def test_a_module_named_for_first_use_is_imported_when_first_read(tmp_path: Path, monkeypatch) -> None:
     from fairstream.lazy import on_first_use
 

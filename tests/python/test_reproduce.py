@@ -102,6 +102,25 @@ def test_report_links_existing_figures(reproduced: Path) -> None:
     assert "Figures failed" not in html
 
 
+def test_the_reproductions_sections_are_the_pages_own(
+    reproduced: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each evaluated experiment's section is rendered where it is evaluated (a worker) and
+    stitched into the page: the same page as `fairstream report` renders whole."""
+    from fairstream import report
+
+    generated = re.compile(r'^<p class="meta">Generated .*$', re.M)
+    whole = generated.sub("", report.write_report(reproduced).read_text(encoding="utf-8"))
+    rendered = []
+    real = report.section_html
+    monkeypatch.setattr(report, "section_html", lambda r, out: rendered.append(r["id"]) or real(r, out))
+    stitched = generated.sub("", report.write_report(reproduced, rendered_sections=True).read_text("utf-8"))
+    assert stitched == whole
+    evaluated = [i for i in IDS if not result(reproduced, i).get("skipped")]
+    assert evaluated and all((reproduced / i / report.SECTION_FILE).is_file() for i in evaluated)
+    assert sorted(rendered) == sorted(set(IDS) - set(evaluated))  # only the skipped, here
+
+
 def test_every_registered_scenario_is_valid() -> None:
     from fairstream import validate
 

@@ -22,7 +22,9 @@ before (`fairstream.cache.PLANS` remembers them), then:
 - an evaluation writes ``<id>/result.json``, the experiment's dataset ``<id>/data/``
   (`fairstream.dataset`: canonical points and replicas, with the points' parameters as columns;
   no metrics or packet traces unless ``keep_runs``), its figures (``figures/``, listed with their
-  captions in ``<id>/figures.json``), and stores them all as the experiment's cache entry.
+  captions in ``<id>/figures.json``), its section of the report (``<id>/report-section.html``,
+  `fairstream.report.section_html`: the page is then these stitched together), and stores them
+  all as the experiment's cache entry.
 
 Emulated experiments (issue 21: points whose parameters say ``emulate``) go the same way, with
 three differences. Their emulated points run after every simulation (and every evaluation the
@@ -604,6 +606,7 @@ def evaluate_group(call: GroupCall) -> list[dict[str, Any]]:
 
 def _evaluate_group(call: GroupCall) -> list[dict[str, Any]]:
     from ..cache import RunCache
+    from ..report import SECTION_FILE, section_html
 
     out = Path(call.out)
     store = RunCache(call.cache.root)  # reads what was just stored, also under --no-cache
@@ -639,9 +642,8 @@ def _evaluate_group(call: GroupCall) -> list[dict[str, Any]]:
         )
         exp_dir = out / plan.exp.id
         exp_dir.mkdir(parents=True, exist_ok=True)
-        (exp_dir / RESULT_FILE).write_text(
-            json.dumps(result, indent=2, allow_nan=False) + "\n", encoding="utf-8"
-        )
+        result_text = json.dumps(result, indent=2, allow_nan=False) + "\n"
+        (exp_dir / RESULT_FILE).write_text(result_text, encoding="utf-8")
         same = tuple((j.replica, j.index, j.point.key, j.key, _params(j.point)) for j in plan.jobs)
         if same in datasets:  # the h2h-* experiments: one dataset, written once
             _copy_tree(datasets[same], exp_dir / DATA_DIR)
@@ -651,6 +653,9 @@ def _evaluate_group(call: GroupCall) -> list[dict[str, Any]]:
             datasets[same] = exp_dir / DATA_DIR
         figures = draw(plan.exp, result, out)
         (exp_dir / FIGURES_FILE).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        # the report's section, here rather than in the parent once every experiment is done
+        section = section_html(json.loads(result_text), out)  # as the report reads result.json
+        (exp_dir / SECTION_FILE).write_text(section, encoding="utf-8")
         names = [
             p.relative_to(out).as_posix()
             for p in sorted(exp_dir.rglob("*"))
