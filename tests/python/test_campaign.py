@@ -178,6 +178,42 @@ def test_planning_on_the_workers_plans_what_planning_here_plans(
     assert refusals[0] == refusals[1] and "fake.toml [fake-bad p2]" in refusals[0], refusals
 
 
+def test_a_scenario_two_experiments_plan_in_one_directory_is_resolved_once(
+    tmp_path: Path, scenario: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The h2h-* experiments plan the same clip runs: each scenario is written and resolved once,
+    and every experiment's jobs get its text, key and estimate under their own file name. The
+    same scenario from a file in another directory (relative traces resolve from there) is
+    resolved apart."""
+    resolved: list[str] = []
+    real = fairstream.campaign.resolve_scenarios
+
+    def counting(chunk: Any) -> Any:
+        resolved.extend(chunk.files)
+        return real(chunk)
+
+    monkeypatch.setattr(fairstream.campaign, "resolve_scenarios", counting)
+    elsewhere = tmp_path / "elsewhere" / scenario.name
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(scenario.read_bytes())
+    exps = [fake("fake-a", scenario), fake("fake-b", scenario), fake("fake-c", elsewhere)]
+    campaign = Campaign(exps, replicas=1, cache=RunCache(tmp_path / "cache"))
+    campaign.run(tmp_path / "out", jobs=1, quiet=True)
+    assert len(resolved) == 16, resolved  # 4 points and 4 replicas, in two directories
+    assert all("[fake-b " not in f for f in resolved)
+    a, b, c = (plan.jobs for plan in campaign.plans)
+    planned = [[(j.text, j.resolved, j.key, j.memory) for j in jobs] for jobs in (a, b)]
+    assert planned[0] == planned[1]
+    assert [j.key for j in a] == [j.key for j in c]  # the same runs: no trace is read
+    assert [j.filename for j in b] == [j.filename.replace("fake-a", "fake-b") for j in a]
+    assert all(str(elsewhere) in j.filename for j in c)
+    # the same plans as resolving every scenario apart
+    monkeypatch.setattr(fairstream.campaign, "PLAN_CHUNK", 1)
+    apart = Campaign(exps[1:2], replicas=1, cache=RunCache(tmp_path / "apart"))
+    apart.run(tmp_path / "out-apart", jobs=1, quiet=True)
+    assert apart.plans[0].jobs == b
+
+
 def test_a_cold_reproduction_starts_its_workers_after_its_first_draft_and_a_warm_one_never(
     tmp_path: Path, scenario: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -248,6 +284,36 @@ def test_changing_one_field_reruns_exactly_the_runs_it_changes(
     assert changed.stats["evaluated"] == 1 and changed.stats["restored"] == 1
     after = json.loads((out / "mine" / "result.json").read_text())["points"]
     assert after[:2] == before[:2] and after[2]["bytes"] > before[2]["bytes"]  # 250 kbit/s now, not 200
+
+
+def test_a_trace_changed_since_the_last_reproduction_reruns_the_runs_that_read_it(
+    tmp_path: Path, executed: list[str]
+) -> None:
+    """A run's plan is remembered with its key, but a trace it reads is looked at again each time:
+    changed, its runs run again (those that read it only); the first reproduction keys them as
+    its workers found them."""
+    clip = tmp_path / "clip.csv"
+
+    def clip_of(size: int) -> str:
+        return "time,type,bytes\n" + "".join(f"{i / 25},{'IPPP'[i % 4]},{size}\n" for i in range(5))
+
+    clip.write_text(clip_of(1000), encoding="utf-8")
+    traced = tmp_path / "traced.toml"
+    flow = '\n[[flow]]\nprotocol = "mpegapp"\nfrom = "n0"\nto = "n1"\ntrace = "clip.csv"\n'
+    traced.write_text(_SCENARIO.replace("{rate}", "200kbps") + flow, encoding="utf-8")
+    exp = fake("traced", traced)
+    store = RunCache(tmp_path / "cache")
+    first = reproduce([exp], tmp_path / "first", store, replicas=0)
+    assert len(executed) == 4
+    keys = [j.key for j in first.plans[0].jobs]
+    assert keys == [cache.run_key(j.resolved) for j in first.plans[0].jobs]
+    executed.clear()
+    assert [j.key for j in reproduce([exp], tmp_path / "same", store, replicas=0).plans[0].jobs] == keys
+    assert executed == []
+    clip.write_text(clip_of(1200), encoding="utf-8")
+    changed = reproduce([exp], tmp_path / "changed", store, replicas=0)
+    assert sorted(executed) == [f"traced/p{i}" for i in range(4)]
+    assert all(a != b for a, b in zip(keys, (j.key for j in changed.plans[0].jobs), strict=True))
 
 
 def test_restored_outputs_share_the_entrys_files_and_one_changed_is_never_served(

@@ -132,6 +132,11 @@ class _Draft:
     copies: list[list[Point]]
     memo_key: str = ""
     memo: list[list[Any]] | None = None
+    #: Each run's scenario dict as canonical JSON (`every`'s order): what the plan key hashes, and
+    #: what tells two runs' scenarios equal.
+    canonical: list[str] = field(default_factory=list)
+    #: Whether `memo` was found by this process (`Campaign._resolve`) rather than remembered.
+    fresh: bool = False
 
     @cached_property
     def every(self) -> list[tuple[int, int, Point]]:
@@ -228,7 +233,8 @@ class Campaign:
         count = replica_count(exp, self.quick, self.replicas)
         draft = _Draft(exp, points, [[replica_point(p, r) for p in points] for r in range(1, count + 1)])
         every = draft.every
-        draft.memo_key = _plan_key(exp, [point.scenario for _, _, point in every])
+        draft.canonical = [json.dumps(point.scenario, sort_keys=True, default=str) for _, _, point in every]
+        draft.memo_key = _plan_key(exp, draft.canonical)
         memo = store.get_json(PLANS, draft.memo_key)
         if memo is not None and len(memo) == len(every) and all(len(m) == 5 for m in memo):
             draft.memo = memo
@@ -250,7 +256,20 @@ class Campaign:
         ]
         if not tasks:
             return None
-        chunks = [tasks[i : i + PLAN_CHUNK] for i in range(0, len(tasks), PLAN_CHUNK)]
+        # The same scenario in the same directory (which relative traces are read from) resolves
+        # to the same text, key and estimate: each is sent once (the five h2h-* experiments plan
+        # the same 320 clip runs), its first occurrence's file named in its errors.
+        canonical = [c for d in drafts if d.memo is None for c in d.canonical]
+        first: dict[tuple[str, str], int] = {}
+        which: list[int] = []  # each task's place among those sent
+        sent = []
+        for c, task in zip(canonical, tasks, strict=True):
+            same = (c, os.path.dirname(task[2]))
+            if same not in first:
+                first[same] = len(sent)
+                sent.append(task)
+            which.append(first[same])
+        chunks = [sent[i : i + PLAN_CHUNK] for i in range(0, len(sent), PLAN_CHUNK)]
         calls = [
             ScenarioChunk(tuple(doc for _, doc, _ in c), tuple(file for _, _, file in c)) for c in chunks
         ]
@@ -265,7 +284,9 @@ class Campaign:
         fresh = [d for d in drafts if d.memo is None]
         for d in fresh:
             d.memo = []
-        for (d, _, file), (text, scenario, key, memory) in zip(tasks, resolved, strict=True):
+            d.fresh = True
+        for (d, _, file), w in zip(tasks, which, strict=True):
+            text, scenario, key, memory = resolved[w]
             d.memo.append([text, file, scenario, key, memory])
         for d in fresh:
             store.put_json(PLANS, d.memo_key, d.memo)
@@ -282,15 +303,17 @@ class Campaign:
         every = draft.every
         assert memo is not None, "planned before its scenarios were resolved"
         # a key is remembered with its scenario unless the run reads a file (a trace), which may
-        # have changed since: its key is computed again (`fairstream.cache.read_files`); an
-        # emulated run's key is always computed here, apart from the simulation's of the same
-        # scenario and with the kernel it runs on (`run_key`'s ``emulated``)
+        # have changed since: its key is computed again (`fairstream.cache.read_files`) unless it
+        # was found just now; an emulated run's key is always computed here, apart from the
+        # simulation's of the same scenario and with the kernel it runs on (`run_key`'s
+        # ``emulated``)
         jobs = []
         for (r, i, point), (text, filename, resolved, key, memory) in zip(every, memo, strict=True):
             emulated = bool(point.params.get("emulate"))
-            if emulated or "trace" in resolved:
+            stale = "trace" in resolved and not draft.fresh
+            if emulated or stale:
                 key = run_key(resolved, emulated=emulated)
-            if "trace" in resolved:  # its estimate may follow the file too
+            if stale:  # its estimate may follow the file too
                 memory = _core.resolve(text, filename)[1]
             jobs.append(Job(r, i, point, text, filename, resolved, key, memory))
         plan = Plan(exp, points, copies, jobs)
@@ -553,15 +576,18 @@ def experiment_key(plan: Plan, quick: bool, keep_runs: bool) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _plan_key(exp: Experiment, docs: list[Any]) -> str:
-    """The key of an experiment's planned scenarios: the dicts themselves, the scenario file's
-    name (errors name it), and the build (whose validation is remembered)."""
+def _plan_key(exp: Experiment, canonical: list[str]) -> str:
+    """The key of an experiment's planned scenarios: the dicts themselves (`_Draft.canonical`:
+    each as canonical JSON, which holds no line break), the scenario file's name (errors name
+    it), and the build (whose validation is remembered)."""
     from ..cache import build
 
     b = build()
     doc = {"format": FORMAT, "file": str(exp.scenario_path()), "id": exp.id, "build": [b.version, b.id]}
     h = hashlib.sha256(json.dumps(doc, sort_keys=True).encode())
-    h.update(json.dumps(docs, sort_keys=True, default=str).encode())
+    for text in canonical:
+        h.update(text.encode())
+        h.update(b"\n")
     return h.hexdigest()
 
 
