@@ -60,7 +60,8 @@ class Simulation:
         """Loads and checks the scenario (ScenarioError) and builds the network; `seed` overrides
         the scenario's (0 to 2**64 - 1). A run whose estimated memory exceeds `max_memory`
         (default: the memory available) is refused (ScenarioError). Captures are written as the
-        run goes into `capture_dir` (default: the temporary directory)."""
+        run goes into `capture_dir` (made when a link is captured and it is missing; default: the
+        temporary directory)."""
 
     @property
     def estimate(self) -> dict[str, Any]:

@@ -13,8 +13,9 @@ A run is looked up in the run cache before it starts and stored there once it en
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from . import _core, output
@@ -107,43 +108,44 @@ def run(
     text, filename = load(scenario)
     limit = memory_limit(max_memory)
     target = None if output_dir is None else output.prepare(output_dir, "run", force)  # before the run
-    sim = _core.Simulation(text, filename, check_seed(seed), limit, _capture_dir(output_dir))
-    name = getattr(sim, "name", None) or Path(filename).stem
-    store = _run_cache(cache)
-    key = None
-    if store is not None:
-        from .cache import run_key
+    with captures_in(_capture_dir(output_dir)) as capture:
+        sim = _core.Simulation(text, filename, check_seed(seed), limit, capture)
+        name = getattr(sim, "name", None) or Path(filename).stem
+        store = _run_cache(cache)
+        key = None
+        if store is not None:
+            from .cache import run_key
 
-        key = run_key(sim.resolved_toml())
-        entry = store.get(key, pin=output_dir is None)  # a result read later reads what was checked
-        if entry is not None:
-            if progress is True:
-                SimulationProgress(name, sim.duration_s).bar.finish(
-                    f"{name}: from the run cache ({entry.path})"
-                )
-            if output_dir is None:
-                return RunResult._of(entry)
-            entry.materialize(output_dir, force=force, target=target)
-            return RunResult(output_dir)
-    bar = SimulationProgress(name, sim.duration_s) if progress is True else None
-    try:
-        advance(sim, bar or (progress if callable(progress) else None))
-    except KeyboardInterrupt:
+            key = run_key(sim.resolved_toml())
+            entry = store.get(key, pin=output_dir is None)  # a result read later reads what was checked
+            if entry is not None:
+                if progress is True:
+                    SimulationProgress(name, sim.duration_s).bar.finish(
+                        f"{name}: from the run cache ({entry.path})"
+                    )
+                if output_dir is None:
+                    return RunResult._of(entry)
+                entry.materialize(output_dir, force=force, target=target)
+                return RunResult(output_dir)
+        bar = SimulationProgress(name, sim.duration_s) if progress is True else None
+        try:
+            advance(sim, bar or (progress if callable(progress) else None))
+        except KeyboardInterrupt:
+            if bar is not None:
+                bar.finish(sim.now_s, sim.events)
+            raise keep_partial(sim, output_dir, force=force, target=target) from None
+        finally:
+            if bar is not None:
+                bar.close()  # on an error or Ctrl-C too: the terminal gets its cursor back
         if bar is not None:
             bar.finish(sim.now_s, sim.events)
-        raise keep_partial(sim, output_dir, force=force, target=target) from None
-    finally:
-        if bar is not None:
-            bar.close()  # on an error or Ctrl-C too: the terminal gets its cursor back
-    if bar is not None:
-        bar.finish(sim.now_s, sim.events)
-    if output_dir is None:
-        result = RunResult._in_memory(sim)  # tables handed over as Arrow data: nothing written
-        _store(store, key, sim, seed, None)
+        if output_dir is None:
+            result = RunResult._in_memory(sim)  # tables handed over as Arrow data: nothing written
+            _store(store, key, sim, seed, None)
+            return result
+        result = RunResult(write_results(sim, output_dir, force=force, target=target))
+        _store(store, key, sim, seed, Path(output_dir))
         return result
-    result = RunResult(write_results(sim, output_dir, force=force, target=target))
-    _store(store, key, sim, seed, Path(output_dir))
-    return result
 
 
 def _run_cache(cache: bool | RunCache) -> RunCache | None:
@@ -194,13 +196,26 @@ def keep_partial(
 
 
 def _capture_dir(output_dir: str | os.PathLike[str] | None) -> str | None:
-    """Where a run writes its pcap captures as it goes: beside `output_dir` when that directory's
-    parent exists (the results then take them by a link, not a copy), else the temporary
-    directory (None)."""
+    """Where a run writes its pcap captures as it goes: a directory of this process beside
+    `output_dir` when that directory's parent exists (``.NAME.capture-PID@HOST``: the results
+    then take them by a link, not a copy), else the temporary directory (None). The run makes
+    it when it captures a link; `captures_in` removes it after the run, and if the process is
+    killed, the next command writing beside it does (`fairstream.output.remove_stale_siblings`)."""
     if output_dir is None:
         return None
-    parent = Path(output_dir).resolve().parent
-    return str(parent) if parent.is_dir() else None
+    path = Path(output_dir).resolve()
+    return str(path.parent / output.sibling_name(path.name, "capture")) if path.parent.is_dir() else None
+
+
+@contextlib.contextmanager
+def captures_in(capture_dir: str | None) -> Iterator[str | None]:
+    """`capture_dir`, for a run's pcap captures, removed with what is left in it once the block
+    ends however it ends (the results written hold links of their own to the captures)."""
+    try:
+        yield capture_dir
+    finally:
+        if capture_dir is not None and os.path.isdir(capture_dir):
+            output._rmtree(Path(capture_dir))
 
 
 def advance(sim: Any, callback: ProgressCallback | None = None, steps: int = STEPS) -> None:

@@ -426,10 +426,10 @@ class RunCache:
             self._made.add(path)
         return path
 
-    def _staging(self, name: str) -> Path:
-        """This thread's staging path for entry file `name` under tmp/ (what `clear_staging`
-        removes once the process is gone): two threads of a Dask worker storing the same run
-        at once write apart."""
+    def staging(self, name: str) -> Path:
+        """This thread's staging path for `name` under tmp/ (an entry's file as it is written, a
+        run's scratch directory), not made; `clear_staging` removes it once the process is gone.
+        Two threads of a Dask worker storing the same run at once write apart."""
         if not self._cleared:  # what killed processes left: removed by the next writer
             self._cleared = True
             clear_staging(self.root)
@@ -555,7 +555,7 @@ class RunCache:
         """Stores run `key`'s file: `write(path)` writes it under tmp/, then it is renamed into
         place; returns the entry's path."""
         target = self.path(key)
-        tmp = self._staging(target.name)
+        tmp = self.staging(target.name)
         try:
             write(tmp)
             os.replace(tmp, self._dir(target.parent) / target.name)
@@ -593,7 +593,7 @@ class RunCache:
             key, data = runs[0]
             self._store(key, lambda tmp: tmp.write_bytes(data))
             return
-        bundle = self._staging(f"bundle-{runs[0][0]}")
+        bundle = self.staging(f"bundle-{runs[0][0]}")
         try:
             runfile.write(bundle, runs, {"format": FORMAT, "bundle": True, "inputs": build_inputs()})
             for key, _ in runs:
@@ -611,7 +611,7 @@ class RunCache:
         try:
             os.link(written, target)
         except FileExistsError:
-            link = self._staging(target.name)
+            link = self.staging(target.name)
             link.unlink(missing_ok=True)
             os.link(written, link)
             os.replace(link, target)
@@ -646,7 +646,7 @@ class RunCache:
         """Stores `value` as the JSON entry `key` of `kind`, atomically: a line of JSON saying
         what it is (with the value's SHA-256, which `get_json` checks), then the value's JSON."""
         target = self.json_path(kind, key)
-        tmp = self._staging(target.name)
+        tmp = self.staging(target.name)
         text = json.dumps(value).encode()
         digest = hashlib.sha256(text).hexdigest()
         head = {"format": FORMAT, "key": key, "inputs": build_inputs(), "sha256": digest}
@@ -700,7 +700,7 @@ class RunCache:
         """Stores the files `names` (relative paths under `source`) as directory entry `key`,
         hard-linked where the file system allows (`fairstream.output.link_or_copy`)."""
         target = self.dir_path(key)
-        tmp = self._staging(key)
+        tmp = self.staging(key)
         try:
             files = {}
             for name in names:

@@ -137,9 +137,7 @@ def execute(spec: RunSpec, cache: RunCache | None) -> Outcome:
     compact where tables are large). Ctrl-C raises `Interrupted` (with `partial` set when a run
     directory was asked for and its results so far were written there). In a batch's worker no
     run starts after Ctrl-C."""
-    from . import _core
-    from .api import _capture_dir, advance, check_seed, keep_partial, write_results
-    from .cache import RunRecord
+    from .api import _capture_dir, captures_in
 
     started = time.perf_counter()
     check_worker()
@@ -147,7 +145,18 @@ def execute(spec: RunSpec, cache: RunCache | None) -> Outcome:
         return _emulate(spec, cache, started)
     capture = _capture_dir(spec.keep_dir)
     if capture is None and cache is not None:
-        capture = str(_scratch(cache))
+        capture = str(_scratch(cache, "capture"))
+    with captures_in(capture):
+        return _simulate(spec, cache, capture, started)
+
+
+def _simulate(spec: RunSpec, cache: RunCache | None, capture: str | None, started: float) -> Outcome:
+    """`execute` of a simulated run, its pcap captures written into `capture`."""
+    from . import _core
+    from .api import advance, check_seed, keep_partial, write_results
+    from .cache import RunRecord
+    from .output import _rmtree
+
     with warnings.catch_warnings():  # the planning that validated the point has shown them
         warnings.simplefilter("ignore", _core.ScenarioWarning)
         sim = _core.Simulation(spec.text, spec.filename, check_seed(spec.seed), spec.max_memory, capture)
@@ -170,9 +179,8 @@ def execute(spec: RunSpec, cache: RunCache | None) -> Outcome:
             if not large and sum(len(t) for t in record.tables.values()) > IPC_MAX_BYTES:
                 record = RunRecord.of(sim, compact=True)  # long series: compressed instead
         if record is None:  # the capture's files are named into a run directory, not copied
-            import tempfile
-
-            scratch = Path(tempfile.mkdtemp(prefix="run.", dir=_scratch(cache)))
+            scratch = _scratch(cache, "run")
+            _rmtree(scratch)  # one this thread left, had removing it failed
             run_dir = scratch / "run"
             sim.write_results(str(run_dir))
     try:
@@ -181,8 +189,6 @@ def execute(spec: RunSpec, cache: RunCache | None) -> Outcome:
         return _kept(spec, cache, record, record.events, started)
     finally:
         if scratch is not None:
-            from .output import _rmtree
-
             _rmtree(scratch)
 
 
@@ -235,7 +241,8 @@ def _emulate(spec: RunSpec, cache: RunCache | None, started: float) -> Outcome:
     else:
         import tempfile
 
-        scratch = Path(tempfile.mkdtemp(prefix="emu.", dir=_scratch(cache) if cache is not None else None))
+        scratch = _scratch(cache, "emu") if cache is not None else Path(tempfile.mkdtemp(prefix="emu."))
+        _rmtree(scratch)  # one this thread left, had removing it failed
         run_dir = scratch / "run"
         run.write_results(str(run_dir))
     try:
@@ -257,17 +264,18 @@ def _large(sim: Any) -> bool:
     return bool(parts.get("metrics") or parts.get("trace"))
 
 
-def _scratch(cache: RunCache) -> Path:
-    """The cache's staging directory (on its file system: a capture moved from there into an
-    entry is not copied across file systems)."""
-    from .cache import TMP
-
+def _scratch(cache: RunCache, name: str) -> Path:
+    """This thread's scratch directory `name` in the cache's staging directory (on its file
+    system: a capture moved from there into an entry is not copied across file systems), not
+    made; named so that `fairstream.cache.clear_staging` removes it once this process is gone
+    (killed, say). A cache that cannot be written: a new one in the temporary directory, as the
+    run goes on without the cache."""
     try:
-        return cache._dir(cache.root / TMP)
-    except OSError:  # a cache that cannot be written: the run goes on without it
+        return cache.staging(name)
+    except OSError:
         import tempfile
 
-        return Path(tempfile.gettempdir())
+        return Path(tempfile.mkdtemp(prefix=f"fairstream-{name}-"))
 
 
 def records_pcap(resolved: str) -> bool:

@@ -44,9 +44,11 @@ if TYPE_CHECKING:
 #: the fairstream version, whether the results are complete and the entries it wrote.
 MARKER = ".fairstream"
 
-#: A staging, set-aside or probing sibling: ``.NAME.partial-PID@HOST``, ``.NAME.old-PID@HOST`` or
-#: ``.NAME.probe-PID@HOST`` (`prepare`'s check that a directory can be made there).
-_SIBLING = re.compile(r"^\..+\.(?:partial|old|probe)-(?P<pid>[0-9]+)@(?P<host>[^/@]+)$")
+#: A staging, set-aside, probing or capturing sibling: ``.NAME.partial-PID@HOST``,
+#: ``.NAME.old-PID@HOST``, ``.NAME.probe-PID@HOST`` (`prepare`'s check that a directory can be
+#: made there) or ``.NAME.capture-PID@HOST`` (a run's pcap captures as it goes:
+#: `fairstream.api.captures_in`).
+_SIBLING = re.compile(r"^\..+\.(?:partial|old|probe|capture)-(?P<pid>[0-9]+)@(?P<host>[^/@]+)$")
 
 
 class OutputError(ValueError):
@@ -96,7 +98,7 @@ def _check_writable(given: Path, target: Path) -> None:
     above = target.parent
     while not above.exists() and above != above.parent:
         above = above.parent
-    probe = above / _sibling_name(target.name, "probe")
+    probe = above / sibling_name(target.name, "probe")
     try:
         probe.mkdir()
     except FileExistsError:  # one of this very process's, never live
@@ -191,7 +193,7 @@ def staged(
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
     remove_stale_siblings(parent)
-    tmp = parent / _sibling_name(target.name, "partial")
+    tmp = parent / sibling_name(target.name, "partial")
     _rmtree(tmp)  # one of this very process (pid reused), never live
     tmp.mkdir()
     try:
@@ -248,7 +250,7 @@ def _swap(tmp: Path, target: Path) -> None:
             os.rename(tmp / entry, target / entry)
         tmp.rmdir()
         return
-    old = target.parent / _sibling_name(target.name, "old")
+    old = target.parent / sibling_name(target.name, "old")
     _rmtree(old)
     os.rename(target, old)
     try:
@@ -259,7 +261,8 @@ def _swap(tmp: Path, target: Path) -> None:
     _rmtree(old)
 
 
-def _sibling_name(name: str, kind: str) -> str:
+def sibling_name(name: str, kind: str) -> str:
+    """The name of this process's `kind` sibling of directory `name` (see `_SIBLING`)."""
     return f".{name}.{kind}-{os.getpid()}@{_host()}"
 
 

@@ -310,6 +310,68 @@ def test_a_killed_sweep_leaves_an_unmarked_staging_directory_that_the_next_write
     assert siblings(tmp_path) == [], "the next write into the same parent removes the dead staging"
 
 
+#: A child that runs a scenario capturing a link and dies part-way, as SIGKILL would end it (no
+#: handler, no cleanup): by `fairstream.run` into argv[2], or with argv[3], by a campaign's
+#: `execute` into the run cache there.
+_DIES_CAPTURING = """
+import os, sys
+import fairstream, fairstream.api as api
+from fairstream import tomlio
+from fairstream.cache import RunCache, run_key
+from fairstream.campaign import RunSpec, execute
+
+def dying(sim, *args, **kwargs):
+    sim.advance(0.5)  # the captures are being written
+    os._exit(9)
+
+api.advance = dying
+scenario, out = sys.argv[1], sys.argv[2]
+if len(sys.argv) > 3:
+    text = open(scenario, encoding="utf-8").read()
+    resolved = fairstream._core.validate(text, scenario)
+    execute(RunSpec(text, scenario, run_key(resolved)), RunCache(sys.argv[3]))
+else:
+    fairstream.run(scenario, out, cache=False)
+"""
+
+
+def _capturing(tmp_path: Path, name: str, duration: str) -> Path:
+    doc = small_scenario(duration=duration)
+    doc["record"]["pcap"] = ["S1->N1"]
+    return write(tmp_path / name, doc)
+
+
+def test_a_run_killed_while_capturing_leaves_captures_that_the_next_write_removes(tmp_path: Path) -> None:
+    """A run's pcap captures go, as it runs, into a directory of its process beside its output
+    (or in the run cache's staging directory): a run killed there leaves them to the next
+    command writing beside it (or into that cache), which removes them; a run that ends leaves
+    nothing."""
+    home = tmp_path / "home"
+    home.mkdir()
+    scenario = _capturing(tmp_path, "long.toml", "30s")
+    argv = [sys.executable, "-c", _DIES_CAPTURING, str(scenario)]
+    child = subprocess.run([*argv, str(home / "out")], check=False)
+    assert child.returncode == 9
+    (left,) = home.iterdir()
+    assert left.name.startswith(".out.capture-") and left.name.endswith(f"@{output._host()}")
+    assert [p.suffix for p in left.iterdir()] == [".pcap"]
+    short = _capturing(tmp_path, "short.toml", "200ms")
+    assert main(["run", str(short), "-o", str(home / "other"), "-q", "--no-cache"]) == 0
+    assert [p.name for p in home.iterdir()] == ["other"], "the dead run's captures are removed"
+    assert (home / "other" / "pcap" / "S1-%3EN1.pcap").stat().st_size > 24  # and this run's kept
+    cache = tmp_path / "cache"
+    child = subprocess.run([*argv, "-", str(cache)], check=False)
+    assert child.returncode == 9
+    (left,) = (cache / "tmp").iterdir()
+    assert left.name.startswith("capture~") and [p.suffix for p in left.iterdir()] == [".pcap"]
+    from fairstream.cache import RunCache
+
+    plain = write(tmp_path / "plain.toml", small_scenario(duration="200ms"))
+    result = fairstream.run(plain, cache=RunCache(cache))  # stores the run: the staging is cleared
+    assert result.summary["events"] > 0
+    assert list((cache / "tmp").iterdir()) == []
+
+
 def test_staging_directories_of_live_processes_and_other_hosts_are_kept(tmp_path: Path) -> None:
     live = tmp_path / f".a.partial-{os.getppid()}@{output._host()}"
     other = tmp_path / ".b.partial-999999999@some-other-host"

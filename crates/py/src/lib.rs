@@ -132,8 +132,9 @@ struct Simulation {
 impl Simulation {
     /// Loads the scenario and builds the run; refuses it (`ScenarioError`) if its estimated
     /// memory exceeds `max_memory` bytes, or else the memory available now. pcap captures are
-    /// written as the run goes into hidden files of `capture_dir` (default: the temporary
-    /// directory); put it on the results' file system so that writing them is a link.
+    /// written as the run goes into hidden files of `capture_dir` (made when a link is captured
+    /// and it is missing; default: the temporary directory); put it on the results' file system
+    /// so that writing them is a link.
     #[new]
     #[pyo3(signature = (text, filename, seed=None, max_memory=None, capture_dir=None))]
     fn new(

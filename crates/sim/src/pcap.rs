@@ -40,8 +40,11 @@ pub struct PcapCapture {
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
 impl PcapCapture {
-    /// A capture in a new hidden file of `dir`, its global header written.
+    /// A capture in a new hidden file of `dir` (made, with its parents, when missing: a caller
+    /// may name a directory of its own that only a captured run needs), its global header
+    /// written.
     pub fn create(dir: &Path) -> std::io::Result<Self> {
+        std::fs::create_dir_all(dir)?;
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let path = dir.join(format!(
             ".fairstream-capture-{}-{n}.pcap",
@@ -250,5 +253,17 @@ mod tests {
         let path = file.path().to_path_buf();
         drop(file);
         assert!(!path.exists(), "a capture nobody kept is removed");
+    }
+
+    #[test]
+    fn a_capture_makes_the_directory_it_is_given() {
+        let dir = std::env::temp_dir().join(format!(
+            "fairstream-capture-test-{}/a/b",
+            std::process::id()
+        ));
+        let capture = PcapCapture::create(&dir).unwrap();
+        assert!(capture.file.path().starts_with(&dir) && capture.file.path().is_file());
+        drop(capture);
+        std::fs::remove_dir_all(dir.parent().and_then(Path::parent).unwrap()).unwrap();
     }
 }

@@ -158,8 +158,8 @@ impl Simulator {
     }
 
     /// Builds a run whose pcap captures are written into `capture_dir` as it goes (hidden files,
-    /// removed when the output holding them is dropped); fails if a capture cannot be created
-    /// there.
+    /// removed when the output holding them is dropped; the directory is made when a link is
+    /// captured and it is missing); fails if a capture cannot be created there.
     pub fn with_capture_dir(
         net: Network,
         capture_dir: &std::path::Path,
