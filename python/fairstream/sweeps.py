@@ -203,16 +203,25 @@ def sweep(
     limit = memory_limit(max_memory)
     target = output.prepare(output_dir, "sweep", force)
     base_text, filename = load(scenario)
+    base_error = None
     with warnings.catch_warnings(record=True) as caught:  # shown below, once, as they came
         warnings.simplefilter("always", _core.ScenarioWarning)
-        _core.validate(base_text, filename)
+        try:
+            _core.validate(base_text, filename)
+        except _core.ScenarioError as err:  # the points decide: each may set what is wrong here
+            base_error = err
     for w in caught:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     shown = [rest for w in caught if (rest := where_in(str(w.message), filename)) is not None]
     # A relative trace is taken from the scenario file's directory; each point's "file" below is
     # a label ("s.toml with flow.0.rate=1 Mbit/s") whose directory is no such thing.
     home = os.path.dirname(os.path.abspath(filename))
-    base = _absolute_traces(tomlio.loads(base_text), home)
+    try:
+        base = _absolute_traces(tomlio.loads(base_text), home)
+    except ValueError:
+        if base_error is not None:  # not TOML: the core's error says where
+            raise base_error from None
+        raise
     points = grid_points(grid)
     located = [{path: _absolute_traces(value, home, path) for path, value in p.items()} for p in points]
     per_run = memory_per_run(limit, jobs, len(points), scheduler)
@@ -222,7 +231,12 @@ def sweep(
         batch.warm_up()  # the workers start while the points are planned
         labels = [", ".join(f"{k}={v}" for k, v in overrides.items()) for overrides in points]
         files = [point_file(filename, label) for label in labels]
-        planned = plan_points(base, located, filename, labels, per_run, shown)  # all valid, or none runs
+        try:
+            planned = plan_points(base, located, filename, labels, per_run, shown)  # all valid, or none runs
+        except ValueError as err:
+            if base_error is not None and _same_problem(err, base_error, filename, labels):
+                raise base_error from None  # named where it is in the user's file
+            raise
         checked = [
             _Point(i, overrides, text, file, label, resolved)
             for i, (overrides, (text, resolved), file, label) in enumerate(
@@ -236,6 +250,18 @@ def sweep(
         raise
     batch.close()
     return result
+
+
+def _same_problem(
+    point_error: Exception, base_error: Exception, filename: str, labels: Sequence[str]
+) -> bool:
+    """Whether a point's refusal is the scenario file's own (the same field, the same fault), which
+    the file's error names at its line rather than at one of the point's own TOML."""
+    from .campaign import point_file, where_in
+
+    base = where_in(str(base_error), filename)
+    found = (where_in(str(point_error), point_file(filename, label)) for label in labels)
+    return base is not None and base in found
 
 
 def _absolute_traces(node: Any, home: str, path: str = "") -> Any:

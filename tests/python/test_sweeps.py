@@ -298,3 +298,45 @@ def test_paths_that_name_one_field_twice_are_refused(grid: dict, says: str, tmp_
         tmp_path / "ok",
         jobs=1,
     ).points
+
+
+_BAD_RATE = """name = "s"
+duration = "1s"
+
+[topology]
+kind = "chain"
+nodes = 2
+link = { rate = "1Mbps", delay = "1ms" }
+
+[[flow]]
+protocol = "cbr"
+from = "n0"
+to = "n1"
+rate = "fast"
+
+[[flow]]
+protocol = "cbr"
+from = "n0"
+to = "n1"
+rate = "100kbps"
+"""
+
+
+def test_a_field_every_point_sets_need_not_be_valid_in_the_scenario_file(tmp_path: Path) -> None:
+    """The points decide: a fault of the file that every point overrides does not stop the sweep;
+    one the points keep is named at its line of the file, not at a point's; a point's own fault is
+    the point's."""
+    base = tmp_path / "s.toml"
+    base.write_text(_BAD_RATE, encoding="utf-8")
+    result = fairstream.sweep(base, {"flow.0.rate": ["1Mbps", "2Mbps"]}, tmp_path / "ok", jobs=1)
+    sent = result.flows.filter(pl.col("flow_id") == 0).sort("point")["bytes_sent"].to_list()
+    assert len(sent) == 2 and sent[0] < sent[1]
+    in_the_file = re.escape(f"{base}:13:8: field `flow[0].rate`: `fast`")
+    with pytest.raises(fairstream.ScenarioError, match=in_the_file):
+        fairstream.sweep(base, {"flow.1.rate": ["1Mbps", "2Mbps"]}, tmp_path / "kept", jobs=1)
+    with pytest.raises(fairstream.ScenarioError, match=re.escape(f"{base} with flow.0.rate=slow:")):
+        fairstream.sweep(base, {"flow.0.rate": ["1Mbps", "slow"]}, tmp_path / "point", jobs=1)
+    base.write_text(_BAD_RATE.replace('"fast"', '"fast'), encoding="utf-8")
+    with pytest.raises(fairstream.ScenarioError, match=re.escape(f"{base}:13:") + ".*invalid TOML"):
+        fairstream.sweep(base, {"flow.0.rate": ["1Mbps"]}, tmp_path / "toml", jobs=1)
+    assert not any((tmp_path / d).exists() for d in ("kept", "point", "toml"))
