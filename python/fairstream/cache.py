@@ -414,7 +414,7 @@ class RunCache:
         self._bundles = threading.local()
 
     def __reduce__(self) -> tuple[Any, ...]:  # to a worker: where, and how (not what was made here)
-        return (_in_this_process, (self.root, self.refresh))
+        return (_in_this_process, (self.root, self.refresh, self._not_storing))
 
     def path(self, key: str) -> Path:
         return self.root / RUNS / key[:2] / f"{key}.run"
@@ -501,6 +501,23 @@ class RunCache:
             self.put(key, record, inputs)
         except OSError as err:
             self._not_stored("a run", err)
+
+    def check_writable(self) -> bool:
+        """Whether a file can be made in the cache (in its staging directory); if not, the
+        `CacheWriteWarning` is said now, once for this object and the copies it sends to workers
+        (a batch's workers would each say it once)."""
+        probe = None
+        try:
+            probe = self.staging("probe")
+            probe.open("wb").close()
+        except OSError as err:
+            self._not_stored("runs", err)
+            return False
+        finally:
+            if probe is not None:
+                with contextlib.suppress(OSError):
+                    probe.unlink()
+        return True
 
     def _not_stored(self, what: str, err: OSError) -> None:
         """Warns (`CacheWriteWarning`) the first time this object could not store; the runs
@@ -899,13 +916,15 @@ def _touch(path: Path) -> None:
 _RECEIVED: dict[tuple[Path, bool], RunCache] = {}
 
 
-def _in_this_process(root: Path, refresh: bool) -> RunCache:
+def _in_this_process(root: Path, refresh: bool, not_storing: bool = False) -> RunCache:
     """The cache at `root` as a worker process receives it with each call: the same object every
     time, so that the directories it makes (a shard per entry) are made once per process, not
-    once per call."""
+    once per call. `not_storing`: the sender has warned that it cannot store (`check_writable`),
+    so this object does not warn again."""
     cache = _RECEIVED.get((root, refresh))
     if cache is None:
         cache = _RECEIVED[(root, refresh)] = RunCache(root, refresh=refresh)
+    cache._not_storing = cache._not_storing or not_storing
     return cache
 
 

@@ -538,6 +538,8 @@ def run_specs(
             continue
         todo.append(spec)
         waiting[key] = indices
+    if cache is not None and todo:
+        cache.check_writable()  # a cache that cannot store is said here, once, not by each worker
     chunker = Chunker(todo, cache)
     own = batch is None
     batch = batch or Batch(jobs, scheduler, calls_hint=len(todo))
