@@ -370,11 +370,12 @@ def plan_points(
     labels: Sequence[str],
     max_memory: int | None,
     shown: Sequence[str] = (),
-) -> list[tuple[str, str]]:
-    """Every point's (TOML text, resolved scenario), written and validated here (while a batch's
-    workers start: `fairstream.parallel.Batch.warm_up`), each under the name ``SCENARIO_FILE with
-    LABEL``; the first point (in grid order) that does not validate is raised
-    (`fairstream.ScenarioError`, or the ValueError or TypeError of a value), before anything runs.
+) -> list[tuple[str, str, str]]:
+    """Every point's (TOML text, resolved scenario, the name it goes by), written and validated
+    here (while a batch's workers start: `fairstream.parallel.Batch.warm_up`), each under the name
+    ``SCENARIO_FILE with LABEL`` (`point_file`); the first point (in grid order) that does not
+    validate is raised (`fairstream.ScenarioError`, or the ValueError or TypeError of a value),
+    before anything runs.
 
     A scenario warning is shown once for all the points it concerns (`warn_once`), not once per
     point, and not at all where it is one of `shown` (the base scenario's, as `where_in` gives
@@ -387,7 +388,7 @@ def plan_points(
         planned: list[Any] = plan_chunk(PlanChunk(base, tuple(points), tuple(files), max_memory))
     raise_planning_error(planned)
     warn_once(caught, scenario_file, labels, shown)
-    return planned
+    return [(text, resolved, file) for (text, resolved), file in zip(planned, files, strict=True)]
 
 
 def point_file(scenario_file: str, label: str) -> str:

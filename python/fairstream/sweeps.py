@@ -196,7 +196,7 @@ def sweep(
     which is how a sweep interrupted (Ctrl-C, ``kill -9``, a lost worker) resumes.
     """
     from .api import _run_cache, check_seed, memory_limit
-    from .campaign import plan_points, point_file, where_in
+    from .campaign import plan_points, where_in
     from .parallel import Batch
 
     check_seed(seed)
@@ -230,7 +230,6 @@ def sweep(
     try:
         batch.warm_up()  # the workers start while the points are planned
         labels = [", ".join(f"{k}={v}" for k, v in overrides.items()) for overrides in points]
-        files = [point_file(filename, label) for label in labels]
         try:
             planned = plan_points(base, located, filename, labels, per_run, shown)  # all valid, or none runs
         except ValueError as err:
@@ -239,8 +238,8 @@ def sweep(
             raise
         checked = [
             _Point(i, overrides, text, file, label, resolved)
-            for i, (overrides, (text, resolved), file, label) in enumerate(
-                zip(points, planned, files, labels, strict=True)
+            for i, (overrides, (text, resolved, file), label) in enumerate(
+                zip(points, planned, labels, strict=True)
             )
         ]
         doc = {"scenario": filename, "grid": {k: list(v) for k, v in grid.items()}}
