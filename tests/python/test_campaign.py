@@ -214,6 +214,38 @@ def test_a_scenario_two_experiments_plan_in_one_directory_is_resolved_once(
     assert apart.plans[0].jobs == b
 
 
+@dataclass(frozen=True)
+class StoppedWhileDrawing(Rates):
+    """`Rates` whose figures meet Ctrl-C."""
+
+    def figures(self, result: Mapping[str, Any], exp_dir: Path, fig_dir: Path) -> list[Figure]:
+        raise KeyboardInterrupt
+
+
+def test_an_evaluation_stopped_part_way_leaves_no_result_and_the_whole_ones_count(
+    tmp_path: Path, scenario: Path
+) -> None:
+    """Two experiments that share their runs are evaluated by one call; Ctrl-C in the second's
+    figures stops the call. The first's evaluation is whole: its result stands (in the report
+    too) and it is not marked. The second has no result.json, only its mark, as the report reads
+    it: a result.json is written last."""
+    from fairstream.reproduce.runner import load_results
+
+    a = fake("fake-a", scenario)
+    b = StoppedWhileDrawing(**{**a.__dict__, "id": "fake-b"})
+    out = tmp_path / "out"
+    with pytest.raises(Interrupted):
+        Campaign([a, b], replicas=0, cache=RunCache(tmp_path / "cache")).run(out, jobs=1, quiet=True)
+    assert (out / "fake-a" / "result.json").is_file() and not (out / "fake-a" / "INCOMPLETE").exists()
+    assert not (out / "fake-b" / "result.json").exists()
+    assert (
+        "fake-b: 4 of 4 runs finished (kept in the run cache); not evaluated"
+        in (out / "fake-b" / "INCOMPLETE").read_text()
+    )
+    assert "evaluated: fake-a." in (out / "INCOMPLETE").read_text()
+    assert [r["id"] for r in load_results(out)] == ["fake-a"]
+
+
 def test_a_cold_reproduction_starts_its_workers_after_its_first_draft_and_a_warm_one_never(
     tmp_path: Path, scenario: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

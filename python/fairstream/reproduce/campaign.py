@@ -669,7 +669,6 @@ def _evaluate_group(call: GroupCall) -> list[dict[str, Any]]:
         exp_dir = out / plan.exp.id
         exp_dir.mkdir(parents=True, exist_ok=True)
         result_text = json.dumps(result, indent=2, allow_nan=False) + "\n"
-        (exp_dir / RESULT_FILE).write_text(result_text, encoding="utf-8")
         same = tuple((j.replica, j.index, j.point.key, j.key, _params(j.point)) for j in plan.jobs)
         if same in datasets:  # the h2h-* experiments: one dataset, written once
             _copy_tree(datasets[same], exp_dir / DATA_DIR)
@@ -682,6 +681,9 @@ def _evaluate_group(call: GroupCall) -> list[dict[str, Any]]:
         # the report's section, here rather than in the parent once every experiment is done
         section = section_html(json.loads(result_text), out)  # as the report reads result.json
         (exp_dir / SECTION_FILE).write_text(section, encoding="utf-8")
+        # last: an experiment has a result.json only once its evaluation is whole (an evaluation
+        # stopped by Ctrl-C leaves none, and the report and `_keep_partial` go by it)
+        (exp_dir / RESULT_FILE).write_text(result_text, encoding="utf-8")
         names = [
             p.relative_to(out).as_posix()
             for p in sorted(exp_dir.rglob("*"))
@@ -768,11 +770,14 @@ def _keep_partial(
     results: dict[str, dict[str, Any]],
 ) -> Interrupted:
     """Marks an interrupted reproduction: ``<id>/INCOMPLETE`` in each experiment not evaluated,
-    ``INCOMPLETE`` at the top, each saying which runs finished; returns the `Interrupted` to raise."""
+    ``INCOMPLETE`` at the top, each saying which runs finished; returns the `Interrupted` to raise.
+    An experiment whose result.json was written is evaluated (`_evaluate_group` writes it last),
+    though the call that evaluated its group was stopped before it returned."""
     done = {specs[i].key for i in stop.finished}
+    evaluated = [p.exp.id for p in plans if p.exp.id in results or (out / p.exp.id / RESULT_FILE).is_file()]
     lines = []
     for plan in plans:
-        if plan.exp.id in results:
+        if plan.exp.id in evaluated:
             continue
         keys = [j.key for j in plan.jobs]
         finished = sum(k in done for k in keys)
@@ -782,7 +787,6 @@ def _keep_partial(
         (out / plan.exp.id).mkdir(parents=True, exist_ok=True)
         write_marker(out / plan.exp.id, f"interrupted: {line}")
         lines.append(line)
-    evaluated = [p.exp.id for p in plans if p.exp.id in results]
     summary = (
         f"interrupted: {len(stop.finished)} of {stop.total} runs finished; "
         + (f"evaluated: {', '.join(evaluated)}" if evaluated else "no experiment was evaluated")
