@@ -180,8 +180,8 @@ def _simulate(spec: RunSpec, cache: RunCache | None, capture: str | None, starte
                 record = RunRecord.of(sim, compact=True)  # long series: compressed instead
         if record is None:  # the capture's files are named into a run directory, not copied
             scratch = _scratch(cache, "run")
-            _rmtree(scratch)  # one this thread left, had removing it failed
             run_dir = scratch / "run"
+            _rmtree(run_dir)  # one this thread left, had removing it failed
             sim.write_results(str(run_dir))
     try:
         if record is None:
@@ -242,8 +242,8 @@ def _emulate(spec: RunSpec, cache: RunCache | None, started: float) -> Outcome:
         import tempfile
 
         scratch = _scratch(cache, "emu") if cache is not None else Path(tempfile.mkdtemp(prefix="emu."))
-        _rmtree(scratch)  # one this thread left, had removing it failed
         run_dir = scratch / "run"
+        _rmtree(run_dir)  # one this thread left, had removing it failed
         run.write_results(str(run_dir))
     try:
         return _kept(spec, cache, RunRecord.of_emulation(run, run_dir), 0, started, emulated=True)
