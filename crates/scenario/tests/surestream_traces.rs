@@ -131,6 +131,28 @@ fn levels_that_are_not_one_clip_or_are_missing_are_errors_at_their_field() {
     let e = load_in(&dir, "levels = [20, 45]\n[[flow.level]]\ntrace = \"a.csv\"").unwrap_err();
     assert_eq!((e.line, e.field.as_str()), (18, "flow[0].levels"), "{e}");
 
+    // Levels the server could never switch between: no I frame (one level needs none).
+    write_trace(&dir, "p.csv", "PPPPP", [1000, 400, 200]);
+    write_trace(&dir, "q.csv", "PPPPP", [5000, 2000, 1000]);
+    let e = load_in(
+        &dir,
+        "[[flow.level]]\ntrace = \"p.csv\"\n[[flow.level]]\ntrace = \"q.csv\"",
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e.line, e.field.as_str()),
+        (19, "flow[0].level[0].trace"),
+        "{e}"
+    );
+    assert!(e.message.contains("the trace has no I frame"), "{e}");
+    load_in(&dir, "[[flow.level]]\ntrace = \"p.csv\"").unwrap();
+    // over TCP the server switches at any frame
+    load_in(
+        &dir,
+        "transport = \"tcp\"\n[[flow.level]]\ntrace = \"p.csv\"\n[[flow.level]]\ntrace = \"q.csv\"",
+    )
+    .unwrap();
+
     // Rates must still increase.
     let e = load_in(
         &dir,

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use fairstream_core::{Bitrate, DataSize, Duration};
-use fairstream_media::{Encoding, Level};
+use fairstream_media::{Encoding, FrameType, Level};
 use fairstream_proto::ProtocolConfig;
 use fairstream_proto::surestream::config::UDP_DATA_HEADERS;
 use fairstream_proto::surestream::{SurestreamConfig, TcpRule, Transport, UdpRule};
@@ -46,7 +46,7 @@ pub(crate) fn read(
         "tcp" => Transport::Tcp,
         _ => Transport::Udp,
     };
-    let encoding = match read_trace_levels(f)? {
+    let encoding = match read_trace_levels(f, transport)? {
         Some(encoding) => encoding,
         None => {
             let rates = read_levels(f)?;
@@ -164,8 +164,9 @@ pub(crate) fn read(
 /// nominal `rate` (the trace's mean rate if absent), lowest rate first; `None` when the flow
 /// has no such tables (its levels are then synthetic, from `levels`). Every level must have the
 /// frames of level 0, of the same types (encodings of one clip with one GOP structure): the
-/// server switches level at I frames and the player decodes with level 0's structure.
-fn read_trace_levels(f: &mut Section<'_, '_>) -> Result<Option<Encoding>> {
+/// server over UDP switches level at I frames (so its levels need one, when there are several)
+/// and the player decodes with level 0's structure.
+fn read_trace_levels(f: &mut Section<'_, '_>, transport: Transport) -> Result<Option<Encoding>> {
     let tables = f.tables("level", &["trace", "rate"])?;
     if tables.is_empty() {
         return Ok(None);
@@ -179,8 +180,9 @@ fn read_trace_levels(f: &mut Section<'_, '_>) -> Result<Option<Encoding>> {
             ));
         }
     }
-    let mut levels: Vec<Level> = Vec::with_capacity(tables.len());
-    let mut resolved = Vec::with_capacity(tables.len());
+    let count = tables.len();
+    let mut levels: Vec<Level> = Vec::with_capacity(count);
+    let mut resolved = Vec::with_capacity(count);
     for mut t in tables {
         let Some(trace) = read_trace(&mut t, "trace")? else {
             return Err(t.error(
@@ -189,6 +191,15 @@ fn read_trace_levels(f: &mut Section<'_, '_>) -> Result<Option<Encoding>> {
                  ({ video = \"clip.mp4\" })",
             ));
         };
+        let switches_at_i = matches!(transport, Transport::Udp) && count > 1;
+        if levels.is_empty() && switches_at_i && !trace.kinds().any(|k| k == FrameType::I) {
+            return Err(t.error(
+                "trace",
+                "the trace has no I frame; the server over UDP switches level only at an I \
+                 frame, so it would never leave its first level (each GOP starts with an I \
+                 frame)",
+            ));
+        }
         if let Some(first) = levels.first() {
             let same_types = first.trace.kinds().eq(trace.kinds());
             if !same_types {
