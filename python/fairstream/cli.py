@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 
 #: Exit codes, as the help's epilogue and docs/cli.md show them.
-OK, FAILED, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
+OK, FAILED, BAD_INPUT, INTERRUPTED, OUTPUT_CLOSED = 0, 1, 2, 130, 141
 
 EXIT_CODES = """\
 exit codes (every command):
@@ -49,7 +49,9 @@ exit codes (every command):
        or read (not UTF-8, not TOML), a Dask scheduler that cannot be reached;
        nothing is written
   130  interrupted (Ctrl-C): stopped within a fraction of a second; the results so
-       far are kept, marked incomplete (an INCOMPLETE file, "complete": false)"""
+       far are kept, marked incomplete (an INCOMPLETE file, "complete": false)
+  141  what read the output stopped reading (`| head`): the command stops quietly, as
+       one ended by SIGPIPE"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -73,6 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(name, _message(err))
         return BAD_INPUT
     except (RuntimeError, OSError) as err:
+        if isinstance(err, BrokenPipeError) and _output_closed():
+            raise  # `entry` ends quietly: nothing is wrong but that nobody reads on
         _error(name, _message(err))
         return FAILED
     except Exception as err:
@@ -94,11 +98,23 @@ def entry() -> None:
     After Ctrl-C the interpreter's teardown is skipped: with polars and matplotlib loaded it takes
     longer (0.1 to 0.2 s) than everything else an interrupt does. Exit handlers still run and the
     output is flushed. A second Ctrl-C while the first is handled ends the same way, quietly.
+
+    When what reads the standard output stops reading (``fairstream cache info | head -1``), the
+    command ends quietly with `OUTPUT_CLOSED`, as a command ended by SIGPIPE does, not with an
+    error about a broken pipe.
     """
     try:
-        code = main()
+        try:
+            code = main()
+        finally:  # also after --help or a usage error (SystemExit)
+            sys.stdout.flush()  # here, where a reader gone is told apart from a failure
     except KeyboardInterrupt:  # a second Ctrl-C, while the first was being handled
         code = INTERRUPTED
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # what is left unwritten goes nowhere, quietly
+        os.close(devnull)
+        code = OUTPUT_CLOSED
     if code != INTERRUPTED:
         sys.exit(code)
     import atexit
@@ -111,6 +127,18 @@ def entry() -> None:
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
     os._exit(code)
+
+
+def _output_closed() -> bool:
+    """Whether what reads this process's standard output has closed it (a pipe's reader gone)."""
+    import select
+
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poll.poll(0))
+    except (AttributeError, OSError, ValueError):  # no such stream, or no poll here
+        return False
 
 
 def _error(command: str, message: str, kind: str = "error: ") -> None:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -203,3 +206,24 @@ def test_validate_resolved_writes_the_scenario_alone_on_stdout(
     resolved.write_text(captured.out, encoding="utf-8")
     assert main(["validate", "--resolved", str(resolved)]) == 0  # a scenario file, the same one
     assert capsys.readouterr().out == captured.out
+
+
+@pytest.mark.parametrize("argv", [["validate", "--resolved", "SCENARIO"], ["--help"], ["cache", "info"]])
+def test_output_read_by_nobody_ends_the_command_quietly(argv: list[str], tmp_path: Path) -> None:
+    """`fairstream ... | head -1` where head has gone: exit 141 as after SIGPIPE, and no message
+    about a broken pipe (nor after --help, which exits from the argument parser)."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(tomlio.dumps(small_scenario(duration="1s")), encoding="utf-8")
+    argv = [str(scenario) if a == "SCENARIO" else a for a in argv]
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before anything is written
+    env = {**os.environ, "FAIRSTREAM_CACHE": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "fairstream", *argv]
+    try:
+        proc = subprocess.run(command, stdout=write, stderr=subprocess.PIPE, env=env, check=False)
+    finally:
+        os.close(write)
+    said = proc.stderr.decode()
+    assert "pipe" not in said.lower() and "Exception" not in said, said
+    # the argument parser drops what it cannot write of the help, and exits with its own 0
+    assert proc.returncode == (0 if argv == ["--help"] else 141), said
