@@ -107,7 +107,8 @@ def entry() -> None:
         try:
             code = main()
         finally:  # also after --help or a usage error (SystemExit)
-            sys.stdout.flush()  # here, where a reader gone is told apart from a failure
+            if sys.stdout is not None:  # None: started with its standard output closed
+                sys.stdout.flush()  # here, where a reader gone is told apart from a failure
     except KeyboardInterrupt:  # a second Ctrl-C, while the first was being handled
         code = INTERRUPTED
     except BrokenPipeError:
@@ -115,6 +116,9 @@ def entry() -> None:
         os.dup2(devnull, sys.stdout.fileno())  # what is left unwritten goes nowhere, quietly
         os.close(devnull)
         code = OUTPUT_CLOSED
+    except OSError as err:  # the last of the output could not be written (a full disk)
+        _error("fairstream", _message(err))
+        code = FAILED
     if code != INTERRUPTED:
         sys.exit(code)
     import atexit

@@ -227,3 +227,29 @@ def test_output_read_by_nobody_ends_the_command_quietly(argv: list[str], tmp_pat
     assert "pipe" not in said.lower() and "Exception" not in said, said
     # the argument parser drops what it cannot write of the help, and exits with its own 0
     assert proc.returncode == (0 if argv == ["--help"] else 141), said
+
+
+def test_output_that_cannot_be_written_is_one_error_and_none_is_no_error(tmp_path: Path) -> None:
+    """A full disk under the output (`/dev/full`) is one error line, exit 1, after the argument
+    parser's own output too; a command started with its output closed says nothing and
+    succeeds, as before it flushed its output itself."""
+    env = {**os.environ, "FAIRSTREAM_CACHE": str(tmp_path / "cache")}
+    for argv in (["cache", "info"], ["--version"]):
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run(
+                [sys.executable, "-m", "fairstream", *argv],
+                stdout=full,
+                stderr=subprocess.PIPE,
+                env=env,
+                check=False,
+            )
+        said = proc.stderr.decode()
+        assert proc.returncode == 1 and said.count("\n") == 1 and "No space left on device" in said, said
+    proc = subprocess.run(
+        [sys.executable, "-m", "fairstream", "cache", "info"],
+        preexec_fn=lambda: os.close(1),  # noqa: PLW1509 (a closed standard output, as `>&-`)
+        stderr=subprocess.PIPE,
+        env=env,
+        check=False,
+    )
+    assert (proc.returncode, proc.stderr.decode()) == (0, "")
