@@ -16,6 +16,7 @@ from fairstream import tomlio
 from fairstream.cli import main
 from fairstream.results import RunResult
 from fairstream.sweeps import grid_points, parse_assignment, parse_value
+from test_reproduce import _FAKE_SCENARIO
 
 
 def test_parse_assignment_and_values() -> None:
@@ -300,26 +301,12 @@ def test_paths_that_name_one_field_twice_are_refused(grid: dict, says: str, tmp_
     ).points
 
 
-_BAD_RATE = """name = "s"
-duration = "1s"
-
-[topology]
-kind = "chain"
-nodes = 2
-link = { rate = "1Mbps", delay = "1ms" }
-
-[[flow]]
-protocol = "cbr"
-from = "n0"
-to = "n1"
-rate = "fast"
-
-[[flow]]
-protocol = "cbr"
-from = "n0"
-to = "n1"
-rate = "100kbps"
-"""
+#: test_reproduce's one-CBR-flow scenario with a rate that does not parse, and a second flow.
+_BAD_RATE = _FAKE_SCENARIO.replace('rate = "100kbps"', 'rate = "fast"') + (
+    '\n[[flow]]\nprotocol = "cbr"\nfrom = "n0"\nto = "n1"\nrate = "100kbps"\n'
+)
+#: The line of the bad rate in it.
+_BAD_LINE = _BAD_RATE.splitlines().index('rate = "fast"') + 1
 
 
 def test_a_field_every_point_sets_need_not_be_valid_in_the_scenario_file(tmp_path: Path) -> None:
@@ -331,12 +318,12 @@ def test_a_field_every_point_sets_need_not_be_valid_in_the_scenario_file(tmp_pat
     result = fairstream.sweep(base, {"flow.0.rate": ["1Mbps", "2Mbps"]}, tmp_path / "ok", jobs=1)
     sent = result.flows.filter(pl.col("flow_id") == 0).sort("point")["bytes_sent"].to_list()
     assert len(sent) == 2 and sent[0] < sent[1]
-    in_the_file = re.escape(f"{base}:13:8: field `flow[0].rate`: `fast`")
+    in_the_file = re.escape(f"{base}:{_BAD_LINE}:8: field `flow[0].rate`: `fast`")
     with pytest.raises(fairstream.ScenarioError, match=in_the_file):
         fairstream.sweep(base, {"flow.1.rate": ["1Mbps", "2Mbps"]}, tmp_path / "kept", jobs=1)
     with pytest.raises(fairstream.ScenarioError, match=re.escape(f"{base} with flow.0.rate=slow:")):
         fairstream.sweep(base, {"flow.0.rate": ["1Mbps", "slow"]}, tmp_path / "point", jobs=1)
     base.write_text(_BAD_RATE.replace('"fast"', '"fast'), encoding="utf-8")
-    with pytest.raises(fairstream.ScenarioError, match=re.escape(f"{base}:13:") + ".*invalid TOML"):
+    with pytest.raises(fairstream.ScenarioError, match=re.escape(f"{base}:{_BAD_LINE}:") + ".*invalid TOML"):
         fairstream.sweep(base, {"flow.0.rate": ["1Mbps"]}, tmp_path / "toml", jobs=1)
     assert not any((tmp_path / d).exists() for d in ("kept", "point", "toml"))
