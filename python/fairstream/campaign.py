@@ -399,8 +399,16 @@ def point_file(scenario_file: str, label: str) -> str:
 def where_in(message: str, file: str) -> str | None:
     """A scenario error's or warning's text after its ``FILE:LINE:COLUMN: `` (the field and
     what is wrong), for a message about `file`; None otherwise."""
-    match = re.match(re.escape(file) + r":\d+:\d+: (.*)", message, re.S)
-    return match[1] if match else None
+    found = located(message, file)
+    return found[1] if found is not None and not found[0] else None
+
+
+def located(message: str, prefix: str) -> tuple[str, str] | None:
+    """A scenario error or warning about a file whose name starts with `prefix`, split at its
+    ``:LINE:COLUMN: ``: (the rest of the file's name, the text after it); None for another
+    message. A sweep's points go by ``point_file(SCENARIO, "")`` followed by their label."""
+    match = re.match(re.escape(prefix) + r"(.*?):\d+:\d+: (.*)", message, re.S)
+    return (match[1], match[2]) if match else None
 
 
 def warn_once(
@@ -412,15 +420,15 @@ def warn_once(
     as they came."""
     from . import _core
 
-    of_a_point = re.compile(re.escape(point_file(scenario_file, "")) + r"(.*?):\d+:\d+: (.*)", re.S)
+    of_a_point = point_file(scenario_file, "")
     known = set(labels)
     groups: dict[str, list[str]] = {}
     for w in caught:
-        found = of_a_point.match(str(w.message)) if issubclass(w.category, _core.ScenarioWarning) else None
-        if found is None or found[1] not in known:
+        found = located(str(w.message), of_a_point) if issubclass(w.category, _core.ScenarioWarning) else None
+        if found is None or found[0] not in known:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        elif found[2] not in shown:
-            groups.setdefault(found[2], []).append(found[1])
+        elif found[1] not in shown:
+            groups.setdefault(found[1], []).append(found[0])
     for rest, where in groups.items():
         some = "; ".join(where[:3]) + ("; ..." if len(where) > 3 else "")
         warnings.warn(

@@ -256,11 +256,11 @@ def _same_problem(
 ) -> bool:
     """Whether a point's refusal is the scenario file's own (the same field, the same fault), which
     the file's error names at its line rather than at one of the point's own TOML."""
-    from .campaign import point_file, where_in
+    from .campaign import located, point_file, where_in
 
     base = where_in(str(base_error), filename)
-    found = (where_in(str(point_error), point_file(filename, label)) for label in labels)
-    return base is not None and base in found
+    found = located(str(point_error), point_file(filename, ""))
+    return base is not None and found is not None and found[0] in labels and found[1] == base
 
 
 def _absolute_traces(node: Any, home: str, path: str = "") -> Any:
