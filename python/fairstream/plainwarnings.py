@@ -17,7 +17,11 @@ if TYPE_CHECKING:
 
 def show_plainly(category: type[Warning] | tuple[type[Warning], ...]) -> None:
     """Shows warnings of `category` as their message alone from now on; other warnings keep
-    Python's format."""
+    Python's format. Called again for the same `category` (`fairstream.cli.main` once per
+    command, in one interpreter), it leaves the way warnings are shown as it is, rather than
+    wrapping it once more each time."""
+    if getattr(warnings.showwarning, "plainly", None) == category:
+        return
     shown = warnings.showwarning
 
     def show(message: Warning | str, cat: type[Warning], *rest: Any, **kw: Any) -> None:
@@ -26,6 +30,7 @@ def show_plainly(category: type[Warning] | tuple[type[Warning], ...]) -> None:
         else:
             shown(message, cat, *rest, **kw)
 
+    show.plainly = category  # type: ignore[attr-defined]
     warnings.showwarning = show
 
 

@@ -253,3 +253,25 @@ def test_output_that_cannot_be_written_is_one_error_and_none_is_no_error(tmp_pat
         check=False,
     )
     assert (proc.returncode, proc.stderr.decode()) == (0, "")
+
+
+def test_warnings_are_shown_plainly_by_one_wrapper_however_many_commands_ran(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`main` in one interpreter, again and again (a notebook, a test suite): fairstream's
+    warnings are shown by one wrapper of Python's `showwarning`, not by one more each time."""
+    import warnings
+
+    from fairstream.cache import CacheWriteWarning
+
+    monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)  # put back after the test
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(tomlio.dumps(small_scenario(duration="1s")), encoding="utf-8")
+    assert main(["validate", str(scenario)]) == 0
+    first = warnings.showwarning
+    for _ in range(3):
+        assert main(["validate", str(scenario)]) == 0
+    assert warnings.showwarning is first
+    capsys.readouterr()
+    warnings.showwarning(CacheWriteWarning("the cache is full"), CacheWriteWarning, "x.py", 1)
+    assert capsys.readouterr().err == "the cache is full\n"
