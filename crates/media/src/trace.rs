@@ -186,6 +186,12 @@ impl FrameTrace {
         self.frames.iter().map(|f| f.kind)
     }
 
+    /// Whether any frame is an I frame: where a GOP starts, and what a sender that changes its
+    /// encoding at GOP starts (MPEG_APP's lowest scale, the streamer's level switch) waits for.
+    pub fn has_i_frame(&self) -> bool {
+        self.kinds().any(|k| k == FrameType::I)
+    }
+
     /// The bytes of one pass.
     pub fn total_size(&self) -> DataSize {
         DataSize::bytes(self.frames.iter().map(|f| f.size.as_bytes()).sum())
@@ -310,6 +316,21 @@ mod tests {
         // 39 000 B per 0.3 s.
         assert_eq!(t.mean_rate(), Bitrate::kbps(1040));
         assert_eq!(t.frames()[3].size, DataSize::bytes(8000));
+    }
+
+    #[test]
+    fn an_i_frame_is_found_wherever_it_is() {
+        let of = |kinds: &[FrameType]| {
+            let frames = kinds.iter().enumerate();
+            let frames = frames
+                .map(|(i, &k)| frame(100 * i as u64, k, 1000))
+                .collect();
+            FrameTrace::new(frames, Duration::from_millis(100 * kinds.len() as u64)).unwrap()
+        };
+        use FrameType::{B, I, P};
+        assert!(of(&[I, B, P]).has_i_frame());
+        assert!(of(&[P, B, I]).has_i_frame());
+        assert!(!of(&[P, B, P]).has_i_frame());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! unless `trace` names a CSV trace or a video file.
 
 use fairstream_core::DataSize;
-use fairstream_media::{FrameType, GopPattern, SyntheticGop};
+use fairstream_media::{GopPattern, SyntheticGop};
 use fairstream_proto::ProtocolConfig;
 use fairstream_proto::media_scaling::config::DATA_HEADERS;
 use fairstream_proto::media_scaling::{MpegAppConfig, MpegTrace};
@@ -55,7 +55,7 @@ pub(crate) fn read(
                     "does not apply with `trace`: the trace file gives the frames",
                 ));
             }
-            if !frames.kinds().any(|k| k == FrameType::I) {
+            if !frames.has_i_frame() {
                 return Err(f.error(
                     "trace",
                     "the trace has no I frame; MPEG_APP starts at its lowest scale, which sends \

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use fairstream_core::{Bitrate, DataSize, Duration};
-use fairstream_media::{Encoding, FrameType, Level};
+use fairstream_media::{Encoding, Level};
 use fairstream_proto::ProtocolConfig;
 use fairstream_proto::surestream::config::UDP_DATA_HEADERS;
 use fairstream_proto::surestream::{SurestreamConfig, TcpRule, Transport, UdpRule};
@@ -192,7 +192,7 @@ fn read_trace_levels(f: &mut Section<'_, '_>, transport: Transport) -> Result<Op
             ));
         };
         let switches_at_i = matches!(transport, Transport::Udp) && count > 1;
-        if levels.is_empty() && switches_at_i && !trace.kinds().any(|k| k == FrameType::I) {
+        if levels.is_empty() && switches_at_i && !trace.has_i_frame() {
             return Err(t.error(
                 "trace",
                 "the trace has no I frame; the server over UDP switches level only at an I \
