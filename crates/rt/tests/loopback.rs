@@ -49,15 +49,41 @@ fn steady_rate(r: &SendReport) -> f64 {
     bytes as f64 * 8.0 / secs
 }
 
-#[test]
-fn every_protocol_runs_over_loopback_near_its_cap_with_results_on_both_sides() {
-    for p in RtProtocol::ALL.into_iter().filter(|p| p.takes_rate_cap()) {
+/// The sender's pacing lateness at the 99th percentile above which a run's rate tells of the
+/// machine's load (the sender not scheduled when its packets were due: CI runs other tests
+/// beside this one on two cores) rather than of the protocol. Unloaded it is 40–90 µs here; a CI
+/// run failed TFRC at 23.3 Mbit/s with its sends 3.1 ms late at the 99th percentile.
+const LOADED_P99: Duration = Duration::from_millis(1);
+
+/// A 3-second run of `p` at the cap, with its steady rate; measured again (three runs at most)
+/// while the rate is under half the cap and the sends were late by over `LOADED_P99`. A protocol
+/// that cannot reach half the cap on an idle machine still fails, on its last run.
+fn run_at_cap(p: RtProtocol) -> (SendReport, RecvReport, f64) {
+    let mut runs = 1;
+    loop {
         let (addr, rx) = receiver();
         let s = send(addr, p, 3);
         let r = rx.join().unwrap();
+        let rate = steady_rate(&s);
+        let late = s.lateness.quantile(0.99);
+        if rate >= 0.5 * CAP.as_bps_f64() || late <= LOADED_P99 || runs == 3 {
+            return (s, r, rate);
+        }
+        eprintln!(
+            "{}: {:.1} Mbit/s with sends {late:?} late at p99, the machine loaded: measured again",
+            p.name(),
+            rate / 1e6
+        );
+        runs += 1;
+    }
+}
+
+#[test]
+fn every_protocol_runs_over_loopback_near_its_cap_with_results_on_both_sides() {
+    for p in RtProtocol::ALL.into_iter().filter(|p| p.takes_rate_cap()) {
+        let (s, r, rate) = run_at_cap(p);
         assert_eq!(s.stop, StopReason::Finished, "{p:?}");
         assert_eq!(r.protocol, Some(p));
-        let rate = steady_rate(&s);
         eprintln!(
             "{}: steady {:.1} Mbit/s, pacing p50 {:?} p99 {:?} ({} sends), feedback {}, received {} pkts, loss {:.4}",
             p.name(),
