@@ -107,11 +107,13 @@ def run(
     """
     text, filename = load(scenario)
     limit = memory_limit(max_memory)
-    target = None if output_dir is None else output.prepare(output_dir, "run", force)  # before the run
+    store = _run_cache(cache)
+    target = (  # before the run
+        None if output_dir is None else output.prepare(output_dir, "run", force, cache=_root(store))
+    )
     with captures_in(_capture_dir(output_dir)) as capture:
         sim = _core.Simulation(text, filename, check_seed(seed), limit, capture)
         name = getattr(sim, "name", None) or Path(filename).stem
-        store = _run_cache(cache)
         key = None
         if store is not None:
             from .cache import run_key
@@ -156,6 +158,12 @@ def _run_cache(cache: bool | RunCache) -> RunCache | None:
 
         return RunCache()
     return cache
+
+
+def _root(store: RunCache | None) -> Path | None:
+    """Where `store` keeps its entries (None without a cache): what an output directory may not
+    be or hold (`fairstream.output.prepare`)."""
+    return None if store is None else store.root
 
 
 def _store(store: RunCache | None, key: str | None, sim: Any, seed: int | None, run_dir: Path | None) -> None:

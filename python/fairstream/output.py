@@ -13,7 +13,7 @@ directories"):
   fairstream did not write, or one it wrote that now holds other files too, or one another
   command wrote, is refused unless ``force`` (``--force``) is given, and then replaced whole.
   Even with ``force``, the directory you are in, your home directory and their ancestors are
-  never replaced.
+  never replaced, nor is a directory that is or holds the run cache the command stores in.
 - The results are written into a hidden sibling, ``.NAME.partial-PID@HOST``, and renamed into
   place only when complete (`staged`); on any error the sibling is removed and the target is
   left as it was. On Ctrl-C what ran so far is put in place all the same, its marker saying
@@ -56,9 +56,16 @@ class OutputError(ValueError):
     why and what to do. A ValueError: bad input, checked before anything runs."""
 
 
-def prepare(path: str | os.PathLike[str], command: str, force: bool = False) -> Path:
+def prepare(
+    path: str | os.PathLike[str],
+    command: str,
+    force: bool = False,
+    *,
+    cache: str | os.PathLike[str] | None = None,
+) -> Path:
     """Checks that `command`'s results may go to `path`, before anything runs; returns the
-    directory they will go to (`path` made absolute, a symbolic link followed).
+    directory they will go to (`path` made absolute, a symbolic link followed). `cache`: the run
+    cache the command stores its runs in, which the directory may not be or hold.
 
     Raises `OutputError` naming the path and the reason (see the module's rules).
     """
@@ -84,6 +91,8 @@ def prepare(path: str | os.PathLike[str], command: str, force: bool = False) -> 
         target = target.parent.resolve() / target.name
     if target.exists() and not target.is_dir():
         raise OutputError(f"{given} is a file, not a directory; results are a directory of files")
+    if cache is not None:
+        _refuse_holding_cache(given, target, cache)
     if target.is_dir():
         _check_replaceable(given, target, command, force)
     _check_writable(given, target)
@@ -137,6 +146,23 @@ def _check_replaceable(given: Path, target: Path, command: str, force: bool) -> 
         )
 
 
+def _holds(directory: Path, place: Path) -> bool:
+    """Whether `directory` is `place` or holds it (both absolute, symbolic links resolved)."""
+    return place == directory or directory in place.parents
+
+
+def _refuse_holding_cache(given: Path, target: Path, cache: str | os.PathLike[str]) -> None:
+    """Refuses a target that is or holds the run cache, whatever `force` says: results replace
+    their directory whole, the cache with it, and a directory that did not exist before the runs
+    would hold the cache they stored in it when the results came to take its place."""
+    if _holds(Path(os.path.realpath(target)), Path(os.path.realpath(cache))):
+        raise OutputError(
+            f"{given} is or holds the run cache ({cache}), which results written there would "
+            "replace; keep the cache elsewhere (FAIRSTREAM_CACHE, docs/cache.md) or name another "
+            "directory for the results"
+        )
+
+
 def _refuse_precious(given: Path, target: Path) -> None:
     """Never replaces the working directory, the home directory or a directory holding either."""
     for what, where in [("the directory you are in", Path.cwd), ("your home directory", Path.home)]:
@@ -144,7 +170,7 @@ def _refuse_precious(given: Path, target: Path) -> None:
             place = where().resolve()
         except (OSError, RuntimeError):  # a removed working directory, no home
             continue
-        if place == target or target in place.parents:
+        if _holds(target, place):
             raise OutputError(
                 f"{given} is or holds {what}; fairstream never replaces it, even with --force: "
                 "name a new directory for the results"

@@ -195,13 +195,14 @@ def sweep(
     anyway. `cache`: as for `fairstream.run`; a point found in the run cache is not run again,
     which is how a sweep interrupted (Ctrl-C, ``kill -9``, a lost worker) resumes.
     """
-    from .api import _run_cache, check_seed, memory_limit
+    from .api import _root, _run_cache, check_seed, memory_limit
     from .campaign import plan_points, where_in
     from .parallel import Batch
 
     check_seed(seed)
     limit = memory_limit(max_memory)
-    target = output.prepare(output_dir, "sweep", force)
+    store = _run_cache(cache)
+    target = output.prepare(output_dir, "sweep", force, cache=_root(store))
     base_text, filename = load(scenario)
     base_error = None
     with warnings.catch_warnings(record=True) as caught:  # shown below, once, as they came
@@ -225,7 +226,6 @@ def sweep(
     points = grid_points(grid)
     located = [{path: _absolute_traces(value, home, path) for path, value in p.items()} for p in points]
     per_run = memory_per_run(limit, jobs, len(points), scheduler)
-    store = _run_cache(cache)
     batch = Batch(jobs, scheduler, calls_hint=len(points))
     try:
         batch.warm_up()  # the workers start while the points are planned

@@ -47,6 +47,15 @@ def sweep_cli(scenario: Path, out: Path, values: str, *extra: str) -> int:
     )
 
 
+def command_args(command: str, scenario_file: Path) -> list[str]:
+    """A command line of `command` (run, sweep or reproduce) without its output directory."""
+    return {
+        "run": ["run", str(scenario_file)],
+        "sweep": ["sweep", str(scenario_file), "--set", "flow.1.rate=1Mbps"],
+        "reproduce": ["reproduce", "collapse", "--quick"],
+    }[command]
+
+
 def no_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     """Makes any attempt to run a scenario fail the test: the target must be refused first."""
 
@@ -145,11 +154,7 @@ def test_bad_targets_are_refused_before_anything_runs(
     file.write_text("keep", encoding="utf-8")
     dangling = tmp_path / "dangling"
     dangling.symlink_to(tmp_path / "nowhere")
-    args = {
-        "run": ["run", str(scenario_file)],
-        "sweep": ["sweep", str(scenario_file), "--set", "flow.1.rate=1Mbps"],
-        "reproduce": ["reproduce", "collapse", "--quick"],
-    }[command]
+    args = command_args(command, scenario_file)
     for target, says in [(file, "is a file"), (dangling, "link to nowhere")]:
         assert main([*args, "-o", str(target), "-q"]) == 2
         err = capsys.readouterr().err
@@ -158,6 +163,21 @@ def test_bad_targets_are_refused_before_anything_runs(
     with pytest.raises(SystemExit) as exit_info:
         main([*args, "-o", "", "-q"])
     assert exit_info.value.code == 2 and "empty path" in capsys.readouterr().err
+    # The run cache, or a directory holding it, even with --force: results replace their
+    # directory whole, the runs just stored in it with it (and one that did not exist was refused
+    # once the runs had filled it: "holds files fairstream did not write").
+    out = tmp_path / "out"
+    for cache, extra in [(out / "cache", ()), (out / "cache", ("--force",)), (out, ("--no-cache",))]:
+        monkeypatch.setenv("FAIRSTREAM_CACHE", str(cache))
+        assert main([*args, "-o", str(out), "-q", *extra]) == 2
+        err = capsys.readouterr().err
+        assert f"{out} is or holds the run cache ({cache})" in err and "Traceback" not in err, err
+        assert not out.exists()
+    monkeypatch.setenv("FAIRSTREAM_CACHE", str(tmp_path / "link" / "cache"))
+    (tmp_path / "link").symlink_to(out.name)  # the same directory by another name
+    out.mkdir()
+    assert main([*args, "-o", str(out), "-q"]) == 2
+    assert "is or holds the run cache" in capsys.readouterr().err and list(out.iterdir()) == []
 
 
 @pytest.mark.parametrize("command", ["run", "sweep", "reproduce"])
@@ -170,11 +190,7 @@ def test_a_target_where_nothing_can_be_written_is_refused_before_anything_runs(
     """Permissions cannot tell (root may write anywhere by them): a directory is made and
     removed where the staging directory would go."""
     no_runs(monkeypatch)
-    args = {
-        "run": ["run", str(scenario_file)],
-        "sweep": ["sweep", str(scenario_file), "--set", "flow.1.rate=1Mbps"],
-        "reproduce": ["reproduce", "collapse", "--quick"],
-    }[command]
+    args = command_args(command, scenario_file)
     assert main([*args, "-o", "/proc/fairstream-out/deeper", "-q"]) == 2
     err = capsys.readouterr().err
     assert "/proc/fairstream-out/deeper: no directory can be made in /proc (" in err, err
@@ -228,6 +244,18 @@ def test_the_working_and_home_directories_are_never_replaced(
     monkeypatch.setenv("HOME", str(here / "sub"))
     with pytest.raises(ValueError, match="home directory"):
         output.prepare(here, "run", force=True)
+
+
+def test_the_api_refuses_to_write_results_over_the_cache_it_stores_in(tmp_path: Path) -> None:
+    from fairstream.cache import RunCache
+
+    with pytest.raises(output.OutputError, match="is or holds the run cache"):
+        fairstream.run(small_scenario(duration="100ms"), output_dir=tmp_path, cache=RunCache(tmp_path / "c"))
+    assert list(tmp_path.iterdir()) == []
+    result = fairstream.run(
+        small_scenario(duration="100ms"), output_dir=tmp_path / "a", cache=RunCache(tmp_path / "c")
+    )
+    assert result.summary["duration_s"] == 0.1  # beside it is fine
 
 
 def test_an_empty_working_directory_is_filled_in_place(

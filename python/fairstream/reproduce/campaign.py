@@ -186,14 +186,14 @@ class Campaign:
         max_memory: int | str | None = None,
     ) -> list[dict[str, Any]]:
         """Runs and evaluates every experiment into `output_dir` (see `runner.reproduce`)."""
-        from ..api import _run_cache, memory_limit
+        from ..api import _root, _run_cache, memory_limit
         from ..cache import RunCache
 
         limit = memory_limit(max_memory)
-        target = output.prepare(output_dir, "reproduce", force)
+        store = _run_cache(self.cache)
+        target = output.prepare(output_dir, "reproduce", force, cache=_root(store))
         per_run = memory_per_run(limit, jobs, 0, scheduler)
         temporary = None
-        store = _run_cache(self.cache)
         if store is None:  # no cache wanted: one of this call's own, for the evaluations to read
             import tempfile
 
