@@ -12,6 +12,7 @@ use crate::error::ScenarioError;
 use crate::kernel::{self, KernelFlow, LINUX_TCP, LinuxTcpConfig};
 use crate::protocols::{ProtocolReader, READERS};
 use crate::reader::{Result, Section};
+use crate::suggest::did_you_mean;
 use crate::topology::NodeIndex;
 
 pub(crate) const COMMON_KEYS: &[&str] = &[
@@ -137,7 +138,8 @@ pub(crate) fn read_flow(
                 f.error(
                     key,
                     format!(
-                        "unknown node `{name}`; nodes include: {}{}",
+                        "unknown node `{name}`; {}nodes include: {}{}",
+                        did_you_mean(&name, known.iter().map(|s| s.as_str())),
                         shown.join(", "),
                         if known.len() > 12 { ", …" } else { "" }
                     ),

@@ -12,7 +12,8 @@
 //! - `flows`: the `[[flow]]` tables (what every flow has);
 //! - `protocols`: one reader file per protocol, returning its configuration;
 //! - `record`: the `[record]` table;
-//! - `engine`: the `[engine]` table (tie rule, delay perturbation).
+//! - `engine`: the `[engine]` table (tie rule, delay perturbation);
+//! - `suggest`: the name a misspelt field, keyword or node probably meant.
 //!
 //! ```
 //! let text = r#"
@@ -47,6 +48,7 @@ mod protocols;
 mod reader;
 mod record;
 mod schedule;
+mod suggest;
 mod topology;
 
 use fairstream_core::Duration;

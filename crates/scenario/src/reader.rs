@@ -15,6 +15,7 @@ use toml::de::{DeArray, DeTable, DeValue};
 use toml::{Spanned, Value};
 
 use crate::error::{ScenarioError, Source};
+use crate::suggest::{closest, did_you_mean};
 
 pub(crate) type Result<T> = std::result::Result<T, ScenarioError>;
 
@@ -53,7 +54,11 @@ impl<'t, 'i> Section<'t, 'i> {
                 return Err(src.error(
                     key.span(),
                     &field,
-                    format!("unknown field; expected one of: {}", allowed.join(", ")),
+                    format!(
+                        "unknown field; {}expected one of: {}",
+                        did_you_mean(key.get_ref(), allowed.iter().copied()),
+                        allowed.join(", ")
+                    ),
                 ));
             }
         }
@@ -162,10 +167,11 @@ impl<'t, 'i> Section<'t, 'i> {
     ) -> Result<&'static str> {
         let expected = format!("one of \"{}\"", choices.join("\", \""));
         let v = self.opt_str(key, &expected)?.unwrap_or(default);
-        let c = choices
-            .iter()
-            .find(|&&c| c == v)
-            .ok_or_else(|| self.error(key, format!("`{v}` is not {expected}")))?;
+        let c = choices.iter().find(|&&c| c == v).ok_or_else(|| {
+            let hint = closest(v, choices.iter().copied())
+                .map_or_else(String::new, |c| format!("; did you mean \"{c}\"?"));
+            self.error(key, format!("`{v}` is not {expected}{hint}"))
+        })?;
         self.set(key, Value::String((*c).to_string()));
         Ok(c)
     }

@@ -10,6 +10,7 @@ use toml::Value;
 use crate::elements::{read_loss, read_queue};
 use crate::reader::{Result, Section};
 use crate::schedule::read_schedule;
+use crate::suggest::did_you_mean;
 
 /// Keys a link-parameter table may hold.
 pub(crate) const LINK_PARAM_KEYS: &[&str] = &["rate", "delay", "queue", "loss", "schedule"];
@@ -247,7 +248,8 @@ fn explicit(top: &mut Section<'_, '_>, net: &mut Network) -> Result<NodeIndex> {
                     span,
                     &link.field(key),
                     format!(
-                        "unknown node `{name}`; nodes are: {}",
+                        "unknown node `{name}`; {}nodes are: {}",
+                        did_you_mean(name, names.iter().map(|n| n.0)),
                         names.iter().map(|n| n.0).collect::<Vec<_>>().join(", ")
                     ),
                 )

@@ -87,6 +87,53 @@ fn unknown_node_lists_the_known_ones() {
 }
 
 #[test]
+fn a_misspelt_field_keyword_or_node_names_the_one_probably_meant() {
+    let e = err(&GOOD.replace("delay = \"5ms\"", "dealy = \"5ms\""));
+    assert_eq!((e.line, e.field.as_str()), (10, "topology.link[0].dealy"));
+    assert!(
+        e.message
+            .starts_with("unknown field; did you mean `delay`? expected one of: "),
+        "{e}"
+    );
+    let e = err(&GOOD.replace("\"droptail\"", "\"droptial\""));
+    assert!(
+        e.message
+            .starts_with("`droptial` is not one of \"droptail\"")
+            && e.message.ends_with("; did you mean \"droptail\"?"),
+        "{e}"
+    );
+    let nodes = GOOD.replace("[\"a\", \"b\", \"c\"]", "[\"left\", \"b\", \"c\"]");
+    let e = err(&nodes.replace("[\"a\", \"b\"]", "[\"lfet\", \"b\"]"));
+    assert_eq!(e.field, "topology.link[0].between");
+    assert!(
+        e.message
+            .starts_with("unknown node `lfet`; did you mean `left`? nodes are: left, b, c"),
+        "{e}"
+    );
+    let e = err(&nodes
+        .replace("[\"a\", \"b\"]", "[\"left\", \"b\"]")
+        .replace("from = \"a\"", "from = \"lfet\""));
+    assert_eq!(e.field, "flow[0].from");
+    assert!(
+        e.message
+            .starts_with("unknown node `lfet`; did you mean `left`? nodes include: "),
+        "{e}"
+    );
+    // Nothing near enough, or nothing nearer than the rest: no guess (`z` is one letter from
+    // each of `a`, `b` and `c`).
+    let e = err(&GOOD.replace("delay = \"5ms\"", "latency = \"5ms\""));
+    assert!(
+        e.message.starts_with("unknown field; expected one of: "),
+        "{e}"
+    );
+    let e = err(&GOOD.replace("to = \"b\"", "to = \"z\""));
+    assert!(
+        e.message.starts_with("unknown node `z`; nodes include: "),
+        "{e}"
+    );
+}
+
+#[test]
 fn flow_without_route_is_rejected() {
     let e = err(&GOOD.replace("to = \"b\"", "to = \"c\""));
     assert_eq!(e.field, "flow[0].to");
