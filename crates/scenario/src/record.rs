@@ -10,6 +10,7 @@ use toml::Value;
 use toml::de::DeValue;
 
 use crate::reader::{Result, Section};
+use crate::suggest::did_you_mean;
 
 /// Most rows the interval series may hold in all (about 1.6 GB of tables): a scenario asking
 /// for more is refused before it runs rather than exhausting memory.
@@ -95,7 +96,11 @@ fn link_named(
     Err(r.src.error(
         span,
         &r.field(key),
-        format!("unknown link `{name}`; the links are {}", name_list(&known)),
+        format!(
+            "unknown link `{name}`; {}the links are {}",
+            did_you_mean(name, known.iter().map(String::as_str)),
+            name_list(&known)
+        ),
     ))
 }
 
@@ -182,7 +187,8 @@ fn read_kept<S: AsRef<str>>(
             span.clone(),
             &r.field(key),
             format!(
-                "unknown {noun} `{name}`; the {noun}s are {}",
+                "unknown {noun} `{name}`; {}the {noun}s are {}",
+                did_you_mean(name, known.iter().map(AsRef::as_ref)),
                 name_list(&known)
             ),
         ));

@@ -119,6 +119,13 @@ fn a_misspelt_field_keyword_or_node_names_the_one_probably_meant() {
             .starts_with("unknown node `lfet`; did you mean `left`? nodes include: "),
         "{e}"
     );
+    let e = err(&format!("{GOOD}[record]\npcap = [\"a->bb\"]\n"));
+    assert_eq!(e.field, "record.pcap");
+    assert!(
+        e.message
+            .starts_with("unknown link `a->bb`; did you mean `a->b`? the links are "),
+        "{e}"
+    );
     // Nothing near enough, or nothing nearer than the rest: no guess (`z` is one letter from
     // each of `a`, `b` and `c`).
     let e = err(&GOOD.replace("delay = \"5ms\"", "latency = \"5ms\""));

@@ -174,13 +174,14 @@ interval = "1s"
         None,
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    // A name mistyped among 40 002 links: the message names a few and counts the rest.
+    // A name mistyped among 40 002 links: the message names the one meant, a few others and
+    // counts the rest.
     let e = err(&big(r#"link_series = ["router_left->router_rihgt"]"#));
     assert_eq!(e.field, "record.link_series", "{e}");
     assert!(
-        e.message
-            .contains("unknown link `router_left->router_rihgt`")
-            && e.message.contains("\"left0->router_left\", ")
+        e.message.contains(
+            "unknown link `router_left->router_rihgt`; did you mean `router_left->router_right`? "
+        ) && e.message.contains("\"left0->router_left\", ")
             && e.message.ends_with(", … and 39990 more"),
         "{e}"
     );
