@@ -181,6 +181,11 @@ def parse_quantity(text: str, kind: str) -> int:
 def available_memory() -> tuple[int, str]:
     """The memory a run may use when no limit is given: `(bytes, where the figure comes from)`."""
 
+def closest_name(word: str, names: Sequence[str]) -> str | None:
+    """The name among `names` that `word` probably misspells, if one stands out (as a scenario's
+    errors suggest it: one edit away, or a third of the length for a longer name, and nearer than
+    any other)."""
+
 def jain(xs: Sequence[float]) -> float:
     """Jain's fairness index of `xs`."""
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +166,20 @@ def _input_file(path: Path, what: str = "scenario file") -> Path:
     if not os.access(path, os.R_OK):
         raise ValueError(f"{path}: cannot be read (permission denied)")
     return path
+
+
+def unknown_names(what: str, unknown: Sequence[str], known: Iterable[str]) -> str:
+    """The error for ids on the command line that name no `what` among `known`: each with the
+    one it probably misspells, as a scenario's errors suggest it (`_core.closest_name`), then
+    every known id."""
+    from . import _core
+
+    known = list(known)
+    named = []
+    for name in unknown:
+        meant = _core.closest_name(name, known)
+        named.append(name if meant is None else f"{name} (did you mean {meant}?)")
+    return f"unknown {what}(s) {', '.join(named)}; known: {', '.join(known)}"
 
 
 def _output_target(path: Path, kind: str = "directory") -> Path:
@@ -665,7 +679,7 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         parser.error("--replicas must be 0 or more")
     unknown = [i for i in args.ids if i not in EXPERIMENTS]
     if unknown:
-        parser.error(f"unknown experiment(s) {', '.join(unknown)}; known: {', '.join(EXPERIMENTS)}")
+        parser.error(unknown_names("experiment", unknown, EXPERIMENTS))
     _output_target(args.output)
     from .report import write_report
     from .reproduce.runner import reproduce
@@ -787,7 +801,7 @@ def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     ids = [i.upper() for i in args.ids] or [b.id for b in BENCHMARKS.values() if b.default]
     unknown = [i for i in ids if i not in BENCHMARKS]
     if unknown:
-        parser.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
+        parser.error(unknown_names("benchmark", unknown, BENCHMARKS))
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     if args.scaling and args.ids:
@@ -844,7 +858,7 @@ def _bench_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) 
         parser.error("--repeat must be at least 1")
     unknown = [i for i in args.ids if i not in EXPERIMENTS]
     if unknown:
-        parser.error(f"unknown experiment(s) {', '.join(unknown)}; known: {', '.join(EXPERIMENTS)}")
+        parser.error(unknown_names("experiment", unknown, EXPERIMENTS))
     if args.json is not None:
         _output_target(args.json, "file")
     row = measure_reproduce(

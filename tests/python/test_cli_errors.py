@@ -223,6 +223,22 @@ def test_bad_input_exits_2_with_one_error_line_and_no_traceback(
     assert files["file"].read_text(encoding="utf-8") == "keep"
 
 
+def test_a_misspelt_id_is_named_with_the_one_it_probably_means(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert call(["reproduce", "colapse", "tpc-fairness", "zzz", "-o", str(files["out"])]) == BAD_INPUT
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith(
+        "fairstream reproduce: error: unknown experiment(s) colapse (did you mean collapse?), "
+        "tpc-fairness (did you mean tcp-fairness?), zzz; known: collapse, "
+    ), err
+    assert call(["bench", "B1-SAK", "B9"]) == BAD_INPUT  # B9 is as near to B1 as to B7: no guess
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith(
+        "fairstream bench: error: unknown benchmark(s) B1-SAK (did you mean B1-SACK?), B9; "
+    ), err
+
+
 @pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
 def test_an_output_directory_that_cannot_be_written_is_bad_input(
     files: dict[str, Path],

@@ -601,6 +601,13 @@ fn available_memory() -> (u64, String) {
     (limit.bytes, limit.source)
 }
 
+/// The name among `names` that `word` probably misspells, if one stands out (what a scenario's
+/// errors suggest: `fairstream_scenario::closest`).
+#[pyfunction]
+fn closest_name(word: &str, names: Vec<String>) -> Option<String> {
+    fairstream_scenario::closest(word, names.iter().map(String::as_str)).map(str::to_string)
+}
+
 /// Jain's fairness index of `xs`.
 #[pyfunction]
 fn jain(xs: Vec<f64>) -> f64 {
@@ -692,6 +699,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(available_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(closest_name, m)?)?;
     m.add_function(wrap_pyfunction!(jain, m)?)?;
     m.add_function(wrap_pyfunction!(max_min_rates, m)?)?;
     m.add_function(wrap_pyfunction!(mathis, m)?)?;

@@ -59,6 +59,7 @@ use toml::de::DeTable;
 pub use error::ScenarioError;
 pub use kernel::{KernelFlow, LinuxTcpConfig};
 pub use limits::MemoryLimit;
+pub use suggest::closest;
 
 use crate::error::Source;
 use crate::reader::Section;

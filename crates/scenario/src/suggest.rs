@@ -7,7 +7,7 @@
 /// `word`, at most one edit away (letter case aside) for a word of up to five characters, at
 /// most a third of its length for a longer one, and strictly nearer than every other name (a
 /// tie suggests nothing).
-pub(crate) fn closest<'n>(word: &str, names: impl IntoIterator<Item = &'n str>) -> Option<&'n str> {
+pub fn closest<'n>(word: &str, names: impl IntoIterator<Item = &'n str>) -> Option<&'n str> {
     let typed = word;
     let word: Vec<char> = word.to_lowercase().chars().collect();
     let limit = (word.len() / 3).max(1);
