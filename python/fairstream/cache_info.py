@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -28,11 +29,20 @@ def _ago(stamp: float | None, now: float) -> str:
     return f"{seconds:.0f} s ago"
 
 
+def _state(root: Path) -> str:
+    """What `root` is, beside its path, when it is not a directory of the cache's."""
+    if root.is_dir():
+        return ""
+    if root.exists() or root.is_symlink():
+        return " (not a directory: no run can be stored there; point FAIRSTREAM_CACHE at a directory)"
+    return " (not made yet: the first run stored makes it)"
+
+
 def format_info(info: dict[str, Any], now: float | None = None) -> str:
     """The text of `fairstream.cache.RunCache.info`."""
     now = time.time() if now is None else now
     lines = [
-        f"run cache: {info['root']}",
+        f"run cache: {info['root']}{_state(Path(info['root']))}",
         f"this build: {info['build']}",
         f"size: {format_bytes(info['bytes'])}",
     ]

@@ -454,6 +454,22 @@ def test_cache_info_and_prune_commands(
     assert main(["cache", "info"]) == 0 and "runs: none" in capsys.readouterr().out
 
 
+def test_cache_info_says_when_the_cache_is_not_a_directory_yet_or_at_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAIRSTREAM_CACHE", str(tmp_path / "new"))
+    assert main(["cache", "info"]) == 0
+    assert capsys.readouterr().out.startswith(f"run cache: {tmp_path / 'new'} (not made yet: ")
+    assert not (tmp_path / "new").exists()  # looking makes nothing
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    monkeypatch.setenv("FAIRSTREAM_CACHE", str(tmp_path / "a-file"))
+    assert main(["cache", "info"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == f"run cache: {tmp_path / 'a-file'} (not a directory: no run can be stored there; " + (
+        "point FAIRSTREAM_CACHE at a directory)"
+    )
+
+
 def test_parse_age() -> None:
     assert cache.parse_age("30d") == 30 * 86400 and cache.parse_age("90min") == 5400
     assert cache.parse_age("1.5h") == 5400 and cache.parse_age("10s") == 10
