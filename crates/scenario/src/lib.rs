@@ -13,7 +13,7 @@
 //! - `protocols`: one reader file per protocol, returning its configuration;
 //! - `record`: the `[record]` table;
 //! - `engine`: the `[engine]` table (tie rule, delay perturbation);
-//! - `suggest`: the name a misspelt field, keyword or node probably meant.
+//! - `suggest`: the name a misspelt field, keyword, node or link probably meant.
 //!
 //! ```
 //! let text = r#"

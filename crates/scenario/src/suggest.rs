@@ -1,7 +1,8 @@
 //! The name a misspelt one probably meant: the nearest of the names allowed, by edit distance
 //! (insertions, deletions, substitutions and swaps of two neighbouring characters), when it is
-//! near enough and nearer than any other. Errors about an unknown field, keyword or node add it
-//! as "did you mean `rate`?".
+//! near enough and nearer than any other. Errors about an unknown field, keyword, node or link
+//! (and the command line's unknown experiment and benchmark ids, through the Python extension)
+//! add it as "did you mean `rate`?".
 
 /// The name among `names` that `word` most probably misspells, if one stands out: other than
 /// `word`, at most one edit away (letter case aside) for a word of up to five characters, at
