@@ -68,6 +68,12 @@ def write_report(output_dir: str | os.PathLike[str], *, rendered_sections: bool 
     if not results:
         if incomplete:
             raise FileNotFoundError(f"{out}: no experiment was evaluated; {incomplete}")
+        written = output.read_marker(out)
+        if written is not None and written.get("command") != "reproduce":
+            raise FileNotFoundError(
+                f"{out} holds the results of `fairstream {written.get('command')}`; a report is "
+                "written for a reproduction's (`fairstream reproduce -o DIR`)"
+            )
         raise FileNotFoundError(
             f"{out} holds no <experiment>/result.json; run `fairstream reproduce -o {out}` first"
         )

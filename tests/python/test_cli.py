@@ -114,6 +114,19 @@ def test_report_of_an_empty_directory_fails(tmp_path: Path, capsys: pytest.Captu
     assert "result.json" in capsys.readouterr().err
 
 
+def test_report_of_another_command_s_results_says_whose_they_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(tomlio.dumps(small_scenario(duration="100ms")), encoding="utf-8")
+    assert main(["run", str(path), "-o", str(tmp_path / "r"), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'r'} holds the results of `fairstream run`; a report is written for a " in err, err
+    assert not (tmp_path / "r" / "report.html").exists()
+
+
 def test_validate_prints_a_scenario_warning_as_one_located_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
