@@ -1,5 +1,6 @@
 //! Shared vocabulary of fairstream: simulated time, typed units and rate schedules,
-//! identifiers, seeded random streams, time-weighted counts, and a ring buffer's rewinding pop.
+//! identifiers, seeded random streams, time-weighted counts, a ring buffer's rewinding pop, and
+//! the name a misspelt one probably meant.
 //!
 //! Nothing here reads a clock or the operating system's entropy: [`Instant`] is an integer
 //! count of nanoseconds since the start of a run, and every random stream is derived from
@@ -20,6 +21,7 @@ mod parse;
 mod ring;
 mod rng;
 mod schedule;
+mod suggest;
 mod time;
 mod units;
 
@@ -29,5 +31,6 @@ pub use parse::{UnitError, escape_controls};
 pub use ring::pop_front_rewinding;
 pub use rng::{RngStream, SplitMix64};
 pub use schedule::RateSchedule;
+pub use suggest::{closest, did_you_mean};
 pub use time::{Duration, Instant};
 pub use units::{Bitrate, DataSize, Probability};

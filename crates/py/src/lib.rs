@@ -602,10 +602,10 @@ fn available_memory() -> (u64, String) {
 }
 
 /// The name among `names` that `word` probably misspells, if one stands out (what a scenario's
-/// errors suggest: `fairstream_scenario::closest`).
+/// errors suggest: `fairstream_core::closest`).
 #[pyfunction]
 fn closest_name(word: &str, names: Vec<String>) -> Option<String> {
-    fairstream_scenario::closest(word, names.iter().map(String::as_str)).map(str::to_string)
+    fairstream_core::closest(word, names.iter().map(String::as_str)).map(str::to_string)
 }
 
 /// Jain's fairness index of `xs`.

@@ -25,7 +25,11 @@ pub enum RtError {
     #[error("socket error: {0}")]
     Io(#[from] std::io::Error),
     /// The protocol name is none the driver runs.
-    #[error("unknown protocol `{0}` (expected one of: {names})", names = crate::RtProtocol::names())]
+    #[error(
+        "unknown protocol `{0}` ({hint}expected one of: {names})",
+        hint = fairstream_core::did_you_mean(.0, crate::RtProtocol::ALL.map(crate::RtProtocol::name)),
+        names = crate::RtProtocol::names()
+    )]
     UnknownProtocol(String),
     /// A rate cap was given for a protocol that takes none.
     #[error("{0} takes no rate cap: it sends at its levels' rates")]

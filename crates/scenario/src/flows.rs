@@ -2,7 +2,7 @@
 //! `count` times with `{i}` substituted in `name`, `from` and `to`. What comes out is a
 //! configuration per flow; the simulator builds the endpoints from it.
 
-use fairstream_core::{Duration, Instant};
+use fairstream_core::{Duration, Instant, did_you_mean};
 use fairstream_proto::ProtocolConfig;
 use fairstream_sim::{FlowSpec, FlowStart, Network, NetworkError};
 use toml::Value;
@@ -12,7 +12,6 @@ use crate::error::ScenarioError;
 use crate::kernel::{self, KernelFlow, LINUX_TCP, LinuxTcpConfig};
 use crate::protocols::{ProtocolReader, READERS};
 use crate::reader::{Result, Section};
-use crate::suggest::did_you_mean;
 use crate::topology::NodeIndex;
 
 pub(crate) const COMMON_KEYS: &[&str] = &[

@@ -12,8 +12,7 @@
 //! - `flows`: the `[[flow]]` tables (what every flow has);
 //! - `protocols`: one reader file per protocol, returning its configuration;
 //! - `record`: the `[record]` table;
-//! - `engine`: the `[engine]` table (tie rule, delay perturbation);
-//! - `suggest`: the name a misspelt field, keyword, node or link probably meant.
+//! - `engine`: the `[engine]` table (tie rule, delay perturbation).
 //!
 //! ```
 //! let text = r#"
@@ -48,7 +47,6 @@ mod protocols;
 mod reader;
 mod record;
 mod schedule;
-mod suggest;
 mod topology;
 
 use fairstream_core::Duration;
@@ -59,7 +57,6 @@ use toml::de::DeTable;
 pub use error::ScenarioError;
 pub use kernel::{KernelFlow, LinuxTcpConfig};
 pub use limits::MemoryLimit;
-pub use suggest::closest;
 
 use crate::error::Source;
 use crate::reader::Section;

@@ -10,12 +10,11 @@
 use std::ops::Range;
 use std::str::FromStr;
 
-use fairstream_core::{Bitrate, DataSize, Duration, Probability};
+use fairstream_core::{Bitrate, DataSize, Duration, Probability, closest, did_you_mean};
 use toml::de::{DeArray, DeTable, DeValue};
 use toml::{Spanned, Value};
 
 use crate::error::{ScenarioError, Source};
-use crate::suggest::{closest, did_you_mean};
 
 pub(crate) type Result<T> = std::result::Result<T, ScenarioError>;
 

@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use fairstream_core::{Duration, LinkId};
+use fairstream_core::{Duration, LinkId, did_you_mean};
 use fairstream_proto::ProtocolConfig;
 use fairstream_records::{MetricSelection, PacketEvent, PacketEvents};
 use fairstream_sim::Network;
@@ -10,7 +10,6 @@ use toml::Value;
 use toml::de::DeValue;
 
 use crate::reader::{Result, Section};
-use crate::suggest::did_you_mean;
 
 /// Most rows the interval series may hold in all (about 1.6 GB of tables): a scenario asking
 /// for more is refused before it runs rather than exhausting memory.

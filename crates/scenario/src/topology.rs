@@ -3,14 +3,13 @@
 
 use std::collections::HashMap;
 
-use fairstream_core::{Bitrate, Duration, NodeId, RateSchedule};
+use fairstream_core::{Bitrate, Duration, NodeId, RateSchedule, did_you_mean};
 use fairstream_sim::{LinkSpec, Network};
 use toml::Value;
 
 use crate::elements::{read_loss, read_queue};
 use crate::reader::{Result, Section};
 use crate::schedule::read_schedule;
-use crate::suggest::did_you_mean;
 
 /// Keys a link-parameter table may hold.
 pub(crate) const LINK_PARAM_KEYS: &[&str] = &["rate", "delay", "queue", "loss", "schedule"];

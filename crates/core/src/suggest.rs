@@ -1,8 +1,8 @@
 //! The name a misspelt one probably meant: the nearest of the names allowed, by edit distance
 //! (insertions, deletions, substitutions and swaps of two neighbouring characters), when it is
-//! near enough and nearer than any other. Errors about an unknown field, keyword, node or link
-//! (and the command line's unknown experiment and benchmark ids, through the Python extension)
-//! add it as "did you mean `rate`?".
+//! near enough and nearer than any other. A scenario's errors about an unknown field, keyword,
+//! node or link, the real-time driver's about an unknown protocol and the command line's about an
+//! unknown experiment or benchmark id add it as "did you mean `rate`?".
 
 /// The name among `names` that `word` most probably misspells, if one stands out: other than
 /// `word`, at most one edit away (letter case aside) for a word of up to five characters, at
@@ -34,7 +34,7 @@ pub fn closest<'n>(word: &str, names: impl IntoIterator<Item = &'n str>) -> Opti
 
 /// "did you mean `name`? " for the name `word` probably misspells among `names` (to lead the
 /// list of what is allowed), or nothing.
-pub(crate) fn did_you_mean<'n>(word: &str, names: impl IntoIterator<Item = &'n str>) -> String {
+pub fn did_you_mean<'n>(word: &str, names: impl IntoIterator<Item = &'n str>) -> String {
     closest(word, names).map_or_else(String::new, |name| format!("did you mean `{name}`? "))
 }
 
