@@ -6,7 +6,7 @@ use fairstream_core::{Duration, Instant, did_you_mean};
 use fairstream_proto::ProtocolConfig;
 use fairstream_sim::{FlowSpec, FlowStart, Network, NetworkError};
 use toml::Value;
-use toml::de::DeValue;
+use toml::de::{DeTable, DeValue};
 
 use crate::error::ScenarioError;
 use crate::kernel::{self, KernelFlow, LINUX_TCP, LinuxTcpConfig};
@@ -36,6 +36,28 @@ pub(crate) fn flow_keys() -> &'static [&'static str] {
         keys.dedup();
         keys
     })
+}
+
+/// The fields a flow of the table's protocol takes, sorted, and what it is ("a cbr flow"); None
+/// when the protocol is no name a reader knows (its own error says so). A flow without
+/// `protocol` is a TCP flow. For an unknown field's error: a flow table may hold any protocol's
+/// fields (another protocol's is refused as not applying), but a flow takes its own.
+pub(crate) fn own_keys(table: &DeTable<'_>) -> Option<(String, Vec<&'static str>)> {
+    let protocol = match table.get("protocol").map(|v| v.get_ref()) {
+        None => READERS[0].name,
+        Some(DeValue::String(s)) => s.as_ref(),
+        Some(_) => return None,
+    };
+    let mut keys = [COMMON_KEYS, SHARED_KEYS].concat();
+    if protocol == LINUX_TCP {
+        keys.extend(kernel::KEYS);
+    } else {
+        keys.extend(crate::protocols::abr::KEYS);
+        keys.extend((READERS.iter().find(|r| r.name == protocol)?.keys)());
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    Some((format!("a {protocol} flow"), keys))
 }
 
 /// Reads one `[[flow]]` table and adds its `count` flows to `net`.

@@ -175,7 +175,7 @@ pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Scenario, Scena
     top.set("topology", Value::Table(topo.take_resolved()));
 
     let mut record_section = top.opt_table("record", record::RECORD_KEYS)?;
-    let flow_tables = top.tables("flow", flows::flow_keys())?;
+    let flow_tables = top.tables_with_own_keys("flow", flows::flow_keys(), flows::own_keys)?;
     if flow_tables.is_empty() {
         return Err(top.error("flow", "no flows; expected at least one [[flow]] table"));
     }

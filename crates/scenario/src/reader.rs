@@ -37,6 +37,11 @@ pub(crate) struct Section<'t, 'i> {
     asked: Vec<String>,
 }
 
+/// For an error about an unknown key: what the table is and the keys a table of its kind
+/// takes, when they are fewer than every key allowed (a flow of one protocol takes its own
+/// fields, though a flow table may hold any protocol's), or None.
+pub(crate) type OwnKeys = fn(&DeTable<'_>) -> Option<(String, Vec<&'static str>)>;
+
 impl<'t, 'i> Section<'t, 'i> {
     /// Opens `table` at `path`, rejecting keys outside `allowed`.
     pub(crate) fn new(
@@ -46,17 +51,34 @@ impl<'t, 'i> Section<'t, 'i> {
         path: impl Into<String>,
         allowed: &[&str],
     ) -> Result<Self> {
+        Self::with_own_keys(src, table, span, path, allowed, |_| None)
+    }
+
+    /// [`Section::new`], an unknown key's error listing the keys `own` finds for the table
+    /// (and suggesting among them) rather than every key allowed.
+    pub(crate) fn with_own_keys(
+        src: Source<'t>,
+        table: &'t DeTable<'i>,
+        span: Range<usize>,
+        path: impl Into<String>,
+        allowed: &[&str],
+        own: OwnKeys,
+    ) -> Result<Self> {
         let path = path.into();
         for key in table.keys() {
             if !allowed.contains(&key.get_ref().as_ref()) {
                 let field = join(&path, key.get_ref());
+                let (of, listed) = own(table).map_or_else(
+                    || (String::new(), allowed.to_vec()),
+                    |(what, keys)| (format!(" of {what}"), keys),
+                );
                 return Err(src.error(
                     key.span(),
                     &field,
                     format!(
-                        "unknown field; {}expected one of: {}",
-                        did_you_mean(key.get_ref(), allowed.iter().copied()),
-                        allowed.join(", ")
+                        "unknown field{of}; {}expected one of: {}",
+                        did_you_mean(key.get_ref(), listed.iter().copied()),
+                        listed.join(", ")
                     ),
                 ));
             }
@@ -394,6 +416,16 @@ impl<'t, 'i> Section<'t, 'i> {
 
     /// `key` as an array of tables (an empty list if absent).
     pub(crate) fn tables(&self, key: &str, allowed: &[&str]) -> Result<Vec<Self>> {
+        self.tables_with_own_keys(key, allowed, |_| None)
+    }
+
+    /// [`Section::tables`], each table opened by [`Section::with_own_keys`].
+    pub(crate) fn tables_with_own_keys(
+        &self,
+        key: &str,
+        allowed: &[&str],
+        own: OwnKeys,
+    ) -> Result<Vec<Self>> {
         let Some(v) = self.raw(key) else {
             return Ok(Vec::new());
         };
@@ -412,7 +444,9 @@ impl<'t, 'i> Section<'t, 'i> {
             .map(|(i, item)| {
                 let path = format!("{}[{i}]", self.field(key));
                 match item.get_ref() {
-                    DeValue::Table(t) => Section::new(self.src, t, item.span(), path, allowed),
+                    DeValue::Table(t) => {
+                        Section::with_own_keys(self.src, t, item.span(), path, allowed, own)
+                    }
                     other => Err(self.src.error(
                         item.span(),
                         &path,

@@ -126,6 +126,31 @@ fn a_misspelt_field_keyword_or_node_names_the_one_probably_meant() {
             .starts_with("unknown link `a->bb`; did you mean `a->b`? the links are "),
         "{e}"
     );
+    // A flow's unknown field: the fields of its protocol (TCP when it names none), not every
+    // protocol's.
+    let e = err(&GOOD.replace("to = \"b\"", "to = \"b\"\nwindw = 20"));
+    assert!(
+        e.message
+            .starts_with("unknown field of a tcp flow; did you mean `window`? expected one of: ")
+            && e.message.contains(", window")
+            && !e.message.contains("rates"),
+        "{e}"
+    );
+    let cbr = GOOD.replace("protocol = \"tcp\"", "protocol = \"cbr\"\nrate = \"1Mbps\"");
+    let e = err(&cbr.replace("rate = \"1Mbps\"", "rat = \"1Mbps\""));
+    assert!(
+        e.message
+            .starts_with("unknown field of a cbr flow; did you mean `rate`? ")
+            && !e.message.contains("window"),
+        "{e}"
+    );
+    let e = err(&cbr
+        .replace("rate = \"1Mbps\"", "rat = \"1Mbps\"")
+        .replace("\"cbr\"", "\"cbrr\""));
+    assert!(
+        e.message.starts_with("unknown field; ") && e.message.contains("window"),
+        "{e}"
+    );
     // Nothing near enough, or nothing nearer than the rest: no guess (`z` is one letter from
     // each of `a`, `b` and `c`).
     let e = err(&GOOD.replace("delay = \"5ms\"", "latency = \"5ms\""));
