@@ -22,32 +22,23 @@ const SHARED_KEYS: &[&str] = &["packet_size"];
 /// Most flows a scenario holds, all `[[flow]]` tables together.
 const MAX_FLOWS: usize = 1_000_000;
 
-/// All keys a flow table may hold, sorted: gathered once per process (sorting them took a tenth
-/// of reading a small scenario, which a sweep does twice per point).
+/// All keys a flow table may hold, sorted: every protocol's [`protocol_keys`] together, gathered
+/// once per process (sorting them took a tenth of reading a small scenario, which a sweep does
+/// twice per point).
 pub(crate) fn flow_keys() -> &'static [&'static str] {
     static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
     KEYS.get_or_init(|| {
-        let mut keys = [COMMON_KEYS, SHARED_KEYS, crate::protocols::abr::KEYS].concat();
-        for r in READERS {
-            keys.extend((r.keys)());
-        }
-        keys.extend(kernel::KEYS);
+        let protocols = READERS.iter().map(|r| r.name).chain([LINUX_TCP]);
+        let mut keys: Vec<&'static str> = protocols.flat_map(protocol_keys).flatten().collect();
         keys.sort_unstable();
         keys.dedup();
         keys
     })
 }
 
-/// The fields a flow of the table's protocol takes, sorted, and what it is ("a cbr flow"); None
-/// when the protocol is no name a reader knows (its own error says so). A flow without
-/// `protocol` is a TCP flow. For an unknown field's error: a flow table may hold any protocol's
-/// fields (another protocol's is refused as not applying), but a flow takes its own.
-pub(crate) fn own_keys(table: &DeTable<'_>) -> Option<(String, Vec<&'static str>)> {
-    let protocol = match table.get("protocol").map(|v| v.get_ref()) {
-        None => READERS[0].name,
-        Some(DeValue::String(s)) => s.as_ref(),
-        Some(_) => return None,
-    };
+/// The keys a flow of `protocol` (a reader's name or `linux-tcp`) takes, sorted; None for a name
+/// that is neither.
+fn protocol_keys(protocol: &str) -> Option<Vec<&'static str>> {
     let mut keys = [COMMON_KEYS, SHARED_KEYS].concat();
     if protocol == LINUX_TCP {
         keys.extend(kernel::KEYS);
@@ -57,7 +48,20 @@ pub(crate) fn own_keys(table: &DeTable<'_>) -> Option<(String, Vec<&'static str>
     }
     keys.sort_unstable();
     keys.dedup();
-    Some((format!("a {protocol} flow"), keys))
+    Some(keys)
+}
+
+/// The keys a flow of the table's protocol takes, sorted, and what it is ("a cbr flow"); None
+/// when the protocol is no name a reader knows (its own error says so). A flow without
+/// `protocol` is a TCP flow. For an unknown field's error: a flow table may hold any protocol's
+/// fields (another protocol's is refused as not applying), but a flow takes its own.
+pub(crate) fn own_keys(table: &DeTable<'_>) -> Option<(String, Vec<&'static str>)> {
+    let protocol = match table.get("protocol").map(|v| v.get_ref()) {
+        None => READERS[0].name,
+        Some(DeValue::String(s)) => s.as_ref(),
+        Some(_) => return None,
+    };
+    Some((format!("a {protocol} flow"), protocol_keys(protocol)?))
 }
 
 /// Reads one `[[flow]]` table and adds its `count` flows to `net`.
