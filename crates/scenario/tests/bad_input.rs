@@ -86,82 +86,71 @@ fn unknown_node_lists_the_known_ones() {
     );
 }
 
+/// The error `text` is rejected with, after checking that its message starts with `start`.
+fn err_starting(text: &str, start: &str) -> ScenarioError {
+    let e = err(text);
+    assert!(e.message.starts_with(start), "{e}");
+    e
+}
+
 #[test]
 fn a_misspelt_field_keyword_or_node_names_the_one_probably_meant() {
-    let e = err(&GOOD.replace("delay = \"5ms\"", "dealy = \"5ms\""));
+    let e = err_starting(
+        &GOOD.replace("delay = \"5ms\"", "dealy = \"5ms\""),
+        "unknown field; did you mean `delay`? expected one of: ",
+    );
     assert_eq!((e.line, e.field.as_str()), (10, "topology.link[0].dealy"));
-    assert!(
-        e.message
-            .starts_with("unknown field; did you mean `delay`? expected one of: "),
-        "{e}"
+    let e = err_starting(
+        &GOOD.replace("\"droptail\"", "\"droptial\""),
+        "`droptial` is not one of \"droptail\"",
     );
-    let e = err(&GOOD.replace("\"droptail\"", "\"droptial\""));
-    assert!(
-        e.message
-            .starts_with("`droptial` is not one of \"droptail\"")
-            && e.message.ends_with("; did you mean \"droptail\"?"),
-        "{e}"
-    );
+    assert!(e.message.ends_with("; did you mean \"droptail\"?"), "{e}");
     let nodes = GOOD.replace("[\"a\", \"b\", \"c\"]", "[\"left\", \"b\", \"c\"]");
-    let e = err(&nodes.replace("[\"a\", \"b\"]", "[\"lfet\", \"b\"]"));
+    let e = err_starting(
+        &nodes.replace("[\"a\", \"b\"]", "[\"lfet\", \"b\"]"),
+        "unknown node `lfet`; did you mean `left`? nodes are: left, b, c",
+    );
     assert_eq!(e.field, "topology.link[0].between");
-    assert!(
-        e.message
-            .starts_with("unknown node `lfet`; did you mean `left`? nodes are: left, b, c"),
-        "{e}"
+    let e = err_starting(
+        &nodes
+            .replace("[\"a\", \"b\"]", "[\"left\", \"b\"]")
+            .replace("from = \"a\"", "from = \"lfet\""),
+        "unknown node `lfet`; did you mean `left`? nodes include: ",
     );
-    let e = err(&nodes
-        .replace("[\"a\", \"b\"]", "[\"left\", \"b\"]")
-        .replace("from = \"a\"", "from = \"lfet\""));
     assert_eq!(e.field, "flow[0].from");
-    assert!(
-        e.message
-            .starts_with("unknown node `lfet`; did you mean `left`? nodes include: "),
-        "{e}"
+    let e = err_starting(
+        &format!("{GOOD}[record]\npcap = [\"a->bb\"]\n"),
+        "unknown link `a->bb`; did you mean `a->b`? the links are ",
     );
-    let e = err(&format!("{GOOD}[record]\npcap = [\"a->bb\"]\n"));
     assert_eq!(e.field, "record.pcap");
-    assert!(
-        e.message
-            .starts_with("unknown link `a->bb`; did you mean `a->b`? the links are "),
-        "{e}"
-    );
     // A flow's unknown field: the fields of its protocol (TCP when it names none), not every
     // protocol's.
-    let e = err(&GOOD.replace("to = \"b\"", "to = \"b\"\nwindw = 20"));
+    let e = err_starting(
+        &GOOD.replace("to = \"b\"", "to = \"b\"\nwindw = 20"),
+        "unknown field of a tcp flow; did you mean `window`? expected one of: ",
+    );
     assert!(
-        e.message
-            .starts_with("unknown field of a tcp flow; did you mean `window`? expected one of: ")
-            && e.message.contains(", window")
-            && !e.message.contains("rates"),
+        e.message.contains(", window") && !e.message.contains("rates"),
         "{e}"
     );
     let cbr = GOOD.replace("protocol = \"tcp\"", "protocol = \"cbr\"\nrate = \"1Mbps\"");
-    let e = err(&cbr.replace("rate = \"1Mbps\"", "rat = \"1Mbps\""));
-    assert!(
-        e.message
-            .starts_with("unknown field of a cbr flow; did you mean `rate`? ")
-            && !e.message.contains("window"),
-        "{e}"
+    let misspelt = cbr.replace("rate = \"1Mbps\"", "rat = \"1Mbps\"");
+    let e = err_starting(
+        &misspelt,
+        "unknown field of a cbr flow; did you mean `rate`? ",
     );
-    let e = err(&cbr
-        .replace("rate = \"1Mbps\"", "rat = \"1Mbps\"")
-        .replace("\"cbr\"", "\"cbrr\""));
-    assert!(
-        e.message.starts_with("unknown field; ") && e.message.contains("window"),
-        "{e}"
-    );
+    assert!(!e.message.contains("window"), "{e}");
+    let e = err_starting(&misspelt.replace("\"cbr\"", "\"cbrr\""), "unknown field; ");
+    assert!(e.message.contains("window"), "{e}");
     // Nothing near enough, or nothing nearer than the rest: no guess (`z` is one letter from
     // each of `a`, `b` and `c`).
-    let e = err(&GOOD.replace("delay = \"5ms\"", "latency = \"5ms\""));
-    assert!(
-        e.message.starts_with("unknown field; expected one of: "),
-        "{e}"
+    err_starting(
+        &GOOD.replace("delay = \"5ms\"", "latency = \"5ms\""),
+        "unknown field; expected one of: ",
     );
-    let e = err(&GOOD.replace("to = \"b\"", "to = \"z\""));
-    assert!(
-        e.message.starts_with("unknown node `z`; nodes include: "),
-        "{e}"
+    err_starting(
+        &GOOD.replace("to = \"b\"", "to = \"z\""),
+        "unknown node `z`; nodes include: ",
     );
 }
 
